@@ -1,0 +1,3 @@
+from qlab.cli import main
+
+main()

@@ -1,0 +1,113 @@
+"""The command line: parse options, call the library, render, map to an exit code. Nothing else.
+
+Subcommands live in ``qlab.commands.<name>`` and are imported only when invoked, so ``qlab --version`` stays
+fast (no httpx, no jsonschema). Exit codes are decided in ``main`` from the error tree in ``qlab.errors``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from qlab import __version__
+from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, QlabError
+
+# name -> (module, one-line help). The module exposes ``command: click.Command``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("qlab.commands.run", "Run the gates in order and decide pass or block."),
+    "validate": ("qlab.commands.validate", "Validate qlab.yaml and every case file."),
+    "init": ("qlab.commands.init", "Scaffold a qlab.yaml and gates/ (the demo, or from an OpenAPI file)."),
+    "schema": ("qlab.commands.schema", "Print a JSON Schema: config, case, result or collection."),
+    "build": ("qlab.commands.build", "Build the collection and print its readiness report."),
+    "search": ("qlab.commands.search", "Search the collection for one query, with the score breakdown."),
+    "plan": ("qlab.commands.plan", "Select a target and synthesize a plan for one query."),
+    "merge": ("qlab.commands.merge", "Merge shard results into one result, JUnit and summary."),
+    "report": ("qlab.commands.report", "Render a result artifact (HTML, Markdown, JUnit)."),
+    "promote": ("qlab.commands.promote", "Compare a baseline and a candidate run under a promotion rule."),
+    "learn": ("qlab.commands.learn", "List, shadow-rank and accept learning suggestions."),
+    "propose-case": ("qlab.commands.propose_case", "Turn a real failure into a regression case proposal."),
+    "accept-case": ("qlab.commands.accept_case", "Move an approved proposal into the regression suite."),
+    "release": ("qlab.commands.release", "Run a skill's five release gates."),
+    "approve": ("qlab.commands.approve", "Record a human review approval bound to a result digest."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, (module, _) in COMMANDS.items() if _available(module))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None or not _available(entry[0]):
+            return None
+        command: click.Command = importlib.import_module(entry[0]).command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="qlab")
+def cli() -> None:
+    """qlab: decide whether an API collection, or a skill built on one, is fit to ship.
+
+    Exit codes: 0 pass, 1 blocked by a gate, 2 usage or invalid input, 3 internal error, 130 interrupted.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user."""
+    try:
+        code: Any = cli.main(args=argv, prog_name="qlab", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:  # usage errors: exit 2
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except QlabError as exc:
+        _report_error(exc)
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # a bug: say so, and how to report it
+        _report_internal(exc)
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report_error(exc: QlabError) -> None:
+    if exc.exit_code == EXIT_INTERNAL:
+        _report_internal(exc)
+        return
+    click.echo(f"error: {exc}" if "\n" not in str(exc) else str(exc), err=True)
+
+
+def _report_internal(exc: BaseException) -> None:
+    import traceback
+
+    click.echo(
+        f"internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in qlab. Please report it with the command you ran; set QLAB_DEBUG=1 to see the traceback.",
+        err=True,
+    )
+    import os
+
+    if os.environ.get("QLAB_DEBUG"):
+        traceback.print_exc()

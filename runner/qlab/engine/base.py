@@ -1,0 +1,39 @@
+"""The Engine protocol: the system under test that the search, select and plan stages talk to.
+
+Three implementations are registered in ``qlab.engine.registry``: ``builtin`` (in process, the default),
+``http`` (a team's own service, JSON contract in ``schemas/engine-*.schema.json``) and ``python``
+(``module:object``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from qlab.engine.types import Plan, SearchResult, Selection
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Each method is called once per case; an engine may raise ``qlab.errors.InputError`` for a bad reply."""
+
+    name: str
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        """Return at most ``k`` rows, best first, ranks 1..n."""
+        ...
+
+    def select(
+        self,
+        query: str,
+        result: SearchResult,
+        *,
+        entities: Mapping[str, Any],
+        llm_target: str | None,
+    ) -> Selection:
+        """Pick the final target among ``result``'s rows; ``llm_target`` is a recorded or live LLM choice."""
+        ...
+
+    def plan(self, query: str, target: str, *, entities: Mapping[str, Any]) -> Plan:
+        """Synthesize a plan that reaches ``target`` with ``entities``; ask for what cannot be filled."""
+        ...

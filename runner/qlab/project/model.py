@@ -1,0 +1,379 @@
+"""The validated, frozen model of ``qlab.yaml`` and of case files.
+
+Built only after the JSON Schema pass (``qlab.project.validate``), so constructors trust the shape. Every
+object that came from a file keeps its ``origin`` (file, line, col) so later stages can point back at it
+(GitHub annotations, located run-time errors).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Stage = Literal["build", "search", "select", "plan", "execute", "learn"]
+STAGES: tuple[Stage, ...] = ("build", "search", "select", "plan", "execute", "learn")
+Mode = Literal["search", "plan", "execute"]
+Category = Literal["flow", "step", "skill", "artifact", "evidence", "policy", "regression"]
+CATEGORIES: tuple[Category, ...] = ("flow", "step", "skill", "artifact", "evidence", "policy", "regression")
+# seed 000 "Recommended Suites" cadences
+Cadence = Literal["every_search_change", "every_release_candidate", "every_plan_change", "dev_deployment_smoke", "manual"]
+CADENCES: tuple[Cadence, ...] = (
+    "every_search_change",
+    "every_release_candidate",
+    "every_plan_change",
+    "dev_deployment_smoke",
+    "manual",
+)
+MutationSafety = Literal["read_only", "allow_mutation"]
+GuardMode = Literal["block", "warn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a node was written: 1-based line and column; 0 when unknown."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+
+NO_ORIGIN = Origin("<memory>")
+
+
+# --------------------------------------------------------------------------------------------- collection
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One collection source. ``kind`` says which key was used in qlab.yaml.
+
+    - openapi / swagger: ``location`` is a path (relative to qlab.yaml) or an http(s) URL
+    - mcp: ``location`` is a saved ``tools/list`` JSON file, or None with ``command``/``args``/``env`` for a live
+      stdio server
+    - python: ``location`` is ``module`` or ``module:attr``
+    """
+
+    name: str
+    kind: Literal["openapi", "swagger", "mcp", "python"]
+    location: str | None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionConfig:
+    sources: tuple[Source, ...]
+    aliases_file: str | None = None  # reviewed aliases: {tool_id: [alias, ...]}
+    auth_profile: str | None = None  # name in auth_profiles; the collection requires auth when set
+    cache_dir: str = ".qlab/cache"
+
+
+# --------------------------------------------------------------------------------------------- auth
+
+
+@dataclass(frozen=True, slots=True)
+class AuthProfile:
+    """How to authenticate execute-stage requests. Values never appear here: only where to read them.
+
+    type:
+    - bearer: ``token_env`` or ``token_command``
+    - api_key: ``header`` or ``query`` name, value from ``value_env``
+    - basic: ``username_env``, ``password_env``
+    - oauth2_client_credentials: ``token_url``, ``client_id_env``, ``client_secret_env``, ``scopes``
+    - headers: ``headers``: header name -> env var name
+    """
+
+    name: str
+    type: Literal["bearer", "api_key", "basic", "oauth2_client_credentials", "headers"]
+    token_env: str | None = None
+    token_command: str | None = None
+    header: str | None = None
+    query: str | None = None
+    value_env: str | None = None
+    username_env: str | None = None
+    password_env: str | None = None
+    token_url: str | None = None
+    client_id_env: str | None = None
+    client_secret_env: str | None = None
+    scopes: tuple[str, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+    origin: Origin = NO_ORIGIN
+
+
+# --------------------------------------------------------------------------------------------- engine
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    """An OpenAI-compatible chat-completions endpoint used as the LLM target source."""
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float = 0.0
+    timeout_sec: float = 30.0
+    cache_dir: str = ".qlab/llm-cache"
+    price_per_1k_input: float = 0.0  # USD, for cost recording
+    price_per_1k_output: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """``type: builtin`` (default), ``http`` (``url``) or ``python`` (``object: module:attr``)."""
+
+    type: Literal["builtin", "http", "python"] = "builtin"
+    url: str | None = None
+    object: str | None = None
+    timeout_sec: float = 30.0
+    headers: Mapping[str, str] = field(default_factory=dict)  # header -> env var name (http engine)
+    llm: LLMConfig | None = None
+
+
+# --------------------------------------------------------------------------------------------- environments
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """A dev server qlab starts before execute cases (Playwright's ``webServer``)."""
+
+    command: str
+    url: str  # polled until it answers < 500
+    timeout_sec: float = 30.0
+    reuse_existing: bool = True
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    name: str
+    base_url: str
+    allowed_hosts: tuple[str, ...] = ()  # hosts mutating requests may reach
+    auth: str | None = None  # auth profile name
+    server: ServerConfig | None = None
+    concurrency: int = 8
+    retries: int = 2
+    retry_backoff_sec: float = 0.2
+    follow_redirects: bool = True
+    sensitive_fields: tuple[str, ...] = ()  # response/request fields to scrub, e.g. userId
+    headers: Mapping[str, str] = field(default_factory=dict)  # extra static request headers (non-secret)
+    origin: Origin = NO_ORIGIN
+
+
+# --------------------------------------------------------------------------------------------- suites & gates
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    name: str
+    mode: Mode
+    cases: tuple[str, ...]  # globs, relative to qlab.yaml
+    category: Category = "flow"
+    cadence: Cadence | None = None
+    required: bool = True
+    critical: tuple[str, ...] = ()  # case ids whose failure/ambiguity always stops the gate
+    environment: str | None = None
+    k: int = 8  # default Top-K for the suite's cases
+    repeat: int = 1  # run each case n times ...
+    min_pass: int = 1  # ... and require this many passes
+    description: str = ""
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """``metric op value``, from ``hit_at_k: ">= 0.95"`` or ``{metric: hit_at_k, op: ">=", value: 0.95}``."""
+
+    metric: str
+    op: Literal[">=", ">", "<=", "<", "==", "!="]
+    value: float
+    origin: Origin = NO_ORIGIN
+
+    def holds(self, actual: float) -> bool:
+        return {
+            ">=": actual >= self.value,
+            ">": actual > self.value,
+            "<=": actual <= self.value,
+            "<": actual < self.value,
+            "==": actual == self.value,
+            "!=": actual != self.value,
+        }[self.op]
+
+
+@dataclass(frozen=True, slots=True)
+class StopCondition:
+    """A named stop condition of a stage, with an optional argument.
+
+    Known names: schema_coverage_below (value), expected_target_absent, ambiguous_critical,
+    required_fields_unsatisfied, auth_not_ready, mutation_unsafe, assertion_failed, scrub_failed,
+    any_failure. ``value`` is the argument (a number) where the name takes one.
+    """
+
+    name: str
+    value: float | None = None
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """An in-run check at a stage boundary (seed 003): schema, policy, budget. ``mode`` says block or warn."""
+
+    name: Literal["output_schema", "mutation_safety", "host_allowlist", "scrub", "budget"]
+    mode: GuardMode = "block"
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    name: str
+    stage: Stage
+    suites: tuple[str, ...] = ()
+    thresholds: tuple[Threshold, ...] = ()
+    stop_if: tuple[StopCondition, ...] = ()
+    guards: tuple[Guard, ...] = ()
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Run budget checked at every stage boundary."""
+
+    max_llm_cost_usd: float | None = None
+    max_llm_tokens: int | None = None
+    max_duration_sec: float | None = None
+
+
+# --------------------------------------------------------------------------------------------- governance
+
+
+@dataclass(frozen=True, slots=True)
+class PromotionRule:
+    """How to judge a baseline → candidate change of ``change_type``.
+
+    ``suites``: suites compared; ``require``: conditions such as ``no_regression``, ``metric_not_worse``,
+    ``plan_target_correct``, ``readiness_improves``, ``shadow_improves``, ``scrub_passes``,
+    ``auth_ready``, ``read_assertions_pass``; ``tolerance``: allowed metric drop; ``same``: what must be equal
+    between runs (``cases``, ``collection``, ``model``).
+    """
+
+    change_type: str
+    suites: tuple[str, ...] = ()
+    require: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    tolerance: float = 0.0
+    bootstrap: bool = False
+    same: tuple[str, ...] = ("cases",)
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseSkill:
+    """A skill's five release gates (seed 003): trigger → functional → policy → regression → human review."""
+
+    name: str
+    trigger_cases: str | None = None
+    golden_cases: str | None = None
+    trigger_precision_min: float = 0.9
+    trigger_recall_min: float = 0.9
+    functional_pass_min: float = 1.0
+    permissions: tuple[str, ...] = ()  # tool ids / families the skill may use
+    max_tool_calls: int | None = None
+    max_cost_usd: float | None = None
+    max_latency_ms: float | None = None
+    regression_suite: str | None = None
+    record_file: str = ".qlab/releases.json"
+    approvals_file: str = ".qlab/approvals.json"
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class LearningConfig:
+    suggestions_file: str = ".qlab/suggestions.json"
+    proposals_dir: str = "gates/proposals"
+    regression_suite: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputConfig:
+    dir: str = ".qlab/out"
+    junit: str = "junit.xml"
+    result: str = "result.json"
+    summary: str = "summary.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    version: int
+    project: str
+    path: str  # absolute path of qlab.yaml; relative paths in it resolve from its folder
+    collection: CollectionConfig
+    engine: EngineConfig
+    environments: Mapping[str, Environment]
+    auth_profiles: Mapping[str, AuthProfile]
+    suites: Mapping[str, Suite]  # insertion order = file order
+    gates: tuple[Gate, ...]
+    promotion: Mapping[str, PromotionRule] = field(default_factory=dict)
+    release: Mapping[str, ReleaseSkill] = field(default_factory=dict)
+    learning: LearningConfig = LearningConfig()
+    budget: Budget = Budget()
+    output: OutputConfig = OutputConfig()
+    digest: str = ""  # sha256 of the raw config bytes after interpolation
+
+
+# --------------------------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True, slots=True)
+class Assertion:
+    """A typed assertion. ``type`` is a key of ``qlab.execute.assertions`` / the stage assertion registry;
+    ``args`` holds the remaining keys (``tool``, ``k``, ``equals``, ``in``, ``path``, ...) as written."""
+
+    type: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    origin: Origin = NO_ORIGIN
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupStep:
+    """A request run after an execute case, whatever happened. Either a tool call or a raw request."""
+
+    tool: str | None = None
+    method: str | None = None
+    path: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)  # may reference captures: "${captures.orderId}"
+    expect_status: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    name: str
+    path: str  # JSONPath into the response body
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One case (seed 000's search / plan / execute shapes; fields are additive)."""
+
+    id: str
+    mode: Mode
+    query: str
+    suite: str
+    file: str
+    origin: Origin
+    expected_target: str | None = None
+    expected_top_k: int | None = None
+    provided_entities: Mapping[str, Any] = field(default_factory=dict)
+    llm_target: str | None = None
+    mutation_safety: MutationSafety = "read_only"
+    cleanup: tuple[CleanupStep, ...] = ()
+    captures: tuple[Capture, ...] = ()
+    assertions: tuple[Assertion, ...] = ()
+    timeout_sec: float = 30.0
+    tags: tuple[str, ...] = ()
+    flaky: bool = False
+    follow_redirects: bool | None = None
+    expected_plan_tools: tuple[str, ...] = ()
+    description: str = ""
+    raw: Mapping[str, Any] = field(default_factory=dict)  # the case as written (for proposals / provenance)

@@ -1,0 +1,108 @@
+"""Per-case results, kept stage by stage (seed 000 "Result Shape").
+
+A CaseResult is filled in as the case moves through the stages: each stage writes only its own object
+(``search``, ``target_selector``, ``plan``, ``execute``, ``auth_readiness``, ``learning``) and its latency, and
+the first stage that fails writes ``failure = {stage, reason}``. Later stages skip a case that already failed.
+The run-level artifact (fingerprint, metrics, gates, decision) is assembled by ``qlab.artifact``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+CaseStatus = Literal["passed", "failed", "error", "blocked", "skipped"]
+
+
+@dataclass(slots=True)
+class Failure:
+    """A stable failure reason and the stage it happened in. ``reason`` is a code from ``qlab.reasons``."""
+
+    stage: str
+    reason: str
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "reason": self.reason, "message": self.message}
+
+
+@dataclass(slots=True)
+class AssertionResult:
+    type: str
+    passed: bool
+    message: str = ""  # on failure: expected, actual and the JSONPath
+    expected: Any = None
+    actual: Any = None
+    path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "passed": self.passed}
+        if self.message:
+            out["message"] = self.message
+        for key in ("expected", "actual", "path"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+
+@dataclass(slots=True)
+class CaseResult:
+    case_id: str
+    suite: str
+    mode: str
+    status: CaseStatus = "passed"
+    latency_ms: dict[str, float] = field(default_factory=dict)  # stage -> ms (search, target_selection, plan, execute)
+    search: dict[str, Any] | None = None
+    target_selector: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+    execute: dict[str, Any] | None = None
+    auth_readiness: dict[str, Any] | None = None
+    learning: dict[str, Any] | None = None
+    assertions: list[AssertionResult] = field(default_factory=list)
+    failure: Failure | None = None
+    attempts: int = 1
+    passes: int = 1
+    flaky: bool = False
+    critical: bool = False
+    file: str = ""
+    line: int = 0
+
+    def fail(self, stage: str, reason: str, message: str = "", *, status: CaseStatus = "failed") -> None:
+        """Record the first failure; later calls keep the first one (the stage that broke it)."""
+        if self.failure is None:
+            self.failure = Failure(stage, reason, message)
+            self.status = status
+
+    @property
+    def done(self) -> bool:
+        """True once the case failed, errored or was blocked: later stages leave it alone."""
+        return self.status in ("failed", "error", "blocked", "skipped")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "case_id": self.case_id,
+            "suite": self.suite,
+            "mode": self.mode,
+            "status": self.status,
+            "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
+        }
+        for key in ("search", "target_selector", "plan", "execute", "auth_readiness", "learning"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.assertions:
+            out["assertions"] = [a.to_dict() for a in self.assertions]
+        if self.failure is not None:
+            out["failure"] = self.failure.to_dict()
+        if self.attempts != 1:
+            out["attempts"] = self.attempts
+            out["passes"] = self.passes
+        if self.flaky:
+            out["flaky"] = True
+        if self.critical:
+            out["critical"] = True
+        if self.file:
+            out["file"] = self.file
+            out["line"] = self.line
+        return out

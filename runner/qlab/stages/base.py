@@ -1,0 +1,71 @@
+"""The contract every stage module follows.
+
+A stage module (``qlab.stages.build``, ``search``, ``select``, ``plan``, ``execute``, ``learn``) exposes a
+``run(ctx, cases, results) -> StageReport`` function. It:
+
+- works only on the cases of its gate's suites that are not ``done`` yet;
+- writes its own object and latency into each CaseResult, and ``fail(stage, reason)`` on failure;
+- returns per-suite metrics (``None`` where it has no data) and the stop conditions it saw;
+- never writes a file and never prints: ``ctx.log`` is the run log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
+from qlab.project.model import Case, Config, Gate
+from qlab.results import CaseResult
+
+
+@dataclass(frozen=True, slots=True)
+class StopHit:
+    """A stop condition that fired: which condition, on which cases, and why."""
+
+    condition: str
+    case_ids: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardResult:
+    """An in-run check at a stage boundary (seed 003 GuardResult)."""
+
+    guard: str
+    stage: str
+    passed: bool
+    mode: str = "block"  # block | warn
+    message: str = ""
+
+
+@dataclass(slots=True)
+class StageReport:
+    stage: str
+    suite_metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    metrics: dict[str, float | None] = field(default_factory=dict)  # over all of the gate's cases
+    stops: list[StopHit] = field(default_factory=list)
+    guards: list[GuardResult] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)  # e.g. the build readiness report
+    duration_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What a stage may read. Built once per run by ``qlab.runner``."""
+
+    config: Config
+    collection: Collection
+    engine: Engine
+    gate: Gate
+    log: Callable[[str], None] = lambda _msg: None
+    shared: dict[str, Any] = field(default_factory=dict)  # per-run state a stage hands to a later one (e.g. the HTTP client)
+    secrets: set[str] = field(default_factory=set)  # every secret value resolved so far (for scrubbing)
+
+
+class StageRun(Protocol):
+    def __call__(
+        self, ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]
+    ) -> StageReport: ...
