@@ -1,0 +1,39 @@
+"""rapidfuzz, behind one module: "Did you mean …?" suggestions and fuzzy term matching."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import Levenshtein
+
+
+def suggest(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> str | None:
+    """The closest choice to ``word`` (by normalized similarity, 0-100), or None below ``cutoff``."""
+    options = list(dict.fromkeys(choices))
+    if not options:
+        return None
+    match = process.extractOne(word, options, scorer=fuzz.ratio, score_cutoff=cutoff)
+    return None if match is None else str(match[0])
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> str:
+    """`` Did you mean 'x'?`` (leading space) or an empty string."""
+    best = suggest(word, choices, cutoff=cutoff)
+    return f" Did you mean {best!r}?" if best is not None and best != word else ""
+
+
+def similarity(a: str, b: str) -> float:
+    """Normalized similarity in [0, 1]."""
+    return float(fuzz.ratio(a, b)) / 100.0
+
+
+def edit_distance(a: str, b: str, *, limit: int | None = None) -> int:
+    """Levenshtein distance; with ``limit``, any distance above it is reported as ``limit + 1``."""
+    return int(Levenshtein.distance(a, b, score_cutoff=limit))
+
+
+def best_matches(word: str, choices: list[str], *, limit: int = 3, cutoff: float = 80.0) -> list[tuple[str, float]]:
+    """Up to ``limit`` (choice, similarity 0-1) pairs above ``cutoff`` (0-100), best first."""
+    found = process.extract(word, choices, scorer=fuzz.ratio, limit=limit, score_cutoff=cutoff)
+    return [(str(choice), float(score) / 100.0) for choice, score, _ in found]
