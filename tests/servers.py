@@ -91,3 +91,25 @@ def npm_bin(package_bin: str) -> Path | None:
     """Path of an npm-installed executable under .qlab/node, or None when it is not installed."""
     path = NODE_DIR / "node_modules" / ".bin" / package_bin
     return path if path.exists() else None
+
+
+def ensure_npm(package: str, bin_name: str) -> Path | None:
+    """Install an npm package under .qlab/node once (the tests install what they need; nothing by hand).
+
+    Returns the executable's path, or None where node/npm are absent or the registry cannot be reached:
+    callers skip with that reason.
+    """
+    found = npm_bin(bin_name)
+    if found is not None:
+        return found
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        return None
+    NODE_DIR.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NODE_DIR), package],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
+    return npm_bin(bin_name) if done.returncode == 0 else None
