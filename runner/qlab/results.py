@@ -67,6 +67,9 @@ class CaseResult:
     critical: bool = False
     file: str = ""
     line: int = 0
+    # execute cases: the case's mutation_safety (read_only | allow_mutation); "execute read success rate" counts
+    # the read_only ones. Empty for search and plan cases.
+    mutation_safety: str = ""
 
     def fail(self, stage: str, reason: str, message: str = "", *, status: CaseStatus = "failed") -> None:
         """Record the first failure; later calls keep the first one (the stage that broke it)."""
@@ -105,4 +108,6 @@ class CaseResult:
         if self.file:
             out["file"] = self.file
             out["line"] = self.line
+        if self.mutation_safety:
+            out["mutation_safety"] = self.mutation_safety
         return out
