@@ -7,6 +7,7 @@ Only ``http.py`` imports httpx; callers use the re-exported names.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import httpx
 
@@ -17,6 +18,8 @@ Timeout = httpx.Timeout
 TransportError = httpx.TransportError
 TimeoutException = httpx.TimeoutException
 ConnectError = httpx.ConnectError
+ConnectTimeout = httpx.ConnectTimeout
+Headers = httpx.Headers
 HTTPError = httpx.HTTPError
 MockTransport = httpx.MockTransport
 BaseTransport = httpx.BaseTransport
@@ -33,9 +36,15 @@ def make_client(
     follow_redirects: bool = True,
     headers: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
+    persist_cookies: bool = True,
 ) -> httpx.Client:
-    """A sync client with bounded connections. ``transport`` lets tests inject ``httpx.MockTransport``."""
+    """A sync client with bounded connections. ``transport`` lets tests inject ``httpx.MockTransport``.
+
+    ``persist_cookies=False`` gives the client a cookie jar that accepts nothing, so a Set-Cookie from one
+    request never rides along on another (the execute stage shares one client between cases).
+    """
     limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    jar = None if persist_cookies else CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
     return httpx.Client(
         base_url=base_url,
         timeout=httpx.Timeout(timeout),
@@ -43,6 +52,7 @@ def make_client(
         follow_redirects=follow_redirects,
         headers=dict(headers or {}),
         transport=transport,
+        cookies=jar,
         trust_env=False,  # never route through a proxy from the environment: only the configured hosts
     )
 

@@ -1,0 +1,267 @@
+"""Auth profiles and the auth-readiness preflight (seed 000 "Auth Readiness").
+
+A profile says where credentials come from, never what they are. Before any request of a case, the preflight
+resolves the case's profile into request headers (or query parameters) and classifies what went wrong:
+
+- ``auth_context_required``: an env var the profile reads is unset or empty (no usable runtime context);
+- ``auth_profile_missing``: the tool or collection requires auth, but no profile is configured, or the name
+  given does not resolve to one;
+- ``auth_header_resolution_failed``: the token command failed or the token endpoint did not give a token.
+
+A profile is resolved once per run (thread-safe) and cached; an OAuth2 token is re-fetched when it expires.
+The readiness object stores header NAMES and reason codes only; every resolved value goes to ``secrets`` so
+the scrubber can redact it.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from qlab import http
+from qlab.collection.model import Tool
+from qlab.project.model import AuthProfile
+
+ReadinessStatus = Literal["ready", "not_required", "not_ready"]
+COMMAND_TIMEOUT_SEC = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class AuthResolution:
+    """The outcome of a preflight. ``headers``/``params`` hold secret values: never store them."""
+
+    status: ReadinessStatus
+    profile: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    params: Mapping[str, str] = field(default_factory=dict)
+    reason_codes: tuple[str, ...] = ()
+    message: str = ""
+    missing_env: tuple[str, ...] = ()  # names of unset env vars (names are not secret)
+    secrets: tuple[str, ...] = ()
+    expires_at: float | None = None  # time.monotonic() instant, for OAuth2 tokens
+
+    @property
+    def ready(self) -> bool:
+        return self.status != "not_ready"
+
+    @property
+    def reason(self) -> str | None:
+        return self.reason_codes[0] if self.reason_codes else None
+
+    def readiness(self) -> dict[str, Any]:
+        """The ``auth_readiness`` result object: names and reason codes only."""
+        out: dict[str, Any] = {
+            "status": self.status,
+            "profile": self.profile,
+            "headers": sorted(self.headers),
+            "reason_codes": list(self.reason_codes),
+        }
+        if self.params:
+            out["query_params"] = sorted(self.params)
+        if self.missing_env:
+            out["missing_env"] = list(self.missing_env)
+        if self.message:
+            out["message"] = self.message
+        return out
+
+
+NOT_REQUIRED = AuthResolution("not_required")
+
+
+def requires_auth(tools: list[Tool], *, collection_profile: str | None) -> bool:
+    """True when the collection names an auth profile, or a tool has a security requirement that is not
+    optional (OpenAPI's empty requirement ``{}`` makes auth optional)."""
+    if collection_profile:
+        return True
+    return any(tool.security and all(req for req in tool.security) for tool in tools)
+
+
+def _failed(profile: str | None, code: str, message: str, *, missing: tuple[str, ...] = ()) -> AuthResolution:
+    return AuthResolution("not_ready", profile, reason_codes=(code,), message=message, missing_env=missing)
+
+
+class _Unset(Exception):
+    def __init__(self, names: tuple[str, ...]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
+
+
+class _Unresolved(Exception):
+    pass
+
+
+class AuthResolver:
+    """Resolves profiles by name for one run; results are cached per profile and thread-safe."""
+
+    def __init__(
+        self,
+        profiles: Mapping[str, AuthProfile],
+        *,
+        environ: Mapping[str, str] | None = None,
+        client: http.Client | None = None,
+        command_timeout: float = COMMAND_TIMEOUT_SEC,
+    ) -> None:
+        self._profiles = profiles
+        self._environ = environ if environ is not None else os.environ
+        self._client = client
+        self._command_timeout = command_timeout
+        self._cache: dict[str, AuthResolution] = {}
+        self._seen: set[str] = (
+            set()
+        )  # every value read from the environment, even when resolution then failed
+        self._lock = threading.Lock()
+
+    def preflight(self, name: str | None, *, required: bool) -> AuthResolution:
+        """Resolve profile ``name`` (None: no profile configured) for a case that does or does not require auth."""
+        if name is None:
+            if required:
+                return _failed(
+                    None,
+                    "auth_profile_missing",
+                    "the tool or collection requires auth but no auth profile is configured",
+                )
+            return NOT_REQUIRED
+        profile = self._profiles.get(name)
+        if profile is None:
+            known = ", ".join(sorted(self._profiles)) or "none"
+            return _failed(
+                name, "auth_profile_missing", f"auth profile {name!r} is not defined (auth_profiles: {known})"
+            )
+        with self._lock:  # one resolution per profile, even with many cases in flight
+            cached = self._cache.get(name)
+            if cached is not None and (cached.expires_at is None or cached.expires_at > time.monotonic()):
+                return cached
+            resolved = self._resolve(profile)
+            self._cache[name] = resolved
+            return resolved
+
+    @property
+    def secrets(self) -> set[str]:
+        """Every secret value resolved (or read from the environment) so far."""
+        return self._seen | {s for r in self._cache.values() for s in r.secrets}
+
+    # ------------------------------------------------------------------------------------------ resolution
+
+    def _resolve(self, p: AuthProfile) -> AuthResolution:
+        try:
+            headers, params, secrets, expires = self._by_type(p)
+        except _Unset as exc:
+            return _failed(
+                p.name,
+                "auth_context_required",
+                f"auth profile {p.name!r}: env var(s) unset or empty: {exc}",
+                missing=exc.names,
+            )
+        except _Unresolved as exc:
+            return _failed(p.name, "auth_header_resolution_failed", f"auth profile {p.name!r}: {exc}")
+        return AuthResolution(
+            "ready", p.name, headers, params, secrets=tuple(s for s in secrets if s), expires_at=expires
+        )
+
+    def _by_type(self, p: AuthProfile) -> tuple[dict[str, str], dict[str, str], list[str], float | None]:
+        if p.type == "bearer":
+            token = self._env(p.token_env) if p.token_env else self._command(p.token_command)
+            value = f"Bearer {token}"
+            return {"Authorization": value}, {}, [token, value], None
+        if p.type == "api_key":
+            key = self._env(p.value_env)
+            if p.query:
+                return {}, {p.query: key}, [key], None
+            return {p.header or "X-API-Key": key}, {}, [key], None
+        if p.type == "basic":
+            user, password = self._envs(p.username_env, p.password_env)
+            encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            return (
+                {"Authorization": f"Basic {encoded}"},
+                {},
+                [user, password, encoded, f"Basic {encoded}"],
+                None,
+            )
+        if p.type == "oauth2_client_credentials":
+            return self._oauth2(p)
+        values = self._envs(*p.headers.values())  # type "headers": header name -> env var name
+        headers = dict(zip(p.headers.keys(), values, strict=True))
+        return headers, {}, list(values), None
+
+    def _env(self, name: str | None) -> str:
+        return self._envs(name)[0]
+
+    def _envs(self, *names: str | None) -> list[str]:
+        unset = tuple(n or "<not configured>" for n in names if not n or not self._environ.get(n, "").strip())
+        if unset:
+            raise _Unset(unset)
+        values = [self._environ[n].strip() for n in names if n]
+        self._seen.update(values)
+        return values
+
+    def _command(self, command: str | None) -> str:
+        if not command:
+            raise _Unresolved("neither token_env nor token_command is set")
+        argv = ["cmd", "/c", command] if sys.platform == "win32" else ["/bin/sh", "-c", command]
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=self._command_timeout,
+                env=dict(self._environ),
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _Unresolved(f"token command failed: {type(exc).__name__}") from None
+        token = done.stdout.strip()
+        if done.returncode != 0:
+            # stderr's first line helps; stdout may hold a partial token and is never shown
+            first = (done.stderr.strip().splitlines() or [""])[0][:200]
+            raise _Unresolved(f"token command exited with {done.returncode}: {first}".rstrip(": "))
+        if not token:
+            raise _Unresolved("token command printed nothing")
+        return token
+
+    def _oauth2(self, p: AuthProfile) -> tuple[dict[str, str], dict[str, str], list[str], float | None]:
+        client_id, client_secret = self._envs(p.client_id_env, p.client_secret_env)
+        if not p.token_url:
+            raise _Unresolved("oauth2_client_credentials needs token_url")
+        form = {"grant_type": "client_credentials"}
+        if p.scopes:
+            form["scope"] = " ".join(p.scopes)
+        basic = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode("ascii")
+        client = self._client or http.make_client(timeout=30.0)
+        try:
+            response = client.post(
+                p.token_url,
+                data=form,
+                headers={"Authorization": f"Basic {basic}", "Accept": "application/json"},
+            )
+            status, payload = response.status_code, _json(response)
+        except http.HTTPError as exc:
+            raise _Unresolved(f"token endpoint {p.token_url} unreachable: {type(exc).__name__}") from None
+        finally:
+            if self._client is None:
+                client.close()
+        if status >= 400:
+            raise _Unresolved(f"token endpoint {p.token_url} answered {status}")
+        token = payload.get("access_token") if isinstance(payload, dict) else None
+        if not isinstance(token, str) or not token:
+            raise _Unresolved(f"token endpoint {p.token_url} gave no access_token")
+        kind = str(payload.get("token_type") or "Bearer")
+        kind = "Bearer" if kind.lower() == "bearer" else kind
+        lifetime = payload.get("expires_in")
+        # re-fetch 30 s before expiry so a long run never sends a stale token
+        expires = time.monotonic() + float(lifetime) - 30 if isinstance(lifetime, (int, float)) else None
+        value = f"{kind} {token}"
+        return {"Authorization": value}, {}, [token, value, client_secret, basic], expires
+
+
+def _json(response: http.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None

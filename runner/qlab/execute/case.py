@@ -1,0 +1,401 @@
+"""One execute case, start to finish: safety → auth preflight → plan steps → assertions → cleanup → record.
+
+``CaseRunner.run`` never raises for a case's own trouble: every failure becomes exactly one reason code on the
+CaseResult. The only exception it lets out is KeyboardInterrupt, after the case's cleanup has run. Cleanup runs
+whenever a request of the case was sent — after a failed assertion, a timeout or Ctrl-C — with a fresh
+``timeout_sec`` budget, and each cleanup step's outcome is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode
+
+from qlab import assertions, http, jsonpath
+from qlab.assertions import ResponseView
+from qlab.collection.model import MutationClass, Tool
+from qlab.engine.types import Plan
+from qlab.errors import InputError
+from qlab.execute import safety, verdict
+from qlab.execute.auth import AuthResolution, AuthResolver, requires_auth
+from qlab.execute.client import Exchange, RetryPolicy, TransportFailure, send
+from qlab.execute.events import EventLog
+from qlab.execute.request import (
+    PreparedRequest,
+    RequestError,
+    build_request,
+    raw_request,
+    resolve_arguments,
+    substitute,
+)
+from qlab.project.model import Case, CleanupStep, Environment
+from qlab.results import CaseResult
+from qlab.scrub import REDACTED, scrubber, truncate
+
+STAGE = "execute"
+
+
+@dataclass(slots=True)
+class _State:
+    """What one case accumulates while it runs."""
+
+    deadline: float
+    events: EventLog = field(default_factory=EventLog)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    cleanup: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
+    captures: dict[str, Any] = field(default_factory=dict)
+    cookies: dict[str, str] = field(default_factory=dict)
+    secret_values: set[str] = field(
+        default_factory=set
+    )  # sensitive-field values, cookies: scrubbed, not "secrets"
+    sent: bool = False
+    auth: AuthResolution | None = None
+    final: ResponseView | None = None
+    safety: safety.SafetyVerdict | None = None
+
+
+class CaseRunner:
+    """Runs cases against one run's client, auth resolver and collection. Safe to share between threads."""
+
+    def __init__(
+        self,
+        *,
+        client: http.Client,
+        tools: Mapping[str, Tool],
+        resolver: AuthResolver,
+        collection_profile: str | None = None,
+        add_secrets: Callable[[Iterable[str]], None] = lambda _s: None,
+        cancel: threading.Event | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.client = client
+        self.tools = tools
+        self.resolver = resolver
+        self.collection_profile = collection_profile
+        self.add_secrets = add_secrets
+        self.cancel = cancel or threading.Event()
+        self.sleep = sleep
+        self._secrets_lock = threading.Lock()
+        self._secrets: set[str] = set()
+
+    def _secret(self, values: Iterable[str]) -> None:
+        fresh = [v for v in values if v and v not in self._secrets]
+        if fresh:
+            with self._secrets_lock:
+                self._secrets.update(fresh)
+            self.add_secrets(fresh)
+
+    def run(self, case: Case, plan: Plan, env: Environment, result: CaseResult) -> None:
+        """Execute ``case`` with ``plan`` against ``env`` and fill ``result`` (execute, auth_readiness,
+        assertions, latency, failure)."""
+        started = time.perf_counter()
+        state = _State(deadline=time.monotonic() + case.timeout_sec)
+        latency = 0.0
+        try:
+            try:
+                self._main(case, plan, env, result, state)
+            except KeyboardInterrupt:
+                result.fail(
+                    STAGE,
+                    "http_error",
+                    "interrupted by Ctrl-C before the case finished; cleanup ran",
+                    status="error",
+                )
+                raise
+            except Exception as exc:  # a bug or an unforeseen input must not take the other cases down
+                result.fail(
+                    STAGE,
+                    "http_error",
+                    f"unexpected error while executing: {type(exc).__name__}: {exc}",
+                    status="error",
+                )
+            finally:
+                latency = (time.perf_counter() - started) * 1000
+                if state.sent and case.cleanup:
+                    self._cleanup(case, env, result, state)
+        finally:
+            self._record(case, plan, env, result, state, latency)
+
+    # ------------------------------------------------------------------------------------------ the case
+
+    def _main(self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State) -> None:
+        step_tools: list[Tool] = []
+        for index, step in enumerate(plan.steps):
+            tool = self.tools.get(step.tool_id)
+            if tool is None:
+                result.fail(
+                    STAGE,
+                    "http_error",
+                    f"plan step {index} names tool {step.tool_id!r}, which the collection does not have",
+                )
+                return
+            step_tools.append(tool)
+        if not step_tools:
+            result.fail(STAGE, "http_error", "the plan has no steps to execute")
+            return
+        calls = [
+            safety.PlannedCall(f"step {i} {t.id}", t.method, t.mutation) for i, t in enumerate(step_tools)
+        ]
+        cleanup_tools = [self.tools.get(c.tool) if c.tool else None for c in case.cleanup]
+        for j, (c, t) in enumerate(zip(case.cleanup, cleanup_tools, strict=True)):
+            calls.append(
+                safety.PlannedCall(
+                    f"cleanup {j} {t.id if t else c.method or 'DELETE'}",
+                    t.method if t else (c.method or "DELETE"),
+                    t.mutation if t else MutationClass.READ_ONLY,
+                )
+            )
+        state.safety = safety.check(case, calls, base_url=env.base_url, allowed_hosts=env.allowed_hosts)
+        if not state.safety.allowed:
+            result.fail(STAGE, state.safety.reason or "mutation_not_allowed", state.safety.message)
+            return
+        needs_auth = requires_auth(
+            [*step_tools, *(t for t in cleanup_tools if t)], collection_profile=self.collection_profile
+        )
+        state.auth = self.resolver.preflight(env.auth or self.collection_profile, required=needs_auth)
+        self._secret(self.resolver.secrets)
+        result.auth_readiness = state.auth.readiness()
+        if not state.auth.ready:
+            result.fail(STAGE, state.auth.reason or "auth_context_required", state.auth.message)
+            return
+        for name, value in case.provided_entities.items():
+            if name.lower() in {f.lower() for f in env.sensitive_fields} and isinstance(value, (str, int)):
+                state.secret_values.add(str(value))
+        last = len(plan.steps) - 1
+        for index, (step, tool) in enumerate(zip(plan.steps, step_tools, strict=True)):
+            if self.cancel.is_set():
+                result.fail(
+                    STAGE,
+                    "http_error",
+                    "interrupted by Ctrl-C before the case finished; cleanup ran",
+                    status="error",
+                )
+                return
+            try:
+                arguments = resolve_arguments(step, outputs=state.outputs, captures=state.captures)
+                request = build_request(tool, arguments, base_url=env.base_url, headers=env.headers)
+            except (RequestError, InputError) as exc:
+                result.fail(STAGE, "http_error", f"step {index} {tool.id}: {exc}")
+                return
+            exchange = self._send(request, case, env, state, step=str(index), deadline=state.deadline)
+            if exchange is None:
+                result.fail(STAGE, state.steps[-1]["error"], state.steps[-1]["message"])
+                return
+            view = ResponseView(exchange.status, exchange.headers, exchange.body, exchange.latency_ms, tool)
+            self._absorb(case, env, state, view)
+            state.final = view
+            reason = verdict.status_reason(exchange.status, case.assertions, final=index == last)
+            if reason is not None:
+                result.fail(
+                    STAGE,
+                    reason,
+                    f"step {index} {tool.id}: {request.method} {state.steps[-1]['path']} answered {exchange.status}",
+                )
+                if index != last:
+                    return
+        if state.final is not None:
+            # the final response's assertions are recorded even when its status already failed the case
+            self._assert(case, result, state, state.final)
+
+    def _send(
+        self,
+        request: PreparedRequest,
+        case: Case,
+        env: Environment,
+        state: _State,
+        *,
+        step: str,
+        deadline: float,
+    ) -> Exchange | None:
+        auth = state.auth
+        headers = dict(auth.headers) if auth else {}
+        if state.cookies:
+            jar = "; ".join(f"{k}={v}" for k, v in state.cookies.items())
+            own = request.headers.get("Cookie")
+            headers["Cookie"] = f"{own}; {jar}" if own else jar
+        params = dict(auth.params) if auth else {}
+        path = display_path(request, secret_params=params)
+        record: dict[str, Any] = {"tool": request.tool_id, "method": request.method, "path": path}
+        if request.ignored:
+            record["ignored_arguments"] = list(request.ignored)
+        target = state.steps if not step.startswith("cleanup") else state.cleanup
+        target.append(record)
+        state.sent = True  # from here on the request may reach the server: cleanup must run
+        follow = env.follow_redirects if case.follow_redirects is None else case.follow_redirects
+        try:
+            exchange = send(
+                self.client,
+                request,
+                deadline=deadline,
+                follow_redirects=follow,
+                retry=RetryPolicy.of(env),
+                events=state.events,
+                step=step,
+                display_path=path,
+                auth_headers=headers,
+                auth_params=params,
+                sleep=self.sleep,
+            )
+        except TransportFailure as exc:
+            record.update(status=None, error=exc.reason, message=str(exc), attempts=exc.attempts)
+            return None
+        record.update(
+            status=exchange.status, latency_ms=round(exchange.latency_ms, 3), bytes=len(exchange.body)
+        )
+        if exchange.attempts > 1:
+            record["attempts"] = exchange.attempts
+        if exchange.cookies:
+            state.cookies.update(exchange.cookies)
+            self._secret(exchange.cookies.values())
+        return exchange
+
+    def _absorb(self, case: Case, env: Environment, state: _State, view: ResponseView) -> None:
+        """Keep the step's JSON for later bindings, take its captures and sensitive values."""
+        document = view.json() if view.json_error is None else None
+        state.outputs.append(document)
+        if document is None:
+            return
+        for capture in case.captures:
+            try:
+                values = jsonpath.find(capture.path, document)
+            except InputError:
+                continue
+            if values:
+                state.captures[capture.name] = values[0]
+        if env.sensitive_fields:
+            state.secret_values |= verdict.sensitive_values(document, env.sensitive_fields)
+
+    def _assert(self, case: Case, result: CaseResult, state: _State, view: ResponseView) -> None:
+        checked = [assertions.evaluate(item, view) for item in case.assertions]
+        for item, outcome in zip(case.assertions, checked, strict=True):
+            event: dict[str, Any] = {"type": item.type, "passed": outcome.passed}
+            if outcome.path:
+                event["path"] = outcome.path
+            state.events.add("assertion", **event)
+            outcome.actual = verdict.compact(outcome.actual)
+        result.assertions.extend(checked)
+        failed = verdict.assertion_reason(case.assertions, checked, view)
+        if failed is not None:
+            result.fail(STAGE, failed[0], failed[1])
+
+    # ------------------------------------------------------------------------------------------ cleanup
+
+    def _cleanup(self, case: Case, env: Environment, result: CaseResult, state: _State) -> None:
+        deadline = time.monotonic() + case.timeout_sec  # a fresh budget: the case may have timed out
+        failures: list[tuple[str, str]] = []
+        for index, step in enumerate(case.cleanup):
+            label = f"cleanup {index}"
+            try:
+                request = self._cleanup_request(step, env, state)
+            except (RequestError, InputError) as exc:
+                state.cleanup.append(
+                    {
+                        "tool": step.tool,
+                        "method": step.method,
+                        "path": step.path,
+                        "outcome": "skipped",
+                        "message": str(exc),
+                    }
+                )
+                state.events.add("cleanup", index=index, outcome="skipped", message=str(exc))
+                failures.append(("http_error", f"{label}: {exc}"))
+                continue
+            exchange = self._send(request, case, env, state, step=label, deadline=deadline)
+            record = state.cleanup[-1]
+            if exchange is None:
+                record["outcome"] = "error"
+                failures.append((record["error"], f"{label}: {record['message']}"))
+            else:
+                ok = (
+                    exchange.status in step.expect_status
+                    if step.expect_status
+                    else 200 <= exchange.status < 300
+                )
+                record["outcome"] = "passed" if ok else "failed"
+                if not ok:
+                    wanted = list(step.expect_status) or "2xx"
+                    failures.append(
+                        (
+                            "http_error",
+                            f"{label}: {request.method} {record['path']} answered {exchange.status}, expected {wanted}",
+                        )
+                    )
+            state.events.add(
+                "cleanup",
+                index=index,
+                method=request.method,
+                path=record["path"],
+                status=record.get("status"),
+                outcome=record["outcome"],
+            )
+        if failures and result.failure is None:
+            result.fail(STAGE, failures[0][0], failures[0][1])
+
+    def _cleanup_request(self, step: CleanupStep, env: Environment, state: _State) -> PreparedRequest:
+        arguments = substitute(dict(step.arguments), state.captures)
+        if step.tool:
+            tool = self.tools.get(step.tool)
+            if tool is None:
+                raise RequestError(f"cleanup tool {step.tool!r} is not in the collection")
+            return build_request(tool, arguments, base_url=env.base_url, headers=env.headers)
+        if not step.path:
+            raise RequestError("a cleanup step needs a tool, or a method and a path")
+        return raw_request(
+            step.method or "DELETE", step.path, arguments, base_url=env.base_url, headers=env.headers
+        )
+
+    # ------------------------------------------------------------------------------------------ record
+
+    def _record(
+        self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State, latency: float
+    ) -> None:
+        with self._secrets_lock:
+            secrets = set(self._secrets)
+        clean = scrubber(secrets | state.secret_values, sensitive_fields=env.sensitive_fields)
+        out: dict[str, Any] = {"environment": env.name, "plan_id": plan.plan_id, "steps": state.steps}
+        final = state.final
+        if final is not None:
+            out.update(
+                http_status=final.status,
+                latency_ms=round(final.latency_ms, 3),
+                response_bytes=len(final.body),
+                content_type=final.headers.get("content-type", ""),
+            )
+        if state.safety is not None:
+            out["safety"] = state.safety.to_dict()
+        if state.captures:
+            out["captures"] = sorted(state.captures)  # names only: values may be ids
+        if state.cleanup:
+            out["cleanup"] = state.cleanup
+        out["events"] = state.events.events
+        if result.failure is not None and final is not None:
+            document = final.json() if final.json_error is None else None
+            text = (
+                json.dumps(clean(document), ensure_ascii=False)
+                if document is not None
+                else clean.text(final.text)
+            )
+            out["response_excerpt"] = truncate(text, verdict.EXCERPT_CHARS)
+        result.execute = clean(out)
+        result.latency_ms[STAGE] = latency
+        for item in result.assertions:
+            item.message, item.expected, item.actual = (
+                clean(item.message),
+                clean(item.expected),
+                clean(item.actual),
+            )
+        if result.failure is not None:
+            result.failure.message = clean(result.failure.message)
+
+
+def display_path(request: PreparedRequest, *, secret_params: Mapping[str, str] | None = None) -> str:
+    """The request's path and query for results: secret query values (an API key) are redacted."""
+    query = [urlencode(request.params)] if request.params else []
+    query += [f"{urlencode({k: ''})}{REDACTED}" for k in secret_params or {}]
+    return f"{request.path}?{'&'.join(query)}" if query else request.path

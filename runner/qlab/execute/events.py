@@ -1,0 +1,36 @@
+"""Runner events: what the execute stage did for a case, in order, each with a UTC timestamp (ISO, ms).
+
+Kinds: ``request_sent``, ``response_received``, ``retry``, ``assertion``, ``cleanup``. Details are
+non-secret by construction (method, path, status, sizes, reason codes; never header values or bodies) and the
+whole list is scrubbed again before it reaches a result.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+EventKind = Literal["request_sent", "response_received", "retry", "assertion", "cleanup"]
+EVENT_KINDS: tuple[EventKind, ...] = ("request_sent", "response_received", "retry", "assertion", "cleanup")
+
+
+def now_iso() -> str:
+    """The current UTC time as ``2024-05-01T12:00:00.123Z``."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class EventLog:
+    """An append-only list of events for one case. Not shared between threads."""
+
+    __slots__ = ("events",)
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, kind: EventKind, **details: Any) -> None:
+        event: dict[str, Any] = {"event": kind, "at": now_iso()}
+        event.update(details)
+        self.events.append(event)
+
+    def of(self, kind: EventKind) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == kind]

@@ -1,0 +1,93 @@
+"""Response bodies against the tool's response schema: the one place ``qlab.execute`` imports jsonschema.
+
+Tools carry OpenAPI schemas with ``$ref`` already resolved. OpenAPI 3.0's dialect differs from JSON Schema in
+two ways that matter here, so schemas are normalized first: ``nullable: true`` becomes a ``"null"`` type, and
+boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the numeric form. Validators are built once per schema.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+from qlab.collection.model import Tool
+
+_LOCK = threading.Lock()
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIssue:
+    """One place where the body breaks the schema: ``$.data.tier: 'gold' is not one of [...]``."""
+
+    path: str
+    message: str
+
+    def render(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def response_schema_for(tool: Tool, status: int) -> Mapping[str, Any] | None:
+    """The schema the tool documents for ``status``: the exact code, then ``2XX``, then ``default``."""
+    responses = tool.responses
+    for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):
+        if key in responses:
+            return responses[key]
+    return None
+
+
+def validate(instance: Any, schema: Mapping[str, Any]) -> list[SchemaIssue]:
+    """Every schema violation of ``instance``, in document order (empty when valid)."""
+    validator = _validator(schema)
+    issues = [
+        SchemaIssue(_json_path(error.absolute_path), error.message)
+        for error in validator.iter_errors(instance)
+    ]
+    return sorted(issues, key=lambda i: i.path)
+
+
+def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+    key = id(schema)
+    cached = _VALIDATORS.get(key)
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    validator = Draft202012Validator(
+        normalize_openapi(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+    with _LOCK:
+        _VALIDATORS[key] = (schema, validator)  # holding the schema keeps its id from being reused
+    return validator
+
+
+def normalize_openapi(schema: Any) -> Any:
+    """A plain-dict JSON Schema 2020-12 copy of an OpenAPI 3.0/3.1 schema."""
+    if isinstance(schema, Mapping):
+        out = {
+            str(k): normalize_openapi(v) for k, v in schema.items() if k not in ("nullable", "example", "xml")
+        }
+        if schema.get("nullable") is True:
+            kind = out.get("type")
+            if isinstance(kind, str):
+                out["type"] = [kind, "null"]
+            elif isinstance(kind, list) and "null" not in kind:
+                out["type"] = [*kind, "null"]
+            if "enum" in out and None not in out["enum"]:
+                out["enum"] = [*out["enum"], None]
+        for bound, flag in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+            if isinstance(out.get(flag), bool) and out.pop(flag) and bound in out:
+                out[flag] = out.pop(bound)
+        return out
+    if isinstance(schema, (list, tuple)):
+        return [normalize_openapi(item) for item in schema]
+    return schema
+
+
+def _json_path(parts: Any) -> str:
+    path = "$"
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path

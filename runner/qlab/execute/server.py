@@ -1,0 +1,157 @@
+"""The dev-server lifecycle, like Playwright's ``webServer``.
+
+``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group with its output going
+to ``log_path``, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
+whole group (SIGTERM, then SIGKILL after a grace period), so a server that forks workers leaves nothing behind.
+With ``reuse_existing``, a server already answering at the URL is used as is and left running.
+
+A command without shell syntax is split with ``shlex``; a leading ``python``/``python3`` becomes the running
+interpreter, so ``python -m qlab.demo.server`` works in any virtualenv. A command with pipes, ``&&`` or
+redirections runs under ``/bin/sh -c``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from qlab.errors import InputError
+from qlab.project.model import ServerConfig
+
+STOP_GRACE_SEC = 5.0
+_SHELL_CHARS = set("|&;<>$`()*?")
+
+
+def answers(url: str, *, timeout: float = 2.0) -> bool:
+    """True when ``url`` answers with a status below 500."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:  # a configured dev URL
+            return int(response.status) < 500
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def argv_of(command: str) -> list[str]:
+    """The argv that runs ``command`` (see the module docstring)."""
+    if any(ch in _SHELL_CHARS for ch in command):
+        return ["/bin/sh", "-c", command]
+    argv = shlex.split(command)
+    if argv and argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    return argv
+
+
+@contextmanager
+def dev_server(
+    config: ServerConfig,
+    *,
+    log_path: Path,
+    base_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    poll_interval: float = 0.1,
+) -> Iterator[str]:
+    """Run the server for the duration of the block; yields ``"started"`` or ``"reused"``.
+
+    ``base_dir`` resolves a relative ``config.cwd`` (the folder of qlab.yaml). Raises InputError when the
+    command cannot start, exits early, or the URL does not answer within ``config.timeout_sec``.
+    """
+    if answers(config.url):
+        if config.reuse_existing:
+            yield "reused"
+            return
+        raise InputError(
+            f"{config.url} already answers before the dev server started: stop that server or set "
+            "server.reuse_existing: true"
+        )
+    cwd = Path(config.cwd) if config.cwd else None
+    if base_dir is not None:
+        cwd = base_dir / cwd if cwd is not None else base_dir
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = {**(environ if environ is not None else os.environ), **config.env}
+    with open(log_path, "ab") as log:
+        log.write(f"--- qlab: starting {config.command!r}\n".encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(
+                argv_of(config.command),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise InputError(f"dev server command {config.command!r} cannot start: {exc}") from None
+        try:
+            _wait(proc, config, log_path, poll_interval)
+            yield "started"
+        finally:
+            stop(proc)
+            log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
+
+
+def _wait(proc: subprocess.Popen[bytes], config: ServerConfig, log_path: Path, poll_interval: float) -> None:
+    deadline = time.monotonic() + config.timeout_sec
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise InputError(
+                f"dev server {config.command!r} exited with {proc.returncode} before {config.url} answered; "
+                f"see {log_path}"
+            )
+        if answers(config.url, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
+            return
+        time.sleep(poll_interval)
+    raise InputError(
+        f"dev server {config.command!r}: {config.url} did not answer within {config.timeout_sec:g}s; see "
+        f"{log_path}, or raise server.timeout_sec"
+    )
+
+
+def stop(proc: subprocess.Popen[bytes], *, grace: float = STOP_GRACE_SEC) -> None:
+    """Stop ``proc``'s whole process group: SIGTERM, then SIGKILL when it outlives ``grace``."""
+    if proc.poll() is None or _group_alive(proc.pid):
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+            proc.wait(timeout=grace)
+        # children that ignored SIGTERM outlive the leader: the group gets SIGKILL
+        if _group_alive(proc.pid):
+            deadline = time.monotonic() + grace
+            while _group_alive(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _group_alive(proc.pid):
+                _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, sig)
+        else:  # pragma: no cover - Windows has no process groups here
+            proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    if not hasattr(os, "killpg"):
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
