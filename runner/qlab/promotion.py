@@ -1,0 +1,319 @@
+"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (seed 000 "Promotion Policy").
+
+``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (fixed, regressed,
+still failing, new, removed, each with both sides' stage objects), checks the rule's metrics noise-aware
+(a drop beyond ``tolerance``; with ``bootstrap: true`` only when the paired-bootstrap interval lies below zero
+too), checks the rule's evidence requirements, and decides: 0 promote, 1 block. A required case that
+regressed always blocks, whatever the rule says; a flaky case is reported but never blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qlab import promotion_checks as checks
+from qlab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, paired_interval
+from qlab.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_PASS
+from qlab.project.model import PromotionRule
+from qlab.promotion_checks import Check
+from qlab.promotion_comparable import compared_cases, refusals
+from qlab.promotion_rules import CHANGE_MODES, case_metric
+from qlab.records import Artifact, evidence
+
+CHANGE_KINDS: tuple[str, ...] = ("regressed", "fixed", "still_failing", "new", "removed", "passing")
+_EPS = 1e-9  # float noise in metric means is not a regression
+
+
+@dataclass(frozen=True, slots=True)
+class CaseChange:
+    """One case across the two runs; ``baseline``/``candidate`` are its stage objects (None when absent)."""
+
+    case_id: str
+    suite: str
+    kind: str  # one of CHANGE_KINDS
+    required: bool
+    flaky: bool
+    baseline: Mapping[str, Any] | None
+    candidate: Mapping[str, Any] | None
+    baseline_status: str | None
+    candidate_status: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "suite": self.suite,
+            "change": self.kind,
+            "required": self.required,
+            "flaky": self.flaky,
+            "baseline": {"status": self.baseline_status, "evidence": self.baseline},
+            "candidate": {"status": self.candidate_status, "evidence": self.candidate},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MetricCheck:
+    """A metric of both runs. ``regressed`` follows the noise rule (tolerance, bootstrap interval)."""
+
+    metric: str
+    source: str  # "cases" (per-case values, paired) or "suite:<name>" (a suite-level figure)
+    baseline: float | None
+    candidate: float | None
+    n: int
+    tolerance: float
+    interval: Interval | None = None
+
+    @property
+    def delta(self) -> float | None:
+        if self.baseline is None or self.candidate is None:
+            return None
+        return self.candidate - self.baseline
+
+    @property
+    def regressed(self) -> bool:
+        delta = self.delta
+        if delta is None:
+            return False
+        beyond_tolerance = delta < -self.tolerance - _EPS
+        if self.interval is None:
+            return beyond_tolerance
+        # bootstrap: the drop must be beyond tolerance AND the whole interval must lie below zero
+        return beyond_tolerance and self.interval.high < -_EPS
+
+    def to_dict(self) -> dict[str, Any]:
+        delta = self.delta
+        return {
+            "metric": self.metric,
+            "source": self.source,
+            "baseline": _round(self.baseline),
+            "candidate": _round(self.candidate),
+            "delta": _round(delta),
+            "n": self.n,
+            "tolerance": self.tolerance,
+            "interval": self.interval.to_dict() if self.interval else None,
+            "regressed": self.regressed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PromotionReport:
+    """The outcome of ``compare``: ``verdict`` promote | block | refused and its ``exit_code`` (0 | 1 | 2)."""
+
+    change_type: str
+    rule: PromotionRule
+    verdict: str
+    reasons: tuple[str, ...]
+    baseline: Mapping[str, Any]
+    candidate: Mapping[str, Any]
+    changes: tuple[CaseChange, ...] = ()
+    metrics: tuple[MetricCheck, ...] = ()
+    checks: tuple[Check, ...] = ()
+    suites: tuple[str, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return {"promote": EXIT_PASS, "block": EXIT_BLOCKED}.get(self.verdict, EXIT_INPUT)
+
+    def of_kind(self, kind: str) -> list[CaseChange]:
+        return [c for c in self.changes if c.kind == kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        rule = self.rule
+        return {
+            "change_type": self.change_type,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "rule": {
+                "suites": list(rule.suites),
+                "require": list(rule.require),
+                "metrics": list(rule.metrics),
+                "tolerance": rule.tolerance,
+                "bootstrap": rule.bootstrap,
+                "same": list(rule.same),
+            },
+            "compared_suites": list(self.suites),
+            "baseline": dict(self.baseline),
+            "candidate": dict(self.candidate),
+            "counts": dict(self.counts),
+            "requirements": [c.to_dict() for c in self.checks],
+            "metrics": [m.to_dict() for m in self.metrics],
+            # "passing" cases carry no news: counted, not listed
+            "cases": {
+                kind: [c.to_dict() for c in self.of_kind(kind)] for kind in CHANGE_KINDS if kind != "passing"
+            },
+        }
+
+
+def compare(
+    baseline: Artifact,
+    candidate: Artifact,
+    *,
+    change_type: str,
+    rule: PromotionRule,
+    seed: int = DEFAULT_SEED,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> PromotionReport:
+    """Compare two result artifacts under ``rule`` (see the module docstring for the decision)."""
+    mode = CHANGE_MODES.get(change_type)
+    suites, base_cases, cand_cases = compared_cases(baseline, candidate, rule=rule, mode=mode)
+    runs = (_run_info(baseline), _run_info(candidate))
+    refused = refusals(baseline, candidate, rule=rule, suites=suites, base=base_cases, cand=cand_cases)
+    if refused:
+        return PromotionReport(change_type, rule, "refused", tuple(refused), *runs, suites=tuple(suites))
+    changes = _classify(base_cases, cand_cases, baseline, candidate)
+    metrics = tuple(
+        _metric_checks(rule, base_cases, cand_cases, baseline, candidate, suites, seed, resamples)
+    )
+    results: list[Check] = []
+    for name in dict.fromkeys((*rule.require, "no_required_regression")):
+        results.append(
+            checks.run(
+                name,
+                changes=changes,
+                metrics=metrics,
+                baseline=baseline,
+                candidate=candidate,
+                cand_cases=cand_cases,
+                tolerance=rule.tolerance,
+            )
+        )
+    reasons = tuple(reason for check in results if not check.passed for reason in check.reasons)
+    counts = {kind: sum(1 for c in changes if c.kind == kind) for kind in CHANGE_KINDS}
+    return PromotionReport(
+        change_type,
+        rule,
+        "block" if reasons else "promote",
+        reasons,
+        *runs,
+        changes=tuple(changes),
+        metrics=metrics,
+        checks=tuple(results),
+        suites=tuple(suites),
+        counts=counts,
+    )
+
+
+def _run_info(artifact: Artifact) -> dict[str, Any]:
+    fp = artifact.data.get("fingerprint") or {}
+    return {
+        "path": artifact.path,
+        "digest": artifact.digest,
+        "run_id": artifact.run_id,
+        "collection_digest": fp.get("collection_digest"),
+        "config_digest": fp.get("config_digest"),
+        "engine": fp.get("engine"),
+        "model": fp.get("model"),
+    }
+
+
+def _suite_info(artifact: Artifact, suite: str) -> Mapping[str, Any]:
+    info = (artifact.data.get("suites") or {}).get(suite)
+    return info if isinstance(info, Mapping) else {}
+
+
+def _classify(
+    base: Mapping[str, Mapping[str, Any]],
+    cand: Mapping[str, Mapping[str, Any]],
+    baseline: Artifact,
+    candidate: Artifact,
+) -> list[CaseChange]:
+    out: list[CaseChange] = []
+    for case_id in [*base, *(c for c in cand if c not in base)]:
+        b, c = base.get(case_id), cand.get(case_id)
+        either = c if c is not None else b
+        assert either is not None
+        suite = str(either.get("suite", ""))
+        info = _suite_info(candidate, suite) or _suite_info(baseline, suite)
+        required = bool(info.get("required", True)) or any(bool(x and x.get("critical")) for x in (b, c))
+        flaky = any(bool(x and x.get("flaky")) for x in (b, c))
+        b_pass = b is not None and b.get("status") == "passed"
+        c_pass = c is not None and c.get("status") == "passed"
+        if b is None:
+            kind = "new"
+        elif c is None:
+            kind = "removed"
+        elif b_pass and c_pass:
+            kind = "passing"
+        elif b_pass:
+            kind = "regressed"
+        elif c_pass:
+            kind = "fixed"
+        else:
+            kind = "still_failing"
+        out.append(
+            CaseChange(
+                case_id=case_id,
+                suite=suite,
+                kind=kind,
+                required=required,
+                flaky=flaky,
+                baseline=evidence(b) if b is not None else None,
+                candidate=evidence(c) if c is not None else None,
+                baseline_status=str(b["status"]) if b is not None else None,
+                candidate_status=str(c["status"]) if c is not None else None,
+            )
+        )
+    return out
+
+
+def _metric_checks(
+    rule: PromotionRule,
+    base: Mapping[str, Mapping[str, Any]],
+    cand: Mapping[str, Mapping[str, Any]],
+    baseline: Artifact,
+    candidate: Artifact,
+    suites: list[str],
+    seed: int,
+    resamples: int,
+) -> list[MetricCheck]:
+    out: list[MetricCheck] = []
+    for metric in rule.metrics or ("pass_rate",):
+        value_of = case_metric(metric)
+        if value_of is None:
+            out += _suite_metric_checks(metric, rule, baseline, candidate, suites)
+            continue
+        pairs: list[tuple[float, float]] = []
+        for case_id, b in base.items():
+            c = cand.get(case_id)
+            if c is None:
+                continue
+            bv, cv = value_of(b), value_of(c)
+            if bv is None and cv is None:
+                continue
+            # a case with data on one side only (e.g. blocked before the stage) scores 0 on the other
+            pairs.append((bv or 0.0, cv or 0.0))
+        if not pairs:
+            out.append(MetricCheck(metric, "cases", None, None, 0, rule.tolerance))
+            continue
+        bs, cs = [p[0] for p in pairs], [p[1] for p in pairs]
+        interval = paired_interval(bs, cs, seed=seed, resamples=resamples) if rule.bootstrap else None
+        out.append(
+            MetricCheck(
+                metric, "cases", sum(bs) / len(bs), sum(cs) / len(cs), len(pairs), rule.tolerance, interval
+            )
+        )
+    return out
+
+
+def _suite_metric_checks(
+    metric: str, rule: PromotionRule, baseline: Artifact, candidate: Artifact, suites: list[str]
+) -> list[MetricCheck]:
+    """A metric only suites report (e.g. ndcg_at_k): compared per suite, tolerance only (no per-case values)."""
+    out: list[MetricCheck] = []
+    for suite in suites:
+        b = (_suite_info(baseline, suite).get("metrics") or {}).get(metric)
+        c = (_suite_info(candidate, suite).get("metrics") or {}).get(metric)
+        if isinstance(b, (int, float)) or isinstance(c, (int, float)):
+            bf = float(b) if isinstance(b, (int, float)) else None
+            cf = float(c) if isinstance(c, (int, float)) else None
+            out.append(MetricCheck(metric, f"suite:{suite}", bf, cf, 0, rule.tolerance))
+    if not out:
+        out.append(MetricCheck(metric, "suites", None, None, 0, rule.tolerance))
+    return out
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

@@ -1,0 +1,189 @@
+"""Promotion rules: seed 000's five change types, their default evidence, and per-case metric values.
+
+seed 000 "Promotion Policy":
+
+| change type                     | required evidence                                   | default ``require``                  |
+|---------------------------------|-----------------------------------------------------|--------------------------------------|
+| alias_or_semantic_metadata      | search suite improves or stays stable               | metric_not_worse (hit_at_k, top_1, mrr) |
+| selector_override_policy        | plan cases show the correct final target            | plan_target_correct, metric_not_worse (selector_accuracy) |
+| contract_extraction_change      | readiness and contract coverage improve             | readiness_improves                   |
+| learning_suggestion_promotion   | shadow result improves and scrub check passes       | shadow_improves, scrub_passes        |
+| execute_enablement              | auth readiness and read-only assertions pass        | auth_ready, read_assertions_pass     |
+
+``no_required_regression`` is always checked on top of a rule: a required case that regressed blocks.
+A rule in qlab.yaml (``promotion.<type>``) replaces the default for its type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from qlab.errors import UsageError
+from qlab.fuzzy import did_you_mean
+from qlab.project.model import Config, PromotionRule
+
+CHANGE_TYPES: tuple[str, ...] = (
+    "alias_or_semantic_metadata",
+    "selector_override_policy",
+    "contract_extraction_change",
+    "learning_suggestion_promotion",
+    "execute_enablement",
+)
+
+DEFAULT_RULES: dict[str, PromotionRule] = {
+    "alias_or_semantic_metadata": PromotionRule(
+        "alias_or_semantic_metadata",
+        require=("metric_not_worse", "no_required_regression"),
+        metrics=("hit_at_k", "top_1", "mrr"),
+    ),
+    "selector_override_policy": PromotionRule(
+        "selector_override_policy",
+        require=("plan_target_correct", "metric_not_worse", "no_required_regression"),
+        metrics=("selector_accuracy",),
+    ),
+    "contract_extraction_change": PromotionRule(
+        "contract_extraction_change", require=("readiness_improves", "no_required_regression")
+    ),
+    "learning_suggestion_promotion": PromotionRule(
+        "learning_suggestion_promotion", require=("shadow_improves", "scrub_passes", "no_required_regression")
+    ),
+    "execute_enablement": PromotionRule(
+        "execute_enablement", require=("auth_ready", "read_assertions_pass", "no_required_regression")
+    ),
+}
+
+# Which case mode a change type is about, when its rule names no suites.
+CHANGE_MODES: dict[str, str | None] = {
+    "alias_or_semantic_metadata": "search",
+    "selector_override_policy": "plan",
+    "contract_extraction_change": None,
+    "learning_suggestion_promotion": None,
+    "execute_enablement": "execute",
+}
+
+REQUIREMENTS: tuple[str, ...] = (
+    "no_regression",
+    "no_required_regression",
+    "metric_not_worse",
+    "plan_target_correct",
+    "readiness_improves",
+    "shadow_improves",
+    "scrub_passes",
+    "auth_ready",
+    "read_assertions_pass",
+)
+
+SAME_KEYS: tuple[str, ...] = ("cases", "collection", "model", "engine", "config")
+
+
+def rule_for(change_type: str, config: Config | None) -> PromotionRule:
+    """The rule for ``change_type``: qlab.yaml's when it has one, else the seed default.
+
+    Raises UsageError for an unknown change type (with a suggestion) and for a rule naming an unknown
+    requirement or ``same`` key.
+    """
+    configured: Mapping[str, PromotionRule] = config.promotion if config is not None else {}
+    rule = configured.get(change_type) or DEFAULT_RULES.get(change_type)
+    if rule is None:
+        known = sorted({*CHANGE_TYPES, *configured})
+        raise UsageError(
+            f"unknown change type {change_type!r}.{did_you_mean(change_type, known)} Known: {', '.join(known)}"
+        )
+    for name in rule.require:
+        if name not in REQUIREMENTS:
+            raise UsageError(
+                f"promotion.{change_type}.require: unknown requirement {name!r}.{did_you_mean(name, REQUIREMENTS)}"
+            )
+    for name in rule.same:
+        if name not in SAME_KEYS:
+            raise UsageError(
+                f"promotion.{change_type}.same: unknown key {name!r}.{did_you_mean(name, SAME_KEYS)}"
+            )
+    return rule
+
+
+# ------------------------------------------------------------------------------------------- per-case metrics
+
+
+def _search(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    search = case.get("search")
+    return search if isinstance(search, Mapping) else None
+
+
+def _hit_at_k(case: Mapping[str, Any]) -> float | None:
+    search = _search(case)
+    return None if search is None else float(bool(search.get("hit")))
+
+
+def _top_1(case: Mapping[str, Any]) -> float | None:
+    search = _search(case)
+    return None if search is None else float(bool(search.get("hit")) and search.get("hit_rank") == 1)
+
+
+def _mrr(case: Mapping[str, Any]) -> float | None:
+    search = _search(case)
+    if search is None:
+        return None
+    rank = search.get("hit_rank")
+    return 1.0 / rank if search.get("hit") and isinstance(rank, int) and rank > 0 else 0.0
+
+
+def selection_correct(case: Mapping[str, Any]) -> bool | None:
+    """Did the selector choose the expected target? None when the case has no target_selector object."""
+    selector = case.get("target_selector")
+    if not isinstance(selector, Mapping):
+        return None
+    if isinstance(selector.get("correct"), bool):
+        return bool(selector["correct"])
+    failure = case.get("failure")
+    failed_at_select = isinstance(failure, Mapping) and failure.get("stage") == "select"
+    return selector.get("selected_target") is not None and not failed_at_select
+
+
+def _selector_accuracy(case: Mapping[str, Any]) -> float | None:
+    correct = selection_correct(case)
+    return None if correct is None else float(correct)
+
+
+def _plan_hit(case: Mapping[str, Any]) -> float | None:
+    plan = case.get("plan")
+    if not isinstance(plan, Mapping):
+        return None
+    failure = case.get("failure")
+    failed_at_plan = isinstance(failure, Mapping) and failure.get("stage") == "plan"
+    return float(plan.get("status") == "synthesized" and not failed_at_plan)
+
+
+def _execute_success(case: Mapping[str, Any]) -> float | None:
+    return float(case.get("status") == "passed") if case.get("mode") == "execute" else None
+
+
+def _pass_rate(case: Mapping[str, Any]) -> float | None:
+    return float(case.get("status") == "passed")
+
+
+CASE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
+    "hit_at_k": _hit_at_k,
+    "top_1": _top_1,
+    "mrr": _mrr,
+    "selector_accuracy": _selector_accuracy,
+    "plan_hit_rate": _plan_hit,
+    "execute_read_success_rate": _execute_success,
+    "pass_rate": _pass_rate,
+}
+
+# The run-level names of seed 000's acceptance metrics, as the artifact spells them.
+METRIC_ALIASES: dict[str, str] = {
+    "search_hit_at_k": "hit_at_k",
+    "hit_at": "hit_at_k",
+    "search_top_1": "top_1",
+    "target_selector_accuracy": "selector_accuracy",
+    "plan_hit": "plan_hit_rate",
+    "execute_success_rate": "execute_read_success_rate",
+}
+
+
+def case_metric(name: str) -> Callable[[Mapping[str, Any]], float | None] | None:
+    """The per-case value function of metric ``name`` (None for a metric only suites report, e.g. ndcg)."""
+    return CASE_METRICS.get(METRIC_ALIASES.get(name, name))

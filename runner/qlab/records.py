@@ -1,0 +1,148 @@
+"""Files the governance commands read and write: result artifacts, and the JSON records they keep.
+
+A result artifact is read whole, checked for the few keys governance relies on, and identified by the sha256
+of its bytes (an approval names that digest, so "the evaluated result" is exactly those bytes). Records
+(suggestions, approvals, release history, proposals) are JSON written atomically: a temporary file in the
+same folder, then a rename, so a crash never leaves half a record.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qlab.errors import InputError
+
+# The stage objects of a case (seed 000 "Result Shape"), in pipeline order, plus what explains a failure.
+STAGE_KEYS: tuple[str, ...] = ("search", "target_selector", "plan", "execute", "auth_readiness", "learning")
+EVIDENCE_KEYS: tuple[str, ...] = (*STAGE_KEYS, "failure", "assertions", "latency_ms")
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A loaded result artifact: its JSON, where it came from, and ``digest`` = ``sha256:<hex of the bytes>``."""
+
+    data: Mapping[str, Any]
+    path: str
+    digest: str
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        cases: list[dict[str, Any]] = self.data["cases"]
+        return cases
+
+    @property
+    def run_id(self) -> str:
+        return str(self.data.get("run_id", ""))
+
+
+def sha256_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def content_id(prefix: str, content: Any) -> str:
+    """A stable id for ``content``: ``prefix`` + the first 12 hex digits of the sha256 of its canonical JSON."""
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return f"{prefix}{hashlib.sha256(canonical.encode()).hexdigest()[:12]}"
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with seconds: ``2024-05-01T12:00:00Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def read_json(path: str | Path, *, what: str) -> Any:
+    """Parse a JSON file; a bad file raises InputError with ``file:line:col`` and what to do."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: {what} not found") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: {what} is not UTF-8 text (byte {exc.start}); pass a JSON file") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{p}:{exc.lineno}:{exc.colno}: {what} is not valid JSON: {exc.msg}") from None
+
+
+def load_artifact(path: str | Path) -> Artifact:
+    """Load a result artifact written by ``qlab run`` (or ``qlab merge``).
+
+    Checks only what governance needs: an object whose ``cases`` is a list of objects, each with a string
+    ``case_id`` and ``status``, and no case id twice. The message points at the JSON path that is wrong.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(
+            f"{p}: result artifact not found; run `qlab run` first or pass the right path"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read result artifact: {exc.strerror or exc}") from None
+    data = read_json(p, what="result artifact")
+    check_artifact(data, str(p))
+    return Artifact(data=data, path=str(p), digest=sha256_digest(raw))
+
+
+def check_artifact(data: Any, where: str) -> None:
+    """Raise InputError unless ``data`` has the shape governance relies on (see ``load_artifact``)."""
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: $: a result artifact is a JSON object, got {type(data).__name__}")
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        raise InputError(f"{where}: $.cases: missing or not a list; is this a `qlab run` result artifact?")
+    seen: set[str] = set()
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict):
+            raise InputError(f"{where}: $.cases[{i}]: a case result is an object")
+        for key in ("case_id", "status"):
+            if not isinstance(case.get(key), str):
+                raise InputError(f"{where}: $.cases[{i}].{key}: missing or not a string")
+        if case["case_id"] in seen:
+            raise InputError(f"{where}: $.cases[{i}].case_id: {case['case_id']!r} appears twice")
+        seen.add(case["case_id"])
+    for key in ("suites", "fingerprint", "stages"):
+        if key in data and data[key] is not None and not isinstance(data[key], dict):
+            raise InputError(f"{where}: $.{key}: expected an object")
+
+
+def evidence(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The stage objects of one case result (and its failure, assertions, latency): the trace evidence."""
+    return {key: case[key] for key in EVIDENCE_KEYS if case.get(key) is not None}
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Write ``data`` as indented JSON, atomically (temp file in the same folder + rename)."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` atomically, creating parent folders."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        # never leave the temp file behind, whatever went wrong
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def resolve(config_path: str, relative: str) -> Path:
+    """A path from qlab.yaml, resolved against the folder of qlab.yaml (absolute paths stay as they are)."""
+    p = Path(relative)
+    return p if p.is_absolute() else Path(config_path).resolve().parent / p

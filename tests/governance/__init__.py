@@ -1,0 +1,1 @@
+"""Tests of promotion, learning, proposals, release, scorecard and categories."""

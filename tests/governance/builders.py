@@ -1,0 +1,134 @@
+"""Hand-written result artifacts for the governance tests (the documented ``result.json`` shape)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def search_case(
+    case_id: str,
+    *,
+    suite: str = "search_core",
+    rank: int | None = 1,
+    top: Iterable[str] = (),
+    top_k: int = 5,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A search case: hit at ``rank`` (passed) or a miss (failed with expected_target_absent)."""
+    rows = [{"tool_id": t, "rank": i + 1, "score": 10.0 - i, "matched_terms": []} for i, t in enumerate(top)]
+    case: dict[str, Any] = {
+        "case_id": case_id,
+        "suite": suite,
+        "mode": "search",
+        "status": "passed" if rank is not None else "failed",
+        "latency_ms": {"search": 5.0},
+        "search": {"hit": rank is not None, "hit_rank": rank, "top_k": top_k, "rows": rows},
+        "file": f"gates/{suite}/{case_id}.yaml",
+        "line": 1,
+    }
+    if rank is None:
+        case["failure"] = {
+            "stage": "search",
+            "reason": "expected_target_absent",
+            "message": "not in the Top-K",
+        }
+    case.update(extra)
+    return case
+
+
+def plan_case(
+    case_id: str,
+    *,
+    suite: str = "plan_e2e",
+    selected: str = "getMemberDeliveryDetail",
+    correct: bool = True,
+    llm: str | None = None,
+    tools: Iterable[str] = ("getMemberDeliveryDetail",),
+    **extra: Any,
+) -> dict[str, Any]:
+    case: dict[str, Any] = {
+        "case_id": case_id,
+        "suite": suite,
+        "mode": "plan",
+        "status": "passed" if correct else "failed",
+        "latency_ms": {"search": 5.0, "target_selection": 1.0, "plan": 10.0},
+        "search": {"hit": True, "hit_rank": 1, "top_k": 8, "rows": []},
+        "target_selector": {
+            "llm_target": llm,
+            "selected_target": selected,
+            "overrode_llm": llm is not None and llm != selected,
+            "reason_codes": ["llm_target_overridden"]
+            if llm is not None and llm != selected
+            else ["selected_top_rank"],
+        },
+        "plan": {
+            "plan_id": f"p-{case_id}",
+            "status": "synthesized",
+            "tools": list(tools),
+            "steps": [],
+            "user_input_slots": [],
+        },
+        "file": f"gates/{suite}/{case_id}.yaml",
+        "line": 3,
+    }
+    if not correct:
+        case["failure"] = {
+            "stage": "select",
+            "reason": "wrong_target_selected",
+            "message": "expected another",
+        }
+    case.update(extra)
+    return case
+
+
+def artifact(
+    cases: list[dict[str, Any]],
+    *,
+    run_id: str = "run-1",
+    suites: dict[str, dict[str, Any]] | None = None,
+    collection: str = "sha256:collection-a",
+    model: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A result artifact around ``cases``; suites default to each case's suite (required, category flow)."""
+    if suites is None:
+        suites = {}
+        for case in cases:
+            suites.setdefault(
+                case["suite"], {"mode": case["mode"], "category": "flow", "required": True, "metrics": {}}
+            )
+    out: dict[str, Any] = {
+        "schema_version": 1,
+        "run_id": run_id,
+        "started_at": "2026-12-01T10:00:00Z",
+        "ended_at": "2026-12-01T10:00:01Z",
+        "duration_ms": 1000.0,
+        "qlab_version": "0.1.0",
+        "project": "demo",
+        "fingerprint": {
+            "digest": f"fp-{run_id}",
+            "config_digest": "sha256:config",
+            "collection_digest": collection,
+            "engine": "builtin",
+            "model": model,
+            "model_settings": None,
+        },
+        "provenance": {"dataset": {"files": [], "digest": "sha256:dataset"}, "model": model},
+        "shard": None,
+        "cases": cases,
+        "suites": suites,
+        "stages": {},
+        "gates": [],
+        "guards": [],
+        "decision": {"verdict": "pass", "reasons": [], "exit_code": 0},
+    }
+    out.update(extra)
+    return out
+
+
+def write(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
