@@ -5,6 +5,7 @@ Nothing here is mocked: httpbin under gunicorn, json-server from npm, the qlab d
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -15,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ def wait_until_up(url: str, *, timeout: float = 30.0, proc: subprocess.Popen[byt
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode} before {url} answered")
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310 - loopback only
+            with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status < 500:
                     return
         except urllib.error.HTTPError as exc:
@@ -50,7 +51,12 @@ def wait_until_up(url: str, *, timeout: float = 30.0, proc: subprocess.Popen[byt
 
 @contextmanager
 def running(
-    cmd: Sequence[str], *, ready_url: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 30.0
+    cmd: Sequence[str],
+    *,
+    ready_url: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 30.0,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Start ``cmd`` in a new process group, wait for ``ready_url``, and stop the whole group afterwards."""
     log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
@@ -70,10 +76,8 @@ def running(
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=10)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
+            with suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         log.close()
 
 
@@ -113,3 +117,92 @@ def ensure_npm(package: str, bin_name: str) -> Path | None:
         check=False,
     )
     return npm_bin(bin_name) if done.returncode == 0 else None
+
+
+@contextmanager
+def demo_server(*, token: str | None = None) -> Iterator[str]:
+    """qlab's demo API (``python -m qlab.demo.server``) on a free loopback port; yields its base URL.
+
+    The server reads its bearer token from a private env var set to ``token``; with None that var is unset and
+    the server accepts its default token (``demo-token``).
+    """
+    port = free_port()
+    token_env = f"QLAB_TEST_DEMO_TOKEN_{port}"
+    cmd = [sys.executable, "-m", "qlab.demo.server", "--port", str(port), "--token-env", token_env]
+    env = {token_env: token} if token is not None else {}
+    with running(cmd, ready_url=f"http://127.0.0.1:{port}/health", env=env):
+        yield f"http://127.0.0.1:{port}"
+
+
+JSON_SERVER = "json-server@0.17.4"
+
+
+@contextmanager
+def json_server(db: Path) -> Iterator[str]:
+    """json-server (npm) serving ``db`` (a JSON file it rewrites) on a free loopback port; yields its base URL.
+
+    Installs json-server under .qlab/node on first use; raises RuntimeError where node/npm are absent, which
+    callers turn into a skip with that reason.
+    """
+    exe = ensure_npm(JSON_SERVER, "json-server")
+    if exe is None:
+        raise RuntimeError(
+            "node/npm are not available (or the npm registry is unreachable): json-server cannot run"
+        )
+    port = free_port()
+    first = next(iter(json.loads(db.read_text())), "")
+    cmd = [str(exe), "--host", "127.0.0.1", "--port", str(port), "--quiet", str(db)]
+    with running(cmd, ready_url=f"http://127.0.0.1:{port}/{first}", cwd=db.parent):
+        yield f"http://127.0.0.1:{port}"
+
+
+class CountingServer:
+    """An in-process HTTP server on 127.0.0.1 that counts every request it receives (any method, any path) and
+    answers 200 ``{"data": {...}}``. ``count`` and ``requests`` (method, path) prove what was, or was not, sent."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        owner = self
+        self.requests: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                with owner._lock:
+                    owner.requests.append((self.command, self.path))
+                body = json.dumps({"data": {"path": self.path, "method": self.command}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def __enter__(self) -> CountingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

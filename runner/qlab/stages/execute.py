@@ -1,0 +1,266 @@
+"""Stage 5, execute: plan + adapter auth → runner events and assertions; stop if auth or mutation safety fails.
+
+For each execute case not yet done: find its plan (``qlab.execute.plans``) and its suite's environment
+(``environment_missing`` otherwise), start the environment's dev server if it declares one, and run the case
+(``qlab.execute.case``) — up to ``Environment.concurrency`` cases at a time on a thread pool over the run's one
+sync HTTP client, which lives in ``ctx.shared["http_client"]`` until ``close_shared(ctx)``.
+
+Metrics: execute_success_rate, execute_read_success_rate (read_only cases), assertion_pass_rate,
+auth_ready_rate, structured_failure_rate, latency_p50_ms, latency_p95_ms. Stop conditions seen:
+auth_not_ready, mutation_unsafe, assertion_failed. Guards (seed 003 in-run checks): mutation_safety,
+host_allowlist.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from qlab import assertions, http
+from qlab.engine.types import Plan
+from qlab.errors import QlabError
+from qlab.execute.auth import AuthResolver
+from qlab.execute.case import CaseRunner
+from qlab.execute.client import make_run_client
+from qlab.execute.plans import plan_for
+from qlab.execute.server import dev_server
+from qlab.project.model import Case, Environment
+from qlab.results import CaseResult
+from qlab.scrub import scrub_text
+from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+
+STAGE = "execute"
+AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
+SAFETY_REASONS = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
+ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
+_Item = tuple[Case, Environment, CaseResult]
+
+
+def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
+    """Execute the gate's execute cases; see the module docstring."""
+    started = time.perf_counter()
+    handled = [c for c in cases if c.mode == "execute" and not results[c.id].done]
+    groups: dict[str, list[_Item]] = {}
+    for case in handled:
+        result = results[case.id]
+        result.mutation_safety = case.mutation_safety
+        env = _environment(ctx, case, result)
+        if env is not None:
+            groups.setdefault(env.name, []).append((case, env, result))
+    if groups:
+        width = max(items[0][1].concurrency for items in groups.values())
+        runner = CaseRunner(
+            client=shared_client(ctx, max_connections=width),
+            tools=ctx.shared.setdefault("tools_by_id", ctx.collection.by_id()),
+            resolver=_resolver(ctx),
+            collection_profile=ctx.config.collection.auth_profile,
+            add_secrets=ctx.secrets.update,
+            cancel=threading.Event(),
+        )
+        plans: dict[str, Plan] = ctx.shared.get("plans") or {}
+        for name, items in groups.items():
+            ctx.log(f"execute: {len(items)} case(s) against environment {name} ({items[0][1].base_url})")
+            if _start_server(ctx, items[0][1], items):
+                _run_group(ctx, runner, items, plans)
+        _log_failures(ctx, handled, results)
+    return _report(ctx, handled, results, duration_ms=(time.perf_counter() - started) * 1000)
+
+
+def shared_client(ctx: RunContext, *, max_connections: int = 8) -> http.Client:
+    """The run's HTTP client (made on first use, reused by later execute gates)."""
+    client = ctx.shared.get("http_client")
+    if client is None:
+        client = make_run_client(max_connections=max_connections, transport=ctx.shared.get("http_transport"))
+        ctx.shared["http_client"] = client
+    return client  # type: ignore[no-any-return]
+
+
+def close_shared(ctx: RunContext) -> None:
+    """Close what the execute stage keeps for the run: the HTTP client and any dev servers (whole groups)."""
+    servers = ctx.shared.pop("dev_servers", None)
+    client = ctx.shared.pop("http_client", None)
+    try:
+        if isinstance(servers, ExitStack):
+            servers.close()
+    finally:
+        if client is not None:
+            client.close()
+        ctx.shared.pop("dev_server_envs", None)
+
+
+def _resolver(ctx: RunContext) -> AuthResolver:
+    resolver = ctx.shared.get("auth_resolver")
+    if not isinstance(resolver, AuthResolver):
+        resolver = AuthResolver(ctx.config.auth_profiles, client=shared_client(ctx))
+        ctx.shared["auth_resolver"] = resolver
+    return resolver
+
+
+def _environment(ctx: RunContext, case: Case, result: CaseResult) -> Environment | None:
+    suite = ctx.config.suites.get(case.suite)
+    name = suite.environment if suite is not None else None
+    if not name:
+        result.fail(
+            STAGE,
+            "environment_missing",
+            f"suite {case.suite!r} names no environment (set suites.{case.suite}.environment)",
+        )
+        return None
+    env = ctx.config.environments.get(name)
+    if env is None:
+        known = ", ".join(sorted(ctx.config.environments)) or "none"
+        result.fail(
+            STAGE,
+            "environment_missing",
+            f"suite {case.suite!r} names environment {name!r}, which is not defined (environments: {known})",
+        )
+    return env
+
+
+def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool:
+    """Start the environment's dev server once per run; on failure every case of it fails as connection_error."""
+    if env.server is None or env.name in ctx.shared.setdefault("dev_server_envs", {}):
+        return True
+    stack = ctx.shared.setdefault("dev_servers", ExitStack())
+    base = Path(ctx.config.path).parent
+    log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
+    log_path = log_dir / f"server-{env.name}.log"
+    try:
+        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base))
+    except QlabError as exc:
+        ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
+        for _case, _env, result in items:
+            result.fail(STAGE, "connection_error", f"environment {env.name}: {exc}")
+        return False
+    ctx.shared["dev_server_envs"][env.name] = {"status": state, "url": env.server.url, "log": str(log_path)}
+    ctx.log(f"execute: dev server for {env.name} {state} ({env.server.url}); output in {log_path}")
+    return True
+
+
+def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: Mapping[str, Plan]) -> None:
+    ready: list[tuple[Case, Plan, Environment, CaseResult]] = []
+    for case, env, result in items:
+        suite = ctx.config.suites.get(case.suite)
+        plan = plan_for(case, result, shared=plans, engine=ctx.engine, k=suite.k if suite else 8)
+        if plan is not None:
+            ready.append((case, plan, env, result))
+    width = items[0][1].concurrency
+    if width <= 1 or len(ready) <= 1:
+        for case, plan, env, result in ready:  # in the main thread: Ctrl-C reaches the case, cleanup runs
+            _guarded(runner, case, plan, env, result)
+        return
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="qlab-execute") as pool:
+        futures = [pool.submit(_guarded, runner, *item) for item in ready]
+        try:
+            for future in futures:
+                future.result()
+        except KeyboardInterrupt:
+            # Workers never see Ctrl-C: tell them to stop sending, let running cases clean up, then re-raise.
+            runner.cancel.set()
+            for future, (_c, _p, _e, result) in zip(futures, ready, strict=True):
+                if future.cancel():
+                    result.status = "skipped"
+                    result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
+            pool.shutdown(wait=True)
+            raise
+
+
+def _guarded(runner: CaseRunner, case: Case, plan: Plan, env: Environment, result: CaseResult) -> None:
+    try:
+        runner.run(case, plan, env, result)
+    except Exception as exc:  # runner.run records every failure itself; this is the last net
+        result.fail(
+            STAGE, "http_error", f"unexpected error while executing: {type(exc).__name__}", status="error"
+        )
+
+
+def _log_failures(ctx: RunContext, handled: Sequence[Case], results: Mapping[str, CaseResult]) -> None:
+    secrets = set(ctx.secrets)
+    for case in handled:
+        failure = results[case.id].failure
+        if failure is not None and failure.stage == STAGE:
+            ctx.log(scrub_text(f"execute: {case.id}: {failure.reason}: {failure.message}", secrets))
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 6) if total else None
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return round(ordered[rank], 3)
+
+
+def metrics(case_results: Iterable[CaseResult]) -> dict[str, float | None]:
+    """The execute metrics over ``case_results`` (None where there is no data)."""
+    rows = list(case_results)
+    execute_types = set(assertions.names(STAGE))
+    checked = [a for r in rows for a in r.assertions if a.type in execute_types]
+    reads = [r for r in rows if r.mutation_safety == "read_only"]
+    preflights = [r.auth_readiness for r in rows if r.auth_readiness is not None]
+    failed = [r for r in rows if r.status in ("failed", "error")]
+    latencies = [r.latency_ms[STAGE] for r in rows if STAGE in r.latency_ms]
+    return {
+        "execute_success_rate": _rate(sum(r.status == "passed" for r in rows), len(rows)),
+        "execute_read_success_rate": _rate(sum(r.status == "passed" for r in reads), len(reads)),
+        "assertion_pass_rate": _rate(sum(a.passed for a in checked), len(checked)),
+        "auth_ready_rate": _rate(sum(p.get("status") != "not_ready" for p in preflights), len(preflights)),
+        "structured_failure_rate": _rate(sum(r.status == "failed" for r in failed), len(failed)),
+        "latency_p50_ms": _percentile(latencies, 0.5),
+        "latency_p95_ms": _percentile(latencies, 0.95),
+    }
+
+
+def _report(
+    ctx: RunContext, handled: Sequence[Case], results: Mapping[str, CaseResult], *, duration_ms: float
+) -> StageReport:
+    report = StageReport(STAGE, duration_ms=duration_ms)
+    rows = [results[c.id] for c in handled]
+    report.metrics = metrics(rows)
+    for suite in dict.fromkeys(c.suite for c in handled):
+        report.suite_metrics[suite] = metrics(results[c.id] for c in handled if c.suite == suite)
+    reasons: dict[str, list[str]] = {}
+    for case in handled:
+        failure = results[case.id].failure
+        if failure is not None and failure.stage == STAGE:
+            reasons.setdefault(failure.reason, []).append(case.id)
+    for condition, codes in (
+        ("auth_not_ready", AUTH_REASONS),
+        ("mutation_unsafe", SAFETY_REASONS),
+        ("assertion_failed", ASSERTION_REASONS),
+    ):
+        ids = tuple(i for code in sorted(codes) for i in reasons.get(code, ()))
+        if ids:
+            seen = ", ".join(sorted(c for c in codes if c in reasons))
+            report.stops.append(StopHit(condition, ids, f"{len(ids)} case(s): {seen}"))
+    modes: dict[str, str] = {g.name: g.mode for g in ctx.gate.guards}
+    guards: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("mutation_safety", ("mutation_not_allowed", "cleanup_missing")),
+        ("host_allowlist", ("host_not_allowed",)),
+    )
+    for guard, guard_codes in guards:
+        refused = sorted(i for code in guard_codes for i in reasons.get(code, ()))
+        message = f"refused: {', '.join(refused)}" if refused else "no unsafe request was attempted"
+        report.guards.append(GuardResult(guard, STAGE, not refused, modes.get(guard, "block"), message))
+    report.details = _details(ctx, rows, reasons)
+    return report
+
+
+def _details(ctx: RunContext, rows: list[CaseResult], reasons: Mapping[str, list[str]]) -> dict[str, Any]:
+    return {
+        "cases": len(rows),
+        "passed": sum(r.status == "passed" for r in rows),
+        "failure_reasons": {code: len(ids) for code, ids in sorted(reasons.items())},
+        "servers": dict(ctx.shared.get("dev_server_envs") or {}),
+    }
