@@ -1,0 +1,299 @@
+"""Numbers the reports derive from result artifacts (plain dicts, as loaded from JSON).
+
+Reports read artifacts, never stages: everything here works on the artifact's documented shape and tolerates
+missing optional sections (a hand-written or older artifact), so a report never crashes on a partial result.
+
+- ``hit_at_k_curve``: share of cases with a search object whose ``search.hit_rank`` is ≤ K, for K = 1..max.
+- ``failure_classes``: failing cases grouped by ``failure.reason``, with the stage, meaning and hint of
+  ``qlab.reasons``.
+- ``case_diff``: baseline → candidate, case by case: fixed, regressed, still failing, new, removed.
+- ``metric_trends``: one value per run for every acceptance metric and scorecard dimension.
+- ``stage_latency``: p50/p95 per stage, from ``metrics.latency_ms`` or else from the cases.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qlab.reasons import REASONS
+
+Artifact = Mapping[str, Any]
+
+# seed 000 "Acceptance Metrics", as keys of the artifact's ``metrics`` object
+ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
+    ("search_hit_at_k", "search hit@K"),
+    ("search_top_1", "search Top-1"),
+    ("target_selector_accuracy", "target selector accuracy"),
+    ("plan_hit_rate", "plan hit rate"),
+    ("execute_read_success_rate", "execute read success rate"),
+    ("structured_failure_rate", "structured failure rate"),
+)
+# seed 003 "The Core Scorecard", in the seed's order
+SCORECARD_DIMENSIONS: tuple[str, ...] = (
+    "correctness",
+    "coverage",
+    "citation_quality",
+    "schema_validity",
+    "policy_compliance",
+    "cost_efficiency",
+    "latency",
+    "tool_selection_accuracy",
+    "retry_recovery",
+    "human_acceptance",
+)
+STAGE_LATENCY_KEYS: tuple[str, ...] = ("search", "target_selection", "plan", "execute")
+STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def cases_of(result: Artifact) -> list[Mapping[str, Any]]:
+    """The artifact's cases that are objects (anything else is ignored, not fatal)."""
+    cases = result.get("cases")
+    return [c for c in cases if isinstance(c, Mapping)] if isinstance(cases, list) else []
+
+
+def number(value: Any) -> float | None:
+    """A finite float, or None (booleans and strings are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def status_counts(result: Artifact) -> dict[str, int]:
+    counts = Counter(str(c.get("status", "")) for c in cases_of(result))
+    return {status: counts.get(status, 0) for status in STATUSES}
+
+
+# --------------------------------------------------------------------------------------------- hit@K
+
+
+@dataclass(frozen=True, slots=True)
+class HitCurve:
+    """``series[name][k-1]`` = share of that group's search cases whose hit rank is ≤ k."""
+
+    ks: tuple[int, ...]
+    series: Mapping[str, tuple[float, ...]]
+    sizes: Mapping[str, int]  # cases per series
+    configured_k: int | None  # the K the cases asked for (their most common ``search.top_k``)
+
+
+def hit_at_k_curve(cases: Sequence[Mapping[str, Any]], *, max_series: int = 6) -> HitCurve:
+    """The hit@K curve over every case that has a ``search`` object, overall and per suite.
+
+    A case whose expected target was not found (``hit_rank`` null, or ``hit`` false) counts as a miss at every K.
+    """
+    ranks: dict[str, list[int | None]] = {}
+    top_ks: Counter[int] = Counter()
+    max_k = 1
+    for case in cases:
+        search = case.get("search")
+        if not isinstance(search, Mapping):
+            continue
+        rank = number(search.get("hit_rank"))
+        hit = search.get("hit", rank is not None)
+        value = int(rank) if rank is not None and rank >= 1 and hit is not False else None
+        ranks.setdefault("all", []).append(value)
+        ranks.setdefault(str(case.get("suite", "")), []).append(value)
+        top_k = number(search.get("top_k"))
+        if top_k is not None and top_k >= 1:
+            top_ks[int(top_k)] += 1
+            max_k = max(max_k, int(top_k))
+        if value is not None:
+            max_k = max(max_k, value)
+    if not ranks:
+        return HitCurve(ks=(), series={}, sizes={}, configured_k=None)
+    suites = [name for name in ranks if name != "all"]
+    # one suite: its curve equals "all"; many: show each (capped, largest first) beside "all"
+    names = (
+        ["all"]
+        if len(suites) <= 1
+        else ["all", *sorted(suites, key=lambda s: (-len(ranks[s]), s))[: max_series - 1]]
+    )
+    ks = tuple(range(1, max_k + 1))
+    series = {
+        name: tuple(sum(1 for r in ranks[name] if r is not None and r <= k) / len(ranks[name]) for k in ks)
+        for name in names
+    }
+    configured = top_ks.most_common(1)[0][0] if top_ks else None
+    return HitCurve(ks=ks, series=series, sizes={n: len(ranks[n]) for n in names}, configured_k=configured)
+
+
+# --------------------------------------------------------------------------------------------- failures
+
+
+@dataclass(frozen=True, slots=True)
+class FailureClass:
+    reason: str
+    stage: str
+    count: int
+    meaning: str
+    hint: str
+    case_ids: tuple[str, ...]  # the first few, as examples
+
+
+def failure_classes(cases: Sequence[Mapping[str, Any]], *, examples: int = 5) -> list[FailureClass]:
+    """Failing cases grouped by reason code, most frequent first; the stage is the failure's own."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for case in cases:
+        failure = case.get("failure")
+        if not isinstance(failure, Mapping):
+            continue
+        reason = str(failure.get("reason") or "unclassified")
+        stage = str(failure.get("stage") or "")
+        groups.setdefault((reason, stage), []).append(str(case.get("case_id", "")))
+    out: list[FailureClass] = []
+    for (reason, stage), ids in groups.items():
+        known = REASONS.get(reason)
+        out.append(
+            FailureClass(
+                reason=reason,
+                stage=stage or (known.stage if known else ""),
+                count=len(ids),
+                meaning=known.meaning if known else "not a registered reason code",
+                hint=known.hint if known else "",
+                case_ids=tuple(ids[:examples]),
+            )
+        )
+    return sorted(out, key=lambda f: (-f.count, f.reason, f.stage))
+
+
+# --------------------------------------------------------------------------------------------- diff
+
+# the kinds and their meaning are those of ``qlab.promotion`` (which judges; this only shows)
+DIFF_KINDS: tuple[str, ...] = ("regressed", "fixed", "still_failing", "new", "removed", "passing")
+
+
+@dataclass(frozen=True, slots=True)
+class CaseChange:
+    case_id: str
+    suite: str
+    kind: str  # one of DIFF_KINDS
+    before: str | None  # status in the baseline; None when absent there
+    after: str | None
+    before_reason: str = ""
+    after_reason: str = ""
+    required: bool = True  # the suite is required or the case is critical: its regression always blocks
+
+
+@dataclass(frozen=True, slots=True)
+class CaseDiff:
+    changes: tuple[CaseChange, ...]  # every case of either run, regressions first
+    counts: Mapping[str, int]
+
+
+def _reason(case: Mapping[str, Any] | None) -> str:
+    failure = as_mapping(case.get("failure")) if case else {}
+    return str(failure.get("reason", "")) if failure else ""
+
+
+def _required(case: Mapping[str, Any], *runs: Artifact) -> bool:
+    if case.get("critical"):
+        return True
+    suite = str(case.get("suite", ""))
+    for run in runs:
+        info = as_mapping(as_mapping(run.get("suites")).get(suite))
+        if "required" in info:
+            return bool(info["required"])
+    return True  # suites are required unless qlab.yaml says otherwise
+
+
+def case_diff(baseline: Artifact, candidate: Artifact) -> CaseDiff:
+    """Baseline → candidate per case id. Only ``passed`` counts as passing; every other status is failing."""
+    before = {str(c.get("case_id")): c for c in cases_of(baseline)}
+    after = {str(c.get("case_id")): c for c in cases_of(candidate)}
+    changes: list[CaseChange] = []
+    for case_id in sorted(before.keys() | after.keys()):
+        b, a = before.get(case_id), after.get(case_id)
+        b_status = str(b.get("status")) if b else None
+        a_status = str(a.get("status")) if a else None
+        if b is None:
+            kind = "new"
+        elif a is None:
+            kind = "removed"
+        elif b_status == "passed":
+            kind = "passing" if a_status == "passed" else "regressed"
+        else:
+            kind = "fixed" if a_status == "passed" else "still_failing"
+        either = a if a is not None else b
+        assert either is not None  # the id came from one of the two runs
+        changes.append(
+            CaseChange(
+                case_id,
+                str(either.get("suite", "")),
+                kind,
+                b_status,
+                a_status,
+                _reason(b),
+                _reason(a),
+                required=_required(either, candidate, baseline),
+            )
+        )
+    order = {kind: i for i, kind in enumerate(DIFF_KINDS)}
+    changes.sort(key=lambda c: (order[c.kind], c.suite, c.case_id))
+    counts = Counter(c.kind for c in changes)
+    return CaseDiff(changes=tuple(changes), counts={kind: counts.get(kind, 0) for kind in DIFF_KINDS})
+
+
+# --------------------------------------------------------------------------------------------- trends and latency
+
+
+def pass_rate(result: Artifact) -> float | None:
+    counts = status_counts(result)
+    total = sum(counts.values())
+    return counts["passed"] / total if total else None
+
+
+def metric_trends(results: Sequence[Artifact]) -> dict[str, list[float | None]]:
+    """``{label: [value per run]}`` for the acceptance metrics, the pass rate and the scorecard dimensions.
+
+    A metric with no value in any run is left out; a run without it gets ``None`` (a gap, not a zero).
+    """
+    out: dict[str, list[float | None]] = {}
+    rows: list[tuple[str, list[float | None]]] = [
+        (label, [number(as_mapping(r.get("metrics")).get(key)) for r in results])
+        for key, label in ACCEPTANCE_METRICS
+    ]
+    rows.append(("case pass rate", [pass_rate(r) for r in results]))
+    rows.extend(
+        (f"scorecard: {dim}", [number(as_mapping(r.get("scorecard")).get(dim)) for r in results])
+        for dim in SCORECARD_DIMENSIONS
+    )
+    for label, values in rows:
+        if any(v is not None for v in values):
+            out[label] = values
+    return out
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of ``values``; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    index = max(0, math.ceil(q / 100 * len(ordered)) - 1)
+    return ordered[index]
+
+
+def stage_latency(result: Artifact) -> dict[str, tuple[float | None, float | None]]:
+    """``{stage: (p50, p95)}`` in ms: from ``metrics.latency_ms`` when present, else computed from the cases."""
+    stored = as_mapping(as_mapping(result.get("metrics")).get("latency_ms"))
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for stage, values in stored.items():
+        pair = as_mapping(values)
+        out[str(stage)] = (number(pair.get("p50")), number(pair.get("p95")))
+    if out:
+        return out
+    samples: dict[str, list[float]] = {}
+    for case in cases_of(result):
+        for stage, ms in as_mapping(case.get("latency_ms")).items():
+            value = number(ms)
+            if value is not None:
+                samples.setdefault(str(stage), []).append(value)
+    ordered = [s for s in STAGE_LATENCY_KEYS if s in samples] + sorted(set(samples) - set(STAGE_LATENCY_KEYS))
+    return {stage: (percentile(samples[stage], 50), percentile(samples[stage], 95)) for stage in ordered}

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import pytest
+
+import artifact_samples as samples
+from qlab.reasons import REASONS
+from qlab.report import derive
+
+
+def test_hit_at_k_curve_is_the_share_of_cases_ranked_at_or_above_k() -> None:
+    cases = samples.result()["cases"]
+    curve = derive.hit_at_k_curve(cases)
+    # 7 cases carry a search object; ranks 1,2,4,None,1,1,1 -> hit@1 4/7, hit@2 5/7, hit@3 5/7, hit@4 6/7, hit@5 6/7
+    assert curve.ks == (1, 2, 3, 4, 5)
+    assert curve.series["all"] == pytest.approx((4 / 7, 5 / 7, 5 / 7, 6 / 7, 6 / 7))
+    assert curve.series["search_core"] == pytest.approx((1 / 4, 2 / 4, 2 / 4, 3 / 4, 3 / 4))
+    assert curve.sizes["all"] == 7
+    assert curve.configured_k == 5
+
+
+def test_hit_at_k_curve_counts_a_hit_false_case_as_a_miss_and_ignores_cases_without_search() -> None:
+    cases = [
+        {"case_id": "a", "suite": "s", "search": {"hit": False, "hit_rank": 3, "top_k": 3}},
+        {"case_id": "b", "suite": "s", "search": {"hit": True, "hit_rank": 3, "top_k": 3}},
+        {"case_id": "c", "suite": "s"},  # blocked before search: no search object
+    ]
+    curve = derive.hit_at_k_curve(cases)
+    assert list(curve.series) == ["all"]  # one suite: no duplicate per-suite line
+    assert curve.series["all"] == pytest.approx((0.0, 0.0, 0.5))
+
+
+def test_hit_at_k_curve_without_search_cases_is_empty() -> None:
+    assert derive.hit_at_k_curve([{"case_id": "x"}]).ks == ()
+
+
+def test_failure_classes_group_by_reason_with_stage_and_hint() -> None:
+    classes = derive.failure_classes(samples.fixed_result()["cases"])
+    first = classes[0]
+    assert (first.reason, first.stage, first.count) == ("expected_target_absent", "search", 2)
+    assert first.hint == REASONS["expected_target_absent"].hint
+    assert set(first.case_ids) == {"member-search-002", "member-search-004"}
+
+
+def test_failure_classes_keep_unknown_codes_visible() -> None:
+    classes = derive.failure_classes([{"case_id": "x", "failure": {"stage": "plan", "reason": "made_up"}}])
+    assert classes[0].meaning == "not a registered reason code"
+    assert classes[0].hint == ""
+
+
+def test_case_diff_classifies_every_case() -> None:
+    diff = derive.case_diff(samples.result(), samples.fixed_result())
+    kinds = {c.case_id: c.kind for c in diff.changes}
+    assert kinds["member-plan-002"] == "fixed"
+    assert kinds["member-search-002"] == "regressed"
+    assert kinds["member-search-004"] == "still_failing"
+    assert kinds["member-search-005"] == "new"
+    assert kinds["member-exec-001"] == "removed"
+    assert kinds["member-search-001"] == "passing"
+    assert diff.counts == {
+        "regressed": 1,
+        "fixed": 1,
+        "still_failing": 1,
+        "new": 1,
+        "removed": 1,
+        "passing": 3,
+    }
+    assert diff.changes[0].kind == "regressed"  # regressions come first
+    assert diff.changes[0].required  # search_core is a required suite
+    fixed = next(c for c in diff.changes if c.kind == "fixed")
+    assert (fixed.before, fixed.after, fixed.before_reason) == (
+        "failed",
+        "passed",
+        "required_fields_unsatisfied",
+    )
+
+
+def test_metric_trends_keep_gaps_and_drop_metrics_without_data() -> None:
+    first, second = samples.result(), samples.fixed_result()
+    del second["metrics"]["search_top_1"]
+    trends = derive.metric_trends([first, second])
+    assert trends["plan hit rate"] == [0.5, 1.0]
+    assert trends["search Top-1"] == [0.5714, None]
+    assert "execute read success rate" not in trends  # null in every run
+    assert "scorecard: human_acceptance" not in trends
+    assert trends["scorecard: correctness"] == [0.57, 0.71]
+    assert trends["case pass rate"] == pytest.approx([4 / 7, 5 / 7])
+
+
+def test_stage_latency_prefers_stored_percentiles_and_else_computes_them() -> None:
+    stored = derive.stage_latency(samples.result())
+    assert stored["plan"] == (40.0, 120.0)
+    computed = derive.stage_latency(
+        {"cases": [{"latency_ms": {"search": float(ms), "plan": 1.0}} for ms in range(1, 101)]}
+    )
+    assert computed["search"] == (50.0, 95.0)
+    assert list(computed) == ["search", "plan"]
+
+
+@pytest.mark.parametrize(
+    ("values", "q", "expected"), [([], 50, None), ([3.0], 95, 3.0), ([1.0, 2.0, 3.0, 4.0], 50, 2.0)]
+)
+def test_percentile_nearest_rank(values: list[float], q: float, expected: float | None) -> None:
+    assert derive.percentile(values, q) == expected
+
+
+def test_status_counts_and_number_ignore_malformed_values() -> None:
+    result = {"cases": [{"status": "passed"}, "not a case", {"status": "failed"}]}
+    assert derive.status_counts(result) == {"passed": 1, "failed": 1, "error": 0, "blocked": 0, "skipped": 0}
+    assert derive.number(True) is None
+    assert derive.number(float("nan")) is None
+    assert derive.number("0.5") is None
+    assert derive.number(2) == 2.0
