@@ -60,6 +60,7 @@ def dev_server(
     base_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     poll_interval: float = 0.1,
+    stop_grace: float = STOP_GRACE_SEC,
 ) -> Iterator[str]:
     """Run the server for the duration of the block; yields ``"started"`` or ``"reused"``.
 
@@ -98,7 +99,7 @@ def dev_server(
             _wait(proc, config, log_path, poll_interval)
             yield "started"
         finally:
-            stop(proc)
+            stop(proc, grace=stop_grace)
             log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
 
 

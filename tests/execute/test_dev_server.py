@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import servers
+from qlab.errors import InputError
+from qlab.execute.server import answers, argv_of, dev_server
+from qlab.project.model import ServerConfig
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead for our purposes
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+def test_argv() -> None:
+    assert argv_of("python -m qlab.demo.server --port 1") == [
+        sys.executable,
+        "-m",
+        "qlab.demo.server",
+        "--port",
+        "1",
+    ]
+    assert argv_of("npm run dev && echo x") == ["/bin/sh", "-c", "npm run dev && echo x"]
+
+
+def test_starts_polls_logs_and_stops_the_whole_group(tmp_path: Path) -> None:
+    port = servers.free_port()
+    pids = tmp_path / "pids"
+    # the server leaves a child behind that ignores SIGTERM: only a group SIGKILL ends it
+    command = (
+        f"{sys.executable} -c 'import os,signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f'open("{pids}", "w").write(str(os.getpid())); time.sleep(600)\' & '
+        f"exec {sys.executable} -m http.server {port} --bind 127.0.0.1"
+    )
+    config = ServerConfig(
+        command=command, url=f"http://127.0.0.1:{port}/", timeout_sec=20, reuse_existing=False
+    )
+    log = tmp_path / "logs" / "server-dev.log"
+    with dev_server(config, log_path=log, stop_grace=0.5) as state:
+        assert state == "started"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/") as response:
+            assert response.status == 200
+        for _ in range(100):
+            if pids.exists() and pids.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pids.read_text())
+        assert _alive(child)
+    assert not answers(f"http://127.0.0.1:{port}/")
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+    text = log.read_text()
+    assert "GET / HTTP/1.1" in text  # the server's own output went to the run log
+    assert text.startswith("--- qlab: starting") and "--- qlab: stopped" in text
+
+
+def test_reuse_existing(tmp_path: Path) -> None:
+    with servers.CountingServer() as counter:
+        config = ServerConfig(command="false", url=counter.url + "/health", reuse_existing=True)
+        with dev_server(config, log_path=tmp_path / "s.log") as state:
+            assert state == "reused"
+        with (
+            pytest.raises(InputError, match="already answers"),
+            dev_server(
+                ServerConfig(command="false", url=counter.url, reuse_existing=False),
+                log_path=tmp_path / "s.log",
+            ),
+        ):
+            pass
+
+
+def test_early_exit_and_timeout_are_input_errors(tmp_path: Path) -> None:
+    port = servers.free_port()
+    url = f"http://127.0.0.1:{port}/"
+    with (
+        pytest.raises(InputError, match=r"exited with 3 before .* answered; see .*s\.log"),
+        dev_server(
+            ServerConfig(
+                command=f"{sys.executable} -c 'import sys; sys.exit(3)'", url=url, reuse_existing=False
+            ),
+            log_path=tmp_path / "s.log",
+        ),
+    ):
+        pass
+    started = time.monotonic()
+    with (
+        pytest.raises(InputError, match=r"did not answer within 0.5s"),
+        dev_server(
+            ServerConfig(command="sleep 30", url=url, timeout_sec=0.5, reuse_existing=False),
+            log_path=tmp_path / "s.log",
+        ),
+    ):
+        pass
+    assert time.monotonic() - started < 10
+    with (
+        pytest.raises(InputError, match="cannot start"),
+        dev_server(
+            ServerConfig(command="/nonexistent/binary", url=url, reuse_existing=False),
+            log_path=tmp_path / "s.log",
+        ),
+    ):
+        pass
