@@ -1,0 +1,220 @@
+"""Schema-valid qlab.yaml data -> the frozen :class:`~qlab.project.model.Config`.
+
+Runs only after ``schemas.validate`` found nothing, so it trusts the shape: no checks here, only mapping of
+the written forms (``hit_at_k: ">= 0.95"``, ``schema_coverage_below: 0.8``, ``mcp: {command: ...}``) onto the
+model's dataclasses, each with the origin it was written at.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from qlab.project.document import JsonPath
+from qlab.project.model import (
+    AuthProfile,
+    Budget,
+    CollectionConfig,
+    Config,
+    EngineConfig,
+    Environment,
+    Gate,
+    Guard,
+    LearningConfig,
+    LLMConfig,
+    Origin,
+    OutputConfig,
+    PromotionRule,
+    ReleaseSkill,
+    ServerConfig,
+    Source,
+    StopCondition,
+    Suite,
+    Threshold,
+)
+
+OriginOf = Callable[[JsonPath], Origin]
+THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*$")
+SOURCE_KINDS = ("openapi", "swagger", "mcp", "python")
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+
+
+def _pick(data: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    """The keys of ``data`` among ``names`` (a dataclass's optional fields), as written."""
+    return {name: data[name] for name in names if name in data}
+
+
+def parse_threshold(metric: str, text: str, origin: Origin) -> Threshold:
+    """``hit_at_k``, ``">= 0.95"`` -> Threshold(hit_at_k, >=, 0.95). The schema guarantees the format."""
+    match = THRESHOLD.match(text)
+    if match is None:  # unreachable after the schema pass; kept so a bad call is loud, not silent
+        raise ValueError(f"not a threshold: {text!r}")
+    op = cast(Any, match.group(1))
+    return Threshold(metric, op, float(match.group(2)), origin)
+
+
+def _thresholds(value: Any, path: JsonPath, origin: OriginOf) -> tuple[Threshold, ...]:
+    if isinstance(value, list):
+        return tuple(
+            Threshold(item["metric"], item["op"], float(item["value"]), origin((*path, i)))
+            for i, item in enumerate(value)
+        )
+    out = []
+    for metric, spec in (value or {}).items():
+        where = origin((*path, metric))
+        if isinstance(spec, str):
+            out.append(parse_threshold(metric, spec, where))
+        else:
+            out.append(Threshold(metric, spec["op"], float(spec["value"]), where))
+    return tuple(out)
+
+
+def _stop(item: Any, where: Origin) -> StopCondition:
+    if isinstance(item, str):
+        return StopCondition(item, None, where)
+    ((name, value),) = item.items()
+    return StopCondition(str(name), float(value), where)
+
+
+def _source(data: Mapping[str, Any], index: int, origin: OriginOf, kinds_seen: dict[str, int]) -> Source:
+    kind = next(k for k in SOURCE_KINDS if k in data)
+    spec = data[kind]
+    name = data.get("name") or (kind if kinds_seen.get(kind, 0) <= 1 else f"{kind}-{index + 1}")
+    where = origin(("collection", "sources", index))
+    if kind == "mcp" and isinstance(spec, dict):
+        return Source(
+            name,
+            "mcp",
+            spec.get("tools_file"),
+            command=spec.get("command"),
+            args=_strings(spec.get("args")),
+            env=dict(spec.get("env", {})),
+            origin=where,
+        )
+    return Source(name, kind, str(spec), origin=where)  # type: ignore[arg-type]
+
+
+def _collection(data: Mapping[str, Any], origin: OriginOf) -> CollectionConfig:
+    sources = data.get("sources", [])
+    kinds_seen: dict[str, int] = {}
+    for item in sources:
+        kind = next(k for k in SOURCE_KINDS if k in item)
+        kinds_seen[kind] = kinds_seen.get(kind, 0) + 1
+    return CollectionConfig(
+        sources=tuple(_source(item, i, origin, kinds_seen) for i, item in enumerate(sources)),
+        aliases_file=data.get("aliases"),
+        auth_profile=data.get("auth"),
+        **_pick(data, "cache_dir"),
+    )
+
+
+def _auth(name: str, data: Mapping[str, Any], where: Origin) -> AuthProfile:
+    fields = _pick(data, "token_env", "token_command", "header", "query", "value_env", "username_env",
+                   "password_env", "token_url", "client_id_env", "client_secret_env")  # fmt: skip
+    return AuthProfile(
+        name, data["type"], scopes=_strings(data.get("scopes")), headers=dict(data.get("headers", {})), origin=where,
+        **fields,
+    )  # fmt: skip
+
+
+def _engine(data: Mapping[str, Any]) -> EngineConfig:
+    llm = data.get("llm")
+    return EngineConfig(
+        **_pick(data, "type", "url", "object", "timeout_sec"),
+        headers=dict(data.get("headers", {})),
+        llm=None if llm is None else LLMConfig(**llm),
+    )
+
+
+def _environment(name: str, data: Mapping[str, Any], where: Origin) -> Environment:
+    server = data.get("server")
+    return Environment(
+        name,
+        data["base_url"],
+        allowed_hosts=_strings(data.get("allowed_hosts")),
+        server=None if server is None else ServerConfig(**{**server, "env": dict(server.get("env", {}))}),
+        sensitive_fields=_strings(data.get("sensitive_fields")),
+        headers=dict(data.get("headers", {})),
+        origin=where,
+        **_pick(data, "auth", "concurrency", "retries", "retry_backoff_sec", "follow_redirects"),
+    )
+
+
+def _suite(name: str, data: Mapping[str, Any], where: Origin) -> Suite:
+    return Suite(
+        name,
+        data["mode"],
+        _strings(data["cases"]),
+        critical=_strings(data.get("critical")),
+        origin=where,
+        **_pick(
+            data, "category", "cadence", "required", "environment", "k", "repeat", "min_pass", "description"
+        ),
+    )
+
+
+def _gate(data: Mapping[str, Any], index: int, origin: OriginOf) -> Gate:
+    path: JsonPath = ("gates", index)
+    return Gate(
+        name=data.get("name") or data["stage"],
+        stage=data["stage"],
+        suites=_strings(data.get("suites")),
+        thresholds=_thresholds(data.get("thresholds"), (*path, "thresholds"), origin),
+        stop_if=tuple(
+            _stop(item, origin((*path, "stop_if", i))) for i, item in enumerate(data.get("stop_if", []))
+        ),
+        guards=tuple(Guard(g["name"], g.get("mode", "block")) for g in data.get("guards", [])),
+        origin=origin(path),
+    )
+
+
+def _rule(name: str, data: Mapping[str, Any], where: Origin) -> PromotionRule:
+    optional: dict[str, Any] = _pick(data, "tolerance", "bootstrap")
+    if "same" in data:
+        optional["same"] = _strings(data["same"])
+    return PromotionRule(
+        name,
+        suites=_strings(data.get("suites")),
+        require=_strings(data.get("require")),
+        metrics=_strings(data.get("metrics")),
+        origin=where,
+        **optional,
+    )
+
+
+def _skill(name: str, data: Mapping[str, Any], where: Origin) -> ReleaseSkill:
+    optional = _pick(data, "trigger_cases", "golden_cases", "trigger_precision_min", "trigger_recall_min",
+                     "functional_pass_min", "max_tool_calls", "max_cost_usd", "max_latency_ms", "regression_suite",
+                     "record_file", "approvals_file")  # fmt: skip
+    return ReleaseSkill(name, permissions=_strings(data.get("permissions")), origin=where, **optional)
+
+
+def build_config(data: Mapping[str, Any], *, path: str, digest: str, origin: OriginOf) -> Config:
+    """The Config of schema-valid ``data``; ``path`` is the absolute path of qlab.yaml."""
+
+    def named(key: str, make: Callable[[str, Mapping[str, Any], Origin], Any]) -> dict[str, Any]:
+        return {name: make(name, item, origin((key, name))) for name, item in (data.get(key) or {}).items()}
+
+    return Config(
+        version=int(data["version"]),
+        project=str(data["project"]),
+        path=path,
+        collection=_collection(data["collection"], origin),
+        engine=_engine(data.get("engine") or {}),
+        environments=named("environments", _environment),
+        auth_profiles=named("auth_profiles", _auth),
+        suites=named("suites", _suite),
+        gates=tuple(_gate(item, i, origin) for i, item in enumerate(data["gates"])),
+        promotion=named("promotion", _rule),
+        release=named("release", _skill),
+        learning=LearningConfig(**(data.get("learning") or {})),
+        budget=Budget(**(data.get("budget") or {})),
+        output=OutputConfig(**(data.get("output") or {})),
+        digest=digest,
+    )

@@ -1,0 +1,218 @@
+"""JSON and JSON Lines text -> :class:`~qlab.project.document.Document` with positions.
+
+The standard library's decoder gives no positions for values, so this is a small recursive-descent reader
+that records ``(line, col)`` for every value and key, refuses duplicate keys and NaN/Infinity (not JSON), and
+limits nesting. Strings are decoded by ``json.decoder.scanstring`` (C), so escapes behave exactly as in
+``json.loads``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json.decoder
+import re
+from typing import Any
+
+from qlab.errors import ConfigError, Diagnostic
+from qlab.project.document import Document, JsonPath, Position, format_path
+
+MAX_DEPTH = 100
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - C-accelerated; not in the stubs
+_NEWLINE = re.compile("\n")
+_WORD = re.compile(r"[A-Za-z_]+")
+_LITERALS = (("true", True), ("false", False), ("null", None))
+
+
+class _Stop(Exception):
+    def __init__(self, offset: int, message: str, path: JsonPath | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+        self.path = path
+
+
+def _string_message(msg: str) -> str:
+    if msg.startswith("Invalid control character"):
+        return "a line break or control character inside a string: escape it (\\n, \\t)"
+    if msg.startswith("Unterminated string"):
+        return "unterminated string: a closing '\"' is missing"
+    return msg.lower().replace("\\escape", "escape").rstrip(": ")
+
+
+class _Reader:
+    def __init__(self, text: str, *, max_depth: int) -> None:
+        self.text = text
+        self.max_depth = max_depth
+        self.newlines = [m.start() for m in _NEWLINE.finditer(text)]
+        self.values: dict[JsonPath, Position] = {}
+        self.keys: dict[JsonPath, Position] = {}
+        self.duplicates: list[tuple[int, JsonPath, str]] = []
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_left(self.newlines, offset)
+        start = self.newlines[line - 1] + 1 if line else 0
+        return line + 1, offset - start + 1
+
+    def skip(self, pos: int) -> int:
+        match = _WS.match(self.text, pos)
+        return match.end() if match else pos
+
+    def expect_end(self, pos: int) -> None:
+        pos = self.skip(pos)
+        if pos < len(self.text):
+            raise _Stop(
+                pos,
+                "unexpected text after the JSON value (one value per file; JSON Lines files end in .jsonl)",
+            )
+
+    def value(self, pos: int, path: JsonPath, depth: int) -> tuple[Any, int]:
+        pos = self.skip(pos)
+        if pos >= len(self.text):
+            raise _Stop(pos, "unexpected end of file: expected a value")
+        self.values[path] = self.position(pos)
+        ch = self.text[pos]
+        if ch == "{" or ch == "[":
+            if depth >= self.max_depth:
+                raise _Stop(pos, f"nesting is deeper than {self.max_depth} levels")
+            return self.obj(pos, path, depth) if ch == "{" else self.arr(pos, path, depth)
+        if ch == '"':
+            return self.string(pos)
+        number = _NUMBER.match(self.text, pos)
+        if number:
+            frac, exp = number.group(1), number.group(2)
+            literal = number.group()
+            return (float(literal) if frac or exp else int(literal)), number.end()
+        for word, result in _LITERALS:
+            if self.text.startswith(word, pos):
+                return result, pos + len(word)
+        found = _WORD.match(self.text, pos)
+        if found and found.group() in ("NaN", "Infinity", "True", "False", "None"):
+            raise _Stop(pos, f"{found.group()} is not JSON (write a number, true, false or null)")
+        raise _Stop(pos, f"expected a value, found {self.text[pos]!r}")
+
+    def string(self, pos: int) -> tuple[str, int]:
+        try:
+            text, end = _scanstring(self.text, pos + 1, True)
+        except json.JSONDecodeError as exc:
+            raise _Stop(exc.pos, _string_message(exc.msg)) from None
+        return text, end
+
+    def obj(self, pos: int, path: JsonPath, depth: int) -> tuple[dict[str, Any], int]:
+        out: dict[str, Any] = {}
+        pos = self.skip(pos + 1)
+        if self.text.startswith("}", pos):
+            return out, pos + 1
+        while True:
+            if not self.text.startswith('"', pos):
+                hint = " (JSON has no trailing commas)" if self.text.startswith("}", pos) else ""
+                raise _Stop(pos, f"expected a key in double quotes{hint}")
+            key_pos = pos
+            key, pos = self.string(pos)
+            pos = self.skip(pos)
+            if not self.text.startswith(":", pos):
+                raise _Stop(pos, "expected ':' after the key")
+            child = (*path, key)
+            duplicate = key in out
+            if duplicate:
+                self.duplicates.append((key_pos, child, key))
+            else:
+                self.keys[child] = self.position(key_pos)
+            item, pos = self.value(pos + 1, child, depth + 1)
+            if not duplicate:
+                out[key] = item
+            pos = self.skip(pos)
+            if self.text.startswith(",", pos):
+                pos = self.skip(pos + 1)
+                continue
+            if self.text.startswith("}", pos):
+                return out, pos + 1
+            raise _Stop(pos, "expected ',' or '}' after an object entry")
+
+    def arr(self, pos: int, path: JsonPath, depth: int) -> tuple[list[Any], int]:
+        out: list[Any] = []
+        pos = self.skip(pos + 1)
+        if self.text.startswith("]", pos):
+            return out, pos + 1
+        while True:
+            if self.text.startswith("]", pos) and out:
+                raise _Stop(pos, "expected a value (JSON has no trailing commas)")
+            item, pos = self.value(pos, (*path, len(out)), depth + 1)
+            out.append(item)
+            pos = self.skip(pos)
+            if self.text.startswith(",", pos):
+                pos = self.skip(pos + 1)
+                continue
+            if self.text.startswith("]", pos):
+                return out, pos + 1
+            raise _Stop(pos, "expected ',' or ']' after a list item")
+
+    def diagnostics(self, file: str, line_offset: int = 0, prefix: JsonPath = ()) -> list[Diagnostic]:
+        out = []
+        for offset, path, key in self.duplicates:
+            line, col = self.position(offset)
+            first = self.keys.get(path, (line, col))
+            out.append(
+                Diagnostic(
+                    file,
+                    line + line_offset,
+                    col,
+                    format_path((*prefix, *path)),
+                    f"duplicate key {key!r} (first written at line {first[0] + line_offset}); "
+                    "JSON readers keep only one of them, so remove or rename one",
+                )
+            )
+        return out
+
+
+def _stop_diagnostic(reader: _Reader, stop: _Stop, file: str, line_offset: int = 0) -> Diagnostic:
+    line, col = reader.position(stop.offset)
+    path = "" if stop.path is None else format_path(stop.path)
+    return Diagnostic(file, line + line_offset, col, path, f"invalid JSON: {stop.message}")
+
+
+def parse_json(text: str, file: str, *, max_depth: int = MAX_DEPTH) -> Document:
+    """Parse one JSON value. Raises ConfigError (a syntax error stops at the first; duplicate keys are all listed)."""
+    reader = _Reader(text, max_depth=max_depth)
+    try:
+        data, end = reader.value(0, (), 0)
+        reader.expect_end(end)
+    except _Stop as stop:
+        raise ConfigError([*reader.diagnostics(file), _stop_diagnostic(reader, stop, file)]) from None
+    errors = reader.diagnostics(file)
+    if errors:
+        raise ConfigError(errors)
+    return Document(file, data, reader.values, reader.keys)
+
+
+def parse_jsonl(text: str, file: str, *, max_depth: int = MAX_DEPTH) -> Document:
+    """Parse JSON Lines: one JSON value per non-blank line, as a list (``$[i]`` is the i-th value).
+
+    Every line is read even after a bad one, so all broken lines are reported at once.
+    """
+    data: list[Any] = []
+    values: dict[JsonPath, Position] = {(): (1, 1)}
+    keys: dict[JsonPath, Position] = {}
+    errors: list[Diagnostic] = []
+    for number, line in enumerate(text.split("\n")):
+        if not line.strip():
+            continue
+        reader = _Reader(line, max_depth=max_depth)
+        index = len(data)
+        try:
+            item, end = reader.value(0, (), 0)
+            reader.expect_end(end)
+        except _Stop as stop:
+            errors.extend(reader.diagnostics(file, number, (index,)))
+            errors.append(_stop_diagnostic(reader, stop, file, number))
+            data.append(None)
+            continue
+        errors.extend(reader.diagnostics(file, number, (index,)))
+        data.append(item)
+        values.update({(index, *p): (ln + number, col) for p, (ln, col) in reader.values.items()})
+        keys.update({(index, *p): (ln + number, col) for p, (ln, col) in reader.keys.items()})
+    if errors:
+        raise ConfigError(errors)
+    return Document(file, data, values, keys)

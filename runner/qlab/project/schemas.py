@@ -1,0 +1,106 @@
+"""jsonschema, behind one module: validate plain data against qlab's JSON Schemas (draft-07).
+
+Errors come back as :class:`SchemaIssue` objects that carry what ``messages`` needs to word them (keyword,
+absolute JSON path, instance, the failing subschema, and for ``oneOf``/``anyOf`` the resolved branches with the
+issues of each), so no other module sees jsonschema's classes. Validators are built once per schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from jsonschema import Draft7Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+
+from qlab.project.document import JsonPath
+from qlab.resources import load_schema
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaIssue:
+    """One schema violation, independent of jsonschema's classes."""
+
+    keyword: str  # required, enum, type, additionalProperties, oneOf, ...
+    path: JsonPath  # absolute path of the offending value (for a key error: of the key)
+    instance: Any
+    keyword_value: Any  # the keyword's value in the schema (the enum list, the minimum, ...)
+    schema: Mapping[str, Any]  # the subschema holding the keyword
+    text: str  # jsonschema's own message, the last resort of the wording
+    is_key: bool = False  # the issue is about a mapping key (propertyNames)
+    branches: tuple[Mapping[str, Any], ...] = ()  # oneOf / anyOf: each branch, $ref resolved
+    branch_issues: tuple[tuple[SchemaIssue, ...], ...] = ()  # oneOf / anyOf: the issues of each branch
+
+
+def _resolve(root: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Follow a local ``$ref`` (``#/definitions/x``), keeping the referring schema's title if it has one."""
+    seen = 0
+    while "$ref" in schema and seen < 20:
+        ref = str(schema["$ref"])
+        title = schema.get("title")
+        if not ref.startswith("#/"):
+            return schema
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target[part]
+        schema = dict(target, title=title) if title else target
+        seen += 1
+    return schema
+
+
+def _convert(error: ValidationError, root: Mapping[str, Any], prefix: JsonPath) -> SchemaIssue:
+    path: JsonPath = (*prefix, *error.absolute_path)
+    is_key = "propertyNames" in error.relative_schema_path or "propertyNames" in error.absolute_schema_path
+    if is_key:
+        path = (*path, str(error.instance))
+    branches: tuple[Mapping[str, Any], ...] = ()
+    branch_issues: tuple[tuple[SchemaIssue, ...], ...] = ()
+    if error.validator in ("oneOf", "anyOf") and isinstance(error.validator_value, list):
+        branches = tuple(_resolve(root, b) for b in error.validator_value)
+        grouped: list[list[SchemaIssue]] = [[] for _ in branches]
+        for sub in error.context or ():
+            index = sub.relative_schema_path[0] if sub.relative_schema_path else None
+            if isinstance(index, int) and 0 <= index < len(grouped):
+                grouped[index].append(_convert(sub, root, prefix))
+        branch_issues = tuple(tuple(group) for group in grouped)
+    return SchemaIssue(
+        keyword=str(error.validator),
+        path=path,
+        instance=error.instance,
+        keyword_value=error.validator_value,
+        schema=error.schema if isinstance(error.schema, Mapping) else {},
+        text=error.message,
+        is_key=is_key,
+        branches=branches,
+        branch_issues=branch_issues,
+    )
+
+
+@lru_cache(maxsize=32)
+def _validator(name: str, definition: str | None) -> tuple[Draft7Validator, Mapping[str, Any]]:
+    root = load_schema(name)
+    schema: Mapping[str, Any] = root
+    if definition is not None:
+        if definition not in root.get("definitions", {}):
+            raise KeyError(f"schema {name!r} has no definition {definition!r}")
+        # a reference into the same document: ``#/definitions/...`` refs inside resolve against it
+        schema = {"$ref": f"#/definitions/{definition}", "definitions": root["definitions"]}
+    return Draft7Validator(schema), root
+
+
+def validate(
+    data: Any, schema: str, *, definition: str | None = None, prefix: JsonPath = ()
+) -> list[SchemaIssue]:
+    """Every violation of ``data`` against schema ``schema`` (``config``, ``case``, ...), or against one of its
+    ``definitions`` (``case``, ``golden_cases``, ...). ``prefix`` is prepended to the reported paths, for data
+    that sits inside a larger document (the third case of a list)."""
+    validator, root = _validator(schema, definition)
+    return [_convert(error, root, prefix) for error in validator.iter_errors(data)]
+
+
+def check_schema(schema: Mapping[str, Any]) -> list[str]:
+    """Problems of a schema document itself against the draft-07 meta-schema (for the schema tests)."""
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in
+            Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(schema)]  # fmt: skip

@@ -1,0 +1,161 @@
+"""Checks of schema-valid cases that a JSON Schema cannot express: the case's mode against its suite's,
+JSONPaths and regular expressions that must compile, captures that cleanup steps refer to, mutation safety,
+and, across files, duplicate ids and the suites' critical ids.
+
+Tool ids (``expected_target``, assertion tools) are *not* checked here: the collection is built later, by the
+build stage, which reports unknown targets itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from qlab import jsonpath
+from qlab.errors import Diagnostic, InputError
+from qlab.project.document import Document, JsonPath
+from qlab.project.messages import suggestion
+from qlab.project.model import Case, Config, Suite
+
+_CAPTURE_REF = re.compile(r"\$\{captures\.([^}]*)\}")
+
+
+def _strings(value: Any, path: JsonPath) -> Iterable[tuple[JsonPath, str]]:
+    """Every string inside ``value`` with its path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*path, index))
+
+
+class CaseChecker:
+    """Per-case checks; ``doc`` is the case file and ``at`` the case's path in it (``()`` or ``(i,)``)."""
+
+    def __init__(self, doc: Document, at: JsonPath, data: Mapping[str, Any]) -> None:
+        self.doc, self.at, self.data = doc, at, data
+        self.out: list[Diagnostic] = []
+
+    def error(self, rel: JsonPath, message: str) -> None:
+        self.out.append(self.doc.diagnostic((*self.at, *rel), message))
+
+    def warn(self, rel: JsonPath, message: str) -> None:
+        self.out.append(self.doc.diagnostic((*self.at, *rel), message, severity="warning"))
+
+    def jsonpath(self, rel: JsonPath, expression: str) -> None:
+        try:
+            jsonpath.compile_path(expression)
+        except InputError as exc:
+            self.error(rel, f"{exc}; write a JSONPath such as '$.data[0].id'")
+
+    def regex(self, rel: JsonPath, expression: str) -> None:
+        try:
+            re.compile(expression)
+        except re.error as exc:
+            self.error(rel, f"invalid regular expression {expression!r}: {exc}")
+
+    def mode(self, suite: Suite) -> None:
+        mode = self.data.get("mode")
+        if mode is not None and mode != suite.mode:
+            self.error(("mode",), f"mode {mode!r} differs from the mode of suite {suite.name!r} ({suite.mode}): "
+                       f"move the case to a {mode} suite, or remove `mode`")  # fmt: skip
+
+    def assertions(self) -> None:
+        for index, item in enumerate(self.data.get("assertions", [])):
+            at: JsonPath = ("assertions", index)
+            if isinstance(item.get("path"), str):
+                self.jsonpath((*at, "path"), item["path"])
+            for key in ("regex", "pattern"):
+                if item.get("type") == "json_path_matches" and isinstance(item.get(key), str):
+                    self.regex((*at, key), item[key])
+            bounds = item.get("range")
+            if isinstance(bounds, list) and len(bounds) == 2 and bounds[0] > bounds[1]:
+                self.error((*at, "range"), f"range [{bounds[0]}, {bounds[1]}] is empty: write [low, high]")
+            if (
+                item.get("type") == "json_path_count"
+                and "min" in item
+                and "max" in item
+                and item["min"] > item["max"]
+            ):
+                self.error((*at, "max"), f"max {item['max']} is less than min {item['min']}")
+
+    def captures(self) -> None:
+        names: list[str] = []
+        for index, capture in enumerate(self.data.get("captures", [])):
+            if capture["name"] in names:
+                self.error(("captures", index, "name"), f"capture {capture['name']!r} is defined twice")
+            names.append(capture["name"])
+            self.jsonpath(("captures", index, "path"), capture["path"])
+        for index, step in enumerate(self.data.get("cleanup", [])):
+            for rel, text in _strings(step, ("cleanup", index)):
+                for match in _CAPTURE_REF.finditer(text):
+                    name = match.group(1)
+                    if name not in names:
+                        hint = suggestion(name, names) or (
+                            f" Captures of this case: {', '.join(names)}."
+                            if names
+                            else " Add it under `captures`."
+                        )
+                        self.error(rel, f"${{captures.{name}}} refers to no capture of this case.{hint}")
+
+    def safety(self, case: Case, config: Config | None, suite: Suite) -> None:
+        if case.mode != "execute" or case.mutation_safety != "allow_mutation":
+            return
+        missing = [word for word, present in (("cleanup steps", case.cleanup), ("assertions", case.assertions))
+                   if not present]  # fmt: skip
+        if missing:
+            self.warn(("mutation_safety",), f"a mutating case without {' or '.join(missing)} is refused at run time "
+                      "(cleanup_missing): add cleanup steps that undo it, and assertions")  # fmt: skip
+        env = config.environments.get(suite.environment) if config and suite.environment else None
+        if env is not None and not env.allowed_hosts:
+            self.warn(("mutation_safety",), f"environment {env.name!r} has no allowed_hosts: mutating requests are "
+                      "refused at run time (host_not_allowed)")  # fmt: skip
+
+    def purpose(self, case: Case) -> None:
+        if not (case.expected_target or case.assertions or case.expected_plan_tools):
+            self.warn((), "the case checks nothing: add expected_target or assertions")
+
+
+def check_case(
+    case: Case, data: Mapping[str, Any], *, doc: Document, at: JsonPath, suite: Suite, config: Config | None
+) -> list[Diagnostic]:
+    """Every finding of one case (errors and warnings)."""
+    checker = CaseChecker(doc, at, data)
+    checker.mode(suite)
+    checker.assertions()
+    checker.captures()
+    checker.safety(case, config, suite)
+    checker.purpose(case)
+    return checker.out
+
+
+def check_ids(ids: Sequence[tuple[str, Document, JsonPath]]) -> list[Diagnostic]:
+    """A case id used twice, across all files: an error at each later use, naming the first."""
+    first: dict[str, str] = {}
+    out = []
+    for case_id, doc, at in ids:
+        if case_id in first:
+            out.append(
+                doc.diagnostic((*at, "id"), f"duplicate case id {case_id!r}: also used at {first[case_id]}")
+            )
+        else:
+            line, col = doc.locate((*at, "id"))
+            first[case_id] = f"{doc.file}:{line}:{col}"
+    return out
+
+
+def check_critical(config: Config, doc: Document, cases: Sequence[Case]) -> list[Diagnostic]:
+    """Every id in a suite's ``critical`` list must be a case of that suite."""
+    out = []
+    for name, suite in config.suites.items():
+        ids = [c.id for c in cases if c.suite == name]
+        for index, case_id in enumerate(suite.critical):
+            if case_id not in ids:
+                hint = suggestion(case_id, ids)
+                out.append(doc.diagnostic(("suites", name, "critical", index),
+                                          f"{case_id!r} is not a case of suite {name!r}.{hint}"))  # fmt: skip
+    return out

@@ -1,0 +1,130 @@
+"""Checks of a schema-valid qlab.yaml that a JSON Schema cannot express: names that must refer to something,
+and the order of the gates. Each finding is located at the value that is wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from qlab.errors import Diagnostic
+from qlab.project.document import Document, JsonPath
+from qlab.project.messages import suggestion
+from qlab.project.model import STAGES, Config
+
+# the stages a case of each mode goes through: a gate at a later stage never sees the case
+MODE_REACH = {
+    "search": ("build", "search", "learn"),
+    "plan": ("build", "search", "select", "plan", "learn"),
+    "execute": STAGES,
+}
+
+
+class _Checker:
+    def __init__(self, config: Config, document: Document) -> None:
+        self.config = config
+        self.doc = document
+        self.out: list[Diagnostic] = []
+
+    def error(self, path: JsonPath, message: str, *, prefer_key: bool = False) -> None:
+        self.out.append(self.doc.diagnostic(path, message, prefer_key=prefer_key))
+
+    def warn(self, path: JsonPath, message: str) -> None:
+        self.out.append(self.doc.diagnostic(path, message, severity="warning"))
+
+    def reference(
+        self, path: JsonPath, name: str | None, known: Iterable[str], noun: str, where: str
+    ) -> None:
+        """An error when ``name`` is not among ``known``, with a suggestion or the list of known names."""
+        choices = list(known)
+        if name is None or name in choices:
+            return
+        hint = suggestion(name, choices)
+        if hint:
+            tail = hint
+        elif choices:
+            tail = f" Known {noun}s: {', '.join(choices)}."
+        else:
+            tail = f" Define it under {where}."
+        self.error(path, f"unknown {noun} {name!r}.{tail}")
+
+    def suites(self) -> None:
+        envs = self.config.environments
+        for name, suite in self.config.suites.items():
+            path: JsonPath = ("suites", name)
+            self.reference((*path, "environment"), suite.environment, envs, "environment", "environments")
+            if suite.mode == "execute" and suite.environment is None:
+                defined = f" (defined: {', '.join(envs)})" if envs else " and define one under environments"
+                self.error(path, f"execute suite {name!r} needs an environment: add `environment: <name>`{defined}",
+                           prefer_key=True)  # fmt: skip
+            if suite.min_pass > suite.repeat:
+                self.error(
+                    (*path, "min_pass"), f"min_pass {suite.min_pass} is more than repeat {suite.repeat}"
+                )
+
+    def auth(self) -> None:
+        profiles = self.config.auth_profiles
+        for name, env in self.config.environments.items():
+            self.reference(
+                ("environments", name, "auth"), env.auth, profiles, "auth profile", "auth_profiles"
+            )
+        self.reference(("collection", "auth"), self.config.collection.auth_profile, profiles, "auth profile",
+                       "auth_profiles")  # fmt: skip
+
+    def sources(self) -> None:
+        seen: set[str] = set()
+        for index, source in enumerate(self.config.collection.sources):
+            if source.name in seen:
+                self.error(("collection", "sources", index), f"two sources are named {source.name!r}: give each a "
+                           "distinct name")  # fmt: skip
+            seen.add(source.name)
+
+    def gates(self) -> None:
+        suites = self.config.suites
+        names: set[str] = set()
+        previous = None
+        for index, gate in enumerate(self.config.gates):
+            path: JsonPath = ("gates", index)
+            if gate.name in names:
+                self.error((*path, "name") if "name" in self.doc.data["gates"][index] else (*path, "stage"),
+                           f"two gates are named {gate.name!r}: give each a distinct name")  # fmt: skip
+            names.add(gate.name)
+            for position, suite_name in enumerate(gate.suites):
+                where = (*path, "suites", position)
+                self.reference(where, suite_name, suites, "suite", "suites")
+                suite = suites.get(suite_name)
+                if suite is not None and gate.stage not in MODE_REACH[suite.mode]:
+                    self.warn(where, f"suite {suite_name!r} runs in {suite.mode} mode: its cases never reach the "
+                              f"{gate.stage} stage")  # fmt: skip
+            if previous is not None and STAGES.index(gate.stage) < STAGES.index(previous.stage):
+                self.error(
+                    (*path, "stage"),
+                    f"gate {gate.name!r} (stage {gate.stage}) comes after gate {previous.name!r} (stage "
+                    f"{previous.stage}); gates run in stage order: {', '.join(STAGES)}",
+                )
+            previous = (
+                gate
+                if previous is None or STAGES.index(gate.stage) >= STAGES.index(previous.stage)
+                else previous
+            )
+
+    def governance(self) -> None:
+        suites = self.config.suites
+        learning = self.config.learning
+        self.reference(("learning", "regression_suite"), learning.regression_suite, suites, "suite", "suites")
+        for name, skill in self.config.release.items():
+            self.reference(
+                ("release", name, "regression_suite"), skill.regression_suite, suites, "suite", "suites"
+            )
+        for name, rule in self.config.promotion.items():
+            for index, suite_name in enumerate(rule.suites):
+                self.reference(("promotion", name, "suites", index), suite_name, suites, "suite", "suites")
+
+
+def check_config(config: Config, document: Document) -> list[Diagnostic]:
+    """Every semantic finding of ``config`` (errors and warnings), located in its ``document``."""
+    checker = _Checker(config, document)
+    checker.suites()
+    checker.auth()
+    checker.sources()
+    checker.gates()
+    checker.governance()
+    return checker.out

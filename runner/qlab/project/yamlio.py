@@ -1,0 +1,357 @@
+"""pyyaml, behind one module: YAML text -> :class:`~qlab.project.document.Document` with positions.
+
+Safe by construction: values are built here from pyyaml's *event* stream (libyaml's ``CSafeLoader`` parser
+where present), never by a constructor, so no tag can create an object. Building from events rather than from
+``compose`` also keeps libyaml's recursive composer (which crashes the interpreter on very deep nesting) out of
+the way; nesting depth is limited here instead.
+
+- Scalars are resolved with the YAML 1.2 core schema, as editors (yaml-language-server) do: only
+  ``true``/``false`` are booleans, ``no`` and ``1:30`` stay strings. Mapping keys are always strings.
+- Duplicate keys are errors (all of them are reported); ``<<`` merge keys are supported.
+- Aliases share the anchored value; the total size of aliased values is limited ("billion laughs").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+from yaml import events as ev
+
+from qlab.errors import ConfigError, Diagnostic
+from qlab.project.document import Document, JsonPath, PathKey, Position, format_path
+
+try:  # libyaml's parser when pyyaml was built with it (6x faster)
+    from yaml import CSafeLoader as _Loader
+
+    HAVE_LIBYAML = True
+except ImportError:  # pragma: no cover - depends on the pyyaml build
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+    HAVE_LIBYAML = False
+
+MAX_ALIAS_NODES = 10_000  # values an alias may stand for, summed over the file
+MAX_DEPTH = 100  # nesting of mappings and lists
+
+_CORE = "tag:yaml.org,2002:"
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUES = frozenset({"true", "True", "TRUE"})
+_FALSES = frozenset({"false", "False", "FALSE"})
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_INF = re.compile(r"([-+]?)\.(?:inf|Inf|INF)\Z")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
+_MERGE = object()  # the pending key of a ``<<:`` entry
+_SKIP = object()  # the pending key of a duplicate entry: its value is dropped
+
+
+def _pos(mark: Any) -> Position:
+    """1-based (line, col) of a pyyaml mark (0-based); (1, 1) when the event has none."""
+    return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+
+
+class _Fatal(Exception):
+    """Stops building: the rest of the file cannot be trusted (syntax, depth, alias bomb)."""
+
+
+def _plain(value: str) -> Any:
+    """Resolve a plain (unquoted) scalar with the YAML 1.2 core schema."""
+    if value in _NULLS:
+        return None
+    if value in _TRUES:
+        return True
+    if value in _FALSES:
+        return False
+    first = value[0]
+    if first.isdigit() or first in "-+.":
+        if _INT.match(value):
+            return int(value)
+        if _FLOAT.match(value):
+            return float(value)
+        inf = _INF.match(value)
+        if inf:
+            return -math.inf if inf.group(1) == "-" else math.inf
+        if _NAN.match(value):
+            return math.nan
+        if _OCT.match(value):
+            return int(value[2:], 8)
+        if _HEX.match(value):
+            return int(value[2:], 16)
+    return value
+
+
+class _Frame:
+    __slots__ = ("anchor", "key", "kind", "merges", "path", "size", "value")
+
+    def __init__(self, kind: str, value: Any, path: JsonPath, anchor: str | None) -> None:
+        self.kind = kind
+        self.value = value
+        self.path = path
+        self.anchor = anchor
+        self.size = 1
+        self.key: Any = None  # the pending key of a mapping (None: the next scalar is a key)
+        self.merges: list[dict[str, Any]] = []
+
+
+class _Builder:
+    """Turns the event stream into plain data, recording positions and collecting located errors."""
+
+    def __init__(self, file: str, *, max_alias_nodes: int, max_depth: int) -> None:
+        self.file = file
+        self.max_alias_nodes = max_alias_nodes
+        self.max_depth = max_depth
+        self.alias_nodes = 0
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.open_anchors: set[str] = set()
+        self.values: dict[JsonPath, Position] = {}
+        self.keys: dict[JsonPath, Position] = {}
+        self.errors: list[Diagnostic] = []
+        self.root: Any = None
+        self.has_root = False
+        self.documents = 0
+
+    # ----------------------------------------------------------------------------------------- helpers
+
+    def error(self, mark: Any, path: JsonPath | None, message: str) -> None:
+        where = "" if path is None else format_path(path)
+        self.errors.append(Diagnostic(self.file, *_pos(mark), where, message))
+
+    def fatal(self, mark: Any, path: JsonPath | None, message: str) -> _Fatal:
+        self.error(mark, path, message)
+        return _Fatal()
+
+    def child_path(self) -> JsonPath | None:
+        """The path of the value about to be added (None when it is a mapping key)."""
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if top.kind == "seq":
+            return (*top.path, len(top.value))
+        if top.key is None:
+            return None
+        return (*top.path, top.key) if isinstance(top.key, str) else top.path
+
+    def add(self, value: Any, size: int) -> None:
+        if not self.stack:
+            self.root, self.has_root = value, True
+            return
+        top = self.stack[-1]
+        top.size += size
+        if top.kind == "seq":
+            top.value.append(value)
+            return
+        key, top.key = top.key, None
+        if key is _MERGE:
+            self.merge(top, value)
+        elif key is not _SKIP:
+            top.value[key] = value
+
+    def merge(self, frame: _Frame, value: Any) -> None:
+        sources = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, dict) for item in sources):
+            line, col = self.keys.get((*frame.path, "<<"), (1, 1))
+            self.errors.append(
+                Diagnostic(
+                    self.file,
+                    line,
+                    col,
+                    format_path(frame.path),
+                    "'<<' merges a mapping or a list of mappings",
+                )
+            )
+            return
+        frame.merges.extend(sources)
+
+    # ----------------------------------------------------------------------------------------- events
+
+    def scalar(self, event: ev.ScalarEvent) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.kind == "map" and top.key is None:
+            self.key(top, event)
+            return
+        path = self.child_path()
+        assert path is not None
+        value = self.resolve(event, path)
+        self.values[path] = _pos(event.start_mark)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1)
+        self.add(value, 1)
+
+    def key(self, top: _Frame, event: ev.ScalarEvent) -> None:
+        name = event.value
+        position = _pos(event.start_mark)
+        if name == "<<" and event.implicit[0]:
+            top.key = _MERGE
+            merge_path: JsonPath = (*top.path, "<<")
+            self.keys[merge_path] = position
+            return
+        path = (*top.path, name)
+        if name in top.value:
+            first = self.keys.get(path, position)
+            self.error(
+                event.start_mark,
+                path,
+                f"duplicate key {name!r} (first written at line {first[0]}); YAML would keep only the last one, "
+                "so remove or rename one of them",
+            )
+            top.key = _SKIP
+            return
+        self.keys[path] = position
+        top.key = name
+
+    def resolve(self, event: ev.ScalarEvent, path: JsonPath) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            return _plain(event.value) if event.implicit[0] and tag is None else event.value
+        value = event.value
+        if tag == _CORE + "str":
+            return value
+        resolved = _plain(value)
+        kinds: dict[str | None, Any] = {"int": int, "float": (int, float), "bool": bool, "null": type(None)}
+        name = tag[len(_CORE) :] if tag.startswith(_CORE) else None
+        if (
+            name in kinds
+            and isinstance(resolved, kinds[name])
+            and not (name != "bool" and isinstance(resolved, bool))
+        ):
+            return float(resolved) if name == "float" else resolved
+        if name in kinds:
+            self.error(event.start_mark, path, f"{value!r} is not a valid !!{name}")
+        else:
+            self.error(
+                event.start_mark, path, f"unsupported YAML tag {tag!r}: qlab files hold plain data only"
+            )
+        return value
+
+    def start(self, event: ev.CollectionStartEvent, kind: str) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.kind == "map" and top.key is None:
+            raise self.fatal(
+                event.start_mark, top.path, "a mapping key must be a plain value, not a list or mapping"
+            )
+        path = self.child_path()
+        assert path is not None
+        if len(self.stack) >= self.max_depth:
+            raise self.fatal(event.start_mark, None, f"nesting is deeper than {self.max_depth} levels")
+        tag = event.tag
+        if tag is not None and tag not in ("!", _CORE + ("map" if kind == "map" else "seq")):
+            self.error(
+                event.start_mark, path, f"unsupported YAML tag {tag!r}: qlab files hold plain data only"
+            )
+        self.values[path] = _pos(event.start_mark)
+        if event.anchor is not None:
+            self.open_anchors.add(event.anchor)
+        self.stack.append(_Frame(kind, {} if kind == "map" else [], path, event.anchor))
+
+    def end(self) -> None:
+        frame = self.stack.pop()
+        for source in frame.merges:  # explicit keys win over merged ones; earlier merges over later ones
+            for name, value in source.items():
+                frame.value.setdefault(name, value)
+        if frame.anchor is not None:
+            self.open_anchors.discard(frame.anchor)
+            self.anchors[frame.anchor] = (frame.value, frame.size)
+        self.add(frame.value, frame.size)
+
+    def alias(self, event: ev.AliasEvent) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.kind == "map" and top.key is None:
+            raise self.fatal(event.start_mark, top.path, "an alias cannot be a mapping key")
+        path = self.child_path()
+        name = event.anchor
+        if name in self.open_anchors:
+            raise self.fatal(
+                event.start_mark, path, f"alias *{name} refers to a value that contains it (recursive alias)"
+            )
+        if name not in self.anchors:
+            raise self.fatal(event.start_mark, path, f"alias *{name} has no anchor &{name} before it")
+        value, size = self.anchors[name]
+        self.alias_nodes += size
+        if self.alias_nodes > self.max_alias_nodes:
+            raise self.fatal(
+                event.start_mark,
+                path,
+                f"aliases expand to more than {self.max_alias_nodes} values (an alias bomb?); write the values out",
+            )
+        assert path is not None
+        self.values[path] = _pos(event.start_mark)
+        self.add(value, size)
+
+    def feed(self, event: ev.Event) -> None:
+        kind = type(event)
+        if kind is ev.ScalarEvent:
+            self.scalar(event)  # type: ignore[arg-type]
+        elif kind is ev.MappingStartEvent:
+            self.start(event, "map")  # type: ignore[arg-type]
+        elif kind is ev.SequenceStartEvent:
+            self.start(event, "seq")  # type: ignore[arg-type]
+        elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
+            self.end()
+        elif kind is ev.AliasEvent:
+            self.alias(event)  # type: ignore[arg-type]
+        elif kind is ev.DocumentStartEvent:
+            self.documents += 1
+            if self.documents > 1:
+                raise self.fatal(
+                    event.start_mark,
+                    None,
+                    "a second YAML document ('---') starts here; a qlab file holds one document",
+                )
+
+
+def _char_at(text: str, line: int, col: int) -> str:
+    lines = text.split("\n", line + 1)
+    return lines[line][col : col + 1] if line < len(lines) else ""
+
+
+def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
+    problem = (exc.problem or "syntax error").rstrip(".")
+    message = f"invalid YAML: {problem}"
+    if exc.context and exc.context_mark is not None:
+        message += (
+            f" ({exc.context} at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
+        )
+    elif exc.context:
+        message += f" ({exc.context})"
+    mark = exc.problem_mark
+    if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        message += "; indent with spaces, not tabs"
+    elif problem.startswith("mapping values are not allowed"):
+        message += "; quote a value that contains ': '"
+    return message
+
+
+def parse_yaml(
+    text: str, file: str, *, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+) -> Document:
+    """Parse one YAML document. Raises ConfigError with every located problem (syntax errors stop at the first)."""
+    builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            builder.feed(event)
+    except _Fatal:
+        pass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        builder.errors.append(Diagnostic(file, line, col, "", _syntax_message(exc, text)))
+    except yaml.YAMLError as exc:  # reader errors carry no mark
+        builder.errors.append(Diagnostic(file, 1, 1, "", f"invalid YAML: {exc}"))
+    if builder.errors:
+        raise ConfigError(builder.errors)
+    if not builder.has_root:
+        raise ConfigError([Diagnostic(file, 1, 1, "", "file holds no data (only comments or blank lines)")])
+    return Document(file, builder.root, builder.values, builder.keys)
+
+
+def dump_yaml(data: Any) -> str:
+    """Plain data -> block-style YAML (for ``qlab init``), keys in the given order."""
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=110))
+
+
+__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "dump_yaml", "parse_yaml"]
