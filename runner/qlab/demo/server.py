@@ -223,6 +223,9 @@ class DemoHandler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle("DELETE")
 
+    def do_PUT(self) -> None:
+        self._handle("PUT")  # no route takes PUT: a JSON 405 rather than http.server's HTML 501
+
     def _handle(self, method: str) -> None:
         parts = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
