@@ -1,0 +1,57 @@
+"""Generated documentation: pages derived from the code and schemas they describe, so they cannot drift.
+
+``python -m qlab.docs NAME`` prints one page; ``--write DIR`` writes them all; ``--check DIR`` exits 1 when a
+committed page differs from what the generator produces now (the test suite runs the same check).
+
+==============  ======================  =========================================
+name            file                    source of truth
+==============  ======================  =========================================
+config          ``config.md``           ``schemas/qlab.schema.json``
+cases           ``cases.md``            ``schemas/case.schema.json`` (+ examples)
+reasons         ``reasons.md``          ``qlab.reasons.REASONS``
+exit-codes      ``exit-codes.md``       ``qlab.errors``
+==============  ======================  =========================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+# name -> (file name under docs/, module exposing ``generate() -> str``); imported on use
+PAGES: dict[str, tuple[str, str]] = {
+    "config": ("config.md", "qlab.docs.config_doc"),
+    "cases": ("cases.md", "qlab.docs.cases_doc"),
+    "reasons": ("reasons.md", "qlab.docs.reasons_doc"),
+    "exit-codes": ("exit-codes.md", "qlab.docs.exit_codes_doc"),
+}
+
+
+def generate(name: str) -> str:
+    """The Markdown of page ``name`` (a key of ``PAGES``)."""
+    if name not in PAGES:
+        raise KeyError(f"unknown page {name!r}; known: {', '.join(PAGES)}")
+    text: str = importlib.import_module(PAGES[name][1]).generate()
+    return text
+
+
+def drifted(folder: Path) -> list[str]:
+    """File names under ``folder`` whose content differs from the generator's output (missing counts)."""
+    out: list[str] = []
+    for name, (file_name, _) in PAGES.items():
+        path = folder / file_name
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != generate(name):
+            out.append(file_name)
+    return out
+
+
+def write_all(folder: Path) -> list[Path]:
+    """Write every page into ``folder``; returns the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (file_name, _) in PAGES.items():
+        path = folder / file_name
+        path.write_text(generate(name), encoding="utf-8")
+        written.append(path)
+    return written
