@@ -1,0 +1,213 @@
+"""The result artifact (``schemas/result.schema.json``): assembled from the run, summarized from its cases,
+written atomically, read back with located errors.
+
+Everything derived from the cases (suite metrics and counts, acceptance metrics, categories, scorecard and
+decision) is computed by ``summarize``, which ``qlab merge`` calls again on the merged cases: a merged result
+is judged exactly like one unsharded run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qlab import gates as gates_mod
+from qlab import metrics
+from qlab.errors import InputError
+
+SCHEMA_VERSION = 1
+# top-level keys in the order they are written (readers diff artifacts; a stable order helps)
+KEY_ORDER = (
+    "schema_version",
+    "run_id",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "qlab_version",
+    "project",
+    "fingerprint",
+    "provenance",
+    "shard",
+    "warnings",
+    "cases",
+    "suites",
+    "stages",
+    "gates",
+    "metrics",
+    "categories",
+    "scorecard",
+    "guards",
+    "readiness",
+    "decision",
+)
+
+
+def case_sort_key(suite_order: Mapping[str, int]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """Cases are kept in configuration order: suite as written, then file and line, then id. A merge restores
+    the very same order from the shards."""
+
+    def key(case: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (
+            suite_order.get(str(case["suite"]), len(suite_order)),
+            str(case.get("file", "")),
+            int(case.get("line", 0)),
+            str(case["case_id"]),
+        )
+
+    return key
+
+
+def suite_section(
+    suites: Mapping[str, Mapping[str, Any]],
+    cases: Sequence[Mapping[str, Any]],
+    *,
+    extra: Mapping[str, Mapping[str, float | None]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``suites`` maps a suite name to its ``{mode, category, required, cadence}``; metrics and counts come from
+    the cases, plus any ``extra`` metrics a stage reported that qlab does not compute itself."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in suites}
+    for case in cases:
+        grouped.setdefault(str(case["suite"]), []).append(case)
+    out: dict[str, dict[str, Any]] = {}
+    for name, info in suites.items():
+        figures = metrics.case_metrics(grouped[name])
+        for metric, value in (extra or {}).get(name, {}).items():
+            figures.setdefault(metric, value)
+        out[name] = {
+            "mode": info.get("mode"),
+            "category": info.get("category", "flow"),
+            "required": bool(info.get("required", True)),
+            "cadence": info.get("cadence"),
+            "metrics": figures,
+            "counts": metrics.counts(grouped[name]),
+        }
+    return out
+
+
+def scorecard(artifact: Mapping[str, Any], *, budget: Any = None) -> dict[str, float | None] | None:
+    """``qlab.scorecard.compute(artifact)`` when that module is installed, else None (the key is omitted)."""
+    try:
+        module = importlib.import_module("qlab.scorecard")
+    except ImportError:
+        return None
+    compute = getattr(module, "compute", None)
+    if compute is None:
+        return None
+    result: dict[str, float | None] = (
+        compute(artifact, budget=budget) if budget is not None else compute(artifact)
+    )
+    return result
+
+
+def summarize(
+    artifact: dict[str, Any],
+    *,
+    exit_zero: bool = False,
+    budget: Any = None,
+    extra_suite_metrics: Mapping[str, Mapping[str, float | None]] | None = None,
+) -> dict[str, Any]:
+    """(Re)compute every section derived from the cases and gates: suite metrics and counts, acceptance
+    metrics, categories, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
+    ``{mode, category, required, cadence}``; ``prerun`` the pre-run guard results. Returns the artifact."""
+    cases = artifact["cases"]
+    artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
+    artifact["metrics"] = metrics.acceptance(cases)
+    checks = [g for stage in artifact.get("stages", {}).values() for g in stage.get("guards", ())]
+    checked = sum(
+        int(s.get("details", {}).get("schema", {}).get("checked", 0))
+        for s in artifact.get("stages", {}).values()
+    )
+    valid = sum(
+        int(s.get("details", {}).get("schema", {}).get("valid", 0))
+        for s in artifact.get("stages", {}).values()
+    )
+    artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
+    artifact["categories"] = metrics.categories(
+        cases, {name: str(s.get("category", "flow")) for name, s in artifact["suites"].items()}
+    )
+    prerun = artifact.get("prerun", [])
+    artifact["guards"] = [*prerun, *checks]
+    artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
+    card = scorecard(artifact, budget=budget)
+    if card is not None:
+        artifact["scorecard"] = card
+    else:
+        artifact.pop("scorecard", None)
+    return ordered(artifact)
+
+
+def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:
+    """The artifact with its keys in the documented order (unknown keys last, as found)."""
+    out = {key: artifact[key] for key in KEY_ORDER if key in artifact}
+    out.update({k: v for k, v in artifact.items() if k not in out})
+    return out
+
+
+def dumps(artifact: Mapping[str, Any]) -> str:
+    """The artifact as written: UTF-8 JSON, 1-space indent (a 100,000-case artifact stays quick to write)."""
+    return json.dumps(artifact, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part: a temp
+    file in the same folder, flushed and fsynced, then ``os.replace``. The temp file is removed on failure."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the platform allows it
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return target
+
+
+def write(path: str | Path, artifact: Mapping[str, Any]) -> Path:
+    """Write the result artifact atomically."""
+    return write_atomic(path, dumps(artifact))
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """Load a result artifact, or raise InputError saying which file and what is wrong with it."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{p}: result artifact not found") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a result.json?"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{p}:{exc.lineno}:{exc.colno}: $: invalid JSON: {exc.msg}") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot be read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: $: a result artifact is a JSON object, got {type(data).__name__}")
+    for key, kind in (("schema_version", int), ("cases", list), ("gates", list), ("suites", dict)):
+        if not isinstance(data.get(key), kind):
+            raise InputError(
+                f"{p}: $.{key}: missing or not a{'n' if kind is int else ''} {kind.__name__}; is it a qlab result?"
+            )
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise InputError(
+            f"{p}: $.schema_version: {data['schema_version']} is not supported (expected {SCHEMA_VERSION})"
+        )
+    return data

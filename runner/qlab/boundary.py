@@ -1,0 +1,192 @@
+"""In-run checks at every stage boundary (seed 003 "In-run: real-time validation at step boundaries").
+
+After a stage ran, each check becomes a GuardResult for that stage:
+
+- ``output_schema``: every object the stage wrote into a case matches its sub-schema of result.schema.json
+  (this feeds ``schema_validity``);
+- policy: ``mutation_safety`` and ``host_allowlist`` re-check, from the runner events, that no mutating request
+  went out without the seed's allowances (an independent check of the execute stage), and ``scrub`` looks for
+  every known secret value in the stage's objects;
+- ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml.
+
+The mode (``block`` or ``warn``) is ``block`` unless the gate's ``guards`` say otherwise. Messages name cases,
+never a secret.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qlab import resultschema
+from qlab.metrics import STAGE_OBJECTS
+from qlab.project.model import Case, Config, Gate
+from qlab.results import CaseResult
+from qlab.scrub import secret_variants
+from qlab.stages.base import GuardResult
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+@dataclass(slots=True)
+class SchemaTally:
+    checked: int = 0
+    valid: int = 0
+
+
+def _mode(gate: Gate | None, guard: str) -> str:
+    for g in gate.guards if gate is not None else ():
+        if g.name == guard:
+            return g.mode
+    return "block"
+
+
+def _summary(problems: Sequence[str], total: int, noun: str) -> str:
+    head = "; ".join(problems[:3])
+    more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+    return f"{len(problems)} of {total} {noun}: {head}{more}"
+
+
+def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) -> tuple[bool, str]:
+    """Validate the stage's objects (and any failure object) of each case against the result schema."""
+    keys = STAGE_OBJECTS.get(stage, ())
+    problems: list[str] = []
+    checked = 0
+    for result in results:
+        for key in keys:
+            value = getattr(result, key, None)
+            if value is None:
+                continue
+            checked += 1
+            problem = resultschema.problem(key, value, f"$.{key}")
+            if problem:
+                problems.append(f"{result.case_id}: {problem}")
+        if result.failure is not None and result.failure.stage == stage:
+            checked += 1
+            problem = resultschema.problem("failure", result.failure.to_dict(), "$.failure")
+            if problem:
+                problems.append(f"{result.case_id}: {problem}")
+    tally.checked += checked
+    tally.valid += checked - len(problems)
+    if problems:
+        return False, _summary(problems, checked, "objects do not match schemas/result.schema.json")
+    return True, f"{checked} object(s) match schemas/result.schema.json"
+
+
+def _mutating_requests(result: CaseResult) -> list[dict[str, Any]]:
+    events = (result.execute or {}).get("events") or ()
+    return [
+        e
+        for e in events
+        if e.get("event") == "request_sent" and str(e.get("method", "GET")).upper() not in READ_METHODS
+    ]
+
+
+def policy_checks(
+    config: Config, gate: Gate | None, results: Sequence[CaseResult], cases: Mapping[str, Case]
+) -> list[GuardResult]:
+    """mutation_safety and host_allowlist at the execute boundary, from what was actually sent."""
+    from qlab.execute.safety import host_allowed  # the execute stage's own host matcher
+
+    unsafe: list[str] = []
+    off_host: list[str] = []
+    sent = 0
+    for result in results:
+        mutating = _mutating_requests(result)
+        if not mutating:
+            continue
+        sent += 1
+        case = cases.get(result.case_id)
+        if (
+            case is None
+            or case.mutation_safety != "allow_mutation"
+            or not case.cleanup
+            or not case.assertions
+        ):
+            unsafe.append(
+                f"{result.case_id}: {mutating[0].get('method')} sent without allow_mutation, cleanup and assertions"
+            )
+        env = config.environments.get(config.suites[result.suite].environment or "")
+        if env is None or not host_allowed(env.base_url, env.allowed_hosts):
+            off_host.append(f"{result.case_id}: mutating request to a host outside allowed_hosts")
+    out = []
+    for guard, found in (("mutation_safety", unsafe), ("host_allowlist", off_host)):
+        message = _summary(found, sent, "mutating cases") if found else f"{sent} mutating case(s) checked"
+        out.append(GuardResult(guard, "execute", not found, _mode(gate, guard), message))
+    return out
+
+
+def scrub_check(
+    stage: str, results: Sequence[CaseResult], secrets: set[str], gate: Gate | None
+) -> GuardResult:
+    """No known secret value (in any encoded form) appears in the stage's case objects."""
+    needles = [(i, form) for i, s in enumerate(sorted(secrets)) for form in secret_variants(s)]
+    keys = (*STAGE_OBJECTS.get(stage, ()), "failure", "assertions")
+    hits: list[str] = []
+    if needles:
+        for result in results:
+            text = json.dumps(
+                [r.to_dict() if hasattr(r, "to_dict") else r for r in _objects(result, keys)], default=str
+            )
+            found = sorted({i for i, form in needles if form in text})
+            if found:
+                hits.append(f"{result.case_id}: secret #{found[0] + 1} of {len(secrets)}")
+    message = (
+        _summary(hits, len(results), "cases carry a secret value")
+        if hits
+        else (f"{len(secrets)} secret(s) checked in {len(results)} case(s)")
+    )
+    return GuardResult("scrub", stage, not hits, _mode(gate, "scrub"), message)
+
+
+def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:
+    out: list[Any] = []
+    for key in keys:
+        value = getattr(result, key, None)
+        if key == "assertions":
+            out.extend(value or ())
+        elif value is not None:
+            out.append(value)
+    return out
+
+
+def llm_usage(results: Sequence[CaseResult]) -> tuple[float, int]:
+    """Total LLM cost (USD) and tokens recorded in the target selector blocks so far."""
+    cost = 0.0
+    tokens = 0
+    for result in results:
+        usage = (result.target_selector or {}).get("llm_usage") or {}
+        if isinstance(usage.get("cost_usd"), int | float):
+            cost += float(usage["cost_usd"])
+        if isinstance(usage.get("tokens"), int):
+            tokens += int(usage["tokens"])
+        else:
+            tokens += int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    return cost, tokens
+
+
+def budget_check(
+    config: Config, stage: str, results: Sequence[CaseResult], *, started: float, gate: Gate | None
+) -> GuardResult | None:
+    """The run's budget so far; None when qlab.yaml sets no budget."""
+    budget = config.budget
+    if budget.max_llm_cost_usd is None and budget.max_llm_tokens is None and budget.max_duration_sec is None:
+        return None
+    cost, tokens = llm_usage(results)
+    elapsed = time.monotonic() - started
+    over = []
+    if budget.max_llm_cost_usd is not None and cost > budget.max_llm_cost_usd:
+        over.append(f"LLM cost ${cost:.4f} > ${budget.max_llm_cost_usd:g}")
+    if budget.max_llm_tokens is not None and tokens > budget.max_llm_tokens:
+        over.append(f"LLM tokens {tokens} > {budget.max_llm_tokens}")
+    if budget.max_duration_sec is not None and elapsed > budget.max_duration_sec:
+        over.append(f"run time {elapsed:.1f}s > {budget.max_duration_sec:g}s")
+    message = (
+        "budget_exceeded: " + "; ".join(over)
+        if over
+        else (f"within budget: ${cost:.4f}, {tokens} tokens, {elapsed:.1f}s")
+    )
+    return GuardResult("budget", stage, not over, _mode(gate, "budget"), message)

@@ -1,0 +1,43 @@
+"""``qlab merge <files|dir|glob> [--out DIR]``: shard results → one result, JUnit, summary and durations file.
+
+Exit codes: the merged decision (0 pass, 1 block), 2 when the set is incomplete or inconsistent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from qlab import artifact as artifact_io
+from qlab.artifact import write_atomic
+from qlab.commands.render import render_outcome
+from qlab.merge import collect, merge
+from qlab.outputs import OutputPaths, write_outputs
+from qlab.shard import durations_of
+
+
+@click.command(
+    "merge",
+    help="Merge the results of qlab run --shard i/N into one result, JUnit, summary and durations file.",
+)
+@click.argument("inputs", nargs=-1, required=True)
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), help="Output folder (default: the shards' folder)."
+)
+@click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
+@click.option("--quiet", "-q", is_flag=True, help="Only the decision.")
+def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet: bool) -> int:
+    files = collect(inputs)
+    shards = [(path, artifact_io.read(path)) for path in files]
+    merged = merge(shards, exit_zero=exit_zero)
+    folder = Path(out_dir) if out_dir else files[0].parent
+    paths = OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")
+    write_outputs(merged, paths)
+    durations = durations_of(merged["cases"])
+    write_atomic(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
+    render_outcome(merged, paths, quiet=quiet)
+    if not quiet:
+        click.echo(f"durations: {folder / 'durations.json'} (use with qlab run --shard i/N --durations)")
+    return int(merged["decision"]["exit_code"])

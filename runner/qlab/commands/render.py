@@ -1,0 +1,79 @@
+"""What ``qlab run`` and ``qlab merge`` show and hand to CI after writing their outputs: the gate table, the
+findings (GitHub annotations in Actions, ``path:line: level: message`` lines elsewhere), the job summary and the
+step outputs. Shared by the two commands; not a subcommand itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import click
+
+from qlab.outputs import OutputPaths
+from qlab.report import console, github, markdown
+
+
+class RunLog:
+    """The run log (``run.log`` beside the result): one line per ``ctx.log`` call, written as it happens so the
+    learn gate's scrub check can scan it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+
+    def __enter__(self) -> RunLog:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = open(self.path, "w", encoding="utf-8")
+        return self
+
+    def __call__(self, message: str) -> None:
+        if self._handle is not None:
+            self._handle.write(message.rstrip("\n") + "\n")
+            self._handle.flush()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def render_outcome(artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bool) -> None:
+    """Print the findings and the gate table; feed GitHub's summary and outputs when running in Actions."""
+    stdout = sys.stdout
+    color = console.use_color(stdout)
+    if github.in_actions():
+        for line in github.annotation_lines(artifact):
+            click.echo(line)
+        details = _failure_details(artifact)
+        if details and not quiet:
+            click.echo(github.stop_commands(details))  # downstream text cannot act as a workflow command
+    elif not quiet:
+        for line in github.plain_lines(artifact):
+            click.echo(line, err=True)
+    if quiet:
+        decision = artifact.get("decision") or {}
+        click.echo(f"{decision.get('verdict')} (exit {decision.get('exit_code')})")
+    else:
+        click.echo(console.gate_table(artifact, color=color))
+        click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")
+    github.append_summary(markdown.render(artifact, links=paths.links()))
+    github.write_outputs(
+        github.outputs(artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary})
+    )
+
+
+def _failure_details(artifact: Mapping[str, Any]) -> str:
+    lines = []
+    for case in artifact.get("cases") or ():
+        if case.get("status") in ("failed", "error"):
+            failure = case.get("failure") or {}
+            lines.append(
+                f"{case.get('case_id')}: {failure.get('stage')}: {failure.get('reason')}: {failure.get('message', '')}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""``qlab run``: parse the options, call ``qlab.runner.run``, write and render the outputs, return the exit code.
+
+With no argument it runs the nearest ``qlab.yaml`` (searched upwards to the repository root): in this
+repository, the demo project, starting the demo server itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from qlab import artifact as artifact_io
+from qlab.commands.render import RunLog, render_outcome
+from qlab.outputs import output_paths, write_outputs
+from qlab.project import load_project
+from qlab.report import console
+from qlab.runner import RunOptions, run
+from qlab.selection import SelectionSpec
+from qlab.shard import ShardSpec, load_durations
+
+
+def _previous(path: Path) -> dict[str, Any] | None:
+    return artifact_io.read(path) if path.is_file() else None
+
+
+@click.command(
+    "run",
+    help="Run the gates in order (build → search → select → plan → execute → learn) and decide pass or block.",
+)
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
+)
+@click.option("--suite", "suites", multiple=True, help="Only these suites (repeatable).")
+@click.option("--stage", "stages", multiple=True, help="Only the gates of these stages and their suites.")
+@click.option("--case", "cases", multiple=True, help="Only these case ids or fnmatch patterns.")
+@click.option("--tag", "tags", multiple=True, help="Only cases with one of these tags.")
+@click.option(
+    "--cadence", "cadences", multiple=True, help="Only suites with this cadence (e.g. every_search_change)."
+)
+@click.option(
+    "--last-failed",
+    is_flag=True,
+    help="Only the cases that did not pass in the last result in the output folder.",
+)
+@click.option(
+    "--shard",
+    "shard_spec",
+    metavar="I/N",
+    help="Run shard I of N (1-based); merge the results with qlab merge.",
+)
+@click.option(
+    "--durations",
+    "durations_path",
+    type=click.Path(dir_okay=False),
+    help="{case_id: seconds} JSON to balance --shard.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Output folder (default: output.dir of qlab.yaml).",
+)
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Where to write the JUnit XML.")
+@click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines; only the decision.")
+@click.option("--no-server", is_flag=True, help="Do not start the environments' dev servers.")
+def command(
+    config_path: str | None,
+    suites: tuple[str, ...],
+    stages: tuple[str, ...],
+    cases: tuple[str, ...],
+    tags: tuple[str, ...],
+    cadences: tuple[str, ...],
+    last_failed: bool,
+    shard_spec: str | None,
+    durations_path: str | None,
+    out_dir: str | None,
+    junit_path: str | None,
+    exit_zero: bool,
+    quiet: bool,
+    no_server: bool,
+) -> int:
+    shard = ShardSpec.parse(shard_spec) if shard_spec else None
+    durations = load_durations(durations_path) if durations_path else None
+    project = load_project(config_path)
+    config = project.config
+    paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
+    previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
+    stderr = sys.stderr
+    progress = console.Progress(
+        stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
+    )
+    with RunLog(paths.result.parent / "run.log") as log:
+        options = RunOptions(
+            selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
+            shard=shard,
+            durations=durations,
+            previous=previous,
+            exit_zero=exit_zero,
+            start_servers=not no_server,
+            log_dir=paths.result.parent,
+            emit=lambda art: write_outputs(art, paths),
+            on_event=progress,
+            log=log,
+        )
+        outcome = run(project, options=options)
+    write_outputs(outcome.artifact, paths)
+    render_outcome(outcome.artifact, paths, quiet=quiet)
+    return outcome.exit_code

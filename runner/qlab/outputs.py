@@ -1,0 +1,77 @@
+"""Where a run's outputs go and how they are written: the result JSON, the JUnit XML and the Markdown summary,
+each atomically, in the config's output folder (``output:`` in qlab.yaml, ``--out``/``--junit`` override).
+
+A shard writes ``qlab-shard-<i>-of-<N>.json`` (+ ``junit-shard-…xml``, ``summary-shard-…md``) so the files of a
+matrix never clash when a merge job downloads them into one folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qlab.artifact import dumps, write_atomic
+from qlab.project.model import Config
+from qlab.report import junit, markdown
+from qlab.shard import ShardSpec
+
+
+@dataclass(frozen=True, slots=True)
+class OutputPaths:
+    result: Path
+    junit: Path
+    summary: Path
+
+    def links(self) -> dict[str, str]:
+        """Artifact links for the summary, relative to the summary's folder."""
+        base = self.summary.parent
+        return {
+            "result": _rel(self.result, base),
+            "junit": _rel(self.junit, base),
+            "summary": _rel(self.summary, base),
+        }
+
+
+def _rel(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def output_paths(
+    config: Config,
+    *,
+    out_dir: str | Path | None = None,
+    junit_path: str | Path | None = None,
+    shard: ShardSpec | None = None,
+) -> OutputPaths:
+    """The output files of a run: ``out_dir`` (relative to the working directory) or the config's output dir
+    (relative to qlab.yaml)."""
+    folder = Path(out_dir) if out_dir is not None else Path(config.path).parent / config.output.dir
+    if shard is not None:
+        label = shard.label
+        return OutputPaths(
+            result=folder / f"qlab-shard-{label}.json",
+            junit=Path(junit_path) if junit_path else folder / f"junit-shard-{label}.xml",
+            summary=folder / f"summary-shard-{label}.md",
+        )
+    return OutputPaths(
+        result=folder / config.output.result,
+        junit=Path(junit_path) if junit_path else folder / config.output.junit,
+        summary=folder / config.output.summary,
+    )
+
+
+def write_outputs(artifact: Mapping[str, Any], paths: OutputPaths) -> list[Path]:
+    """Write the result, JUnit and summary atomically; returns the paths written."""
+    write_atomic(paths.result, dumps(artifact))
+    write_atomic(paths.junit, junit.render(artifact))
+    write_atomic(paths.summary, markdown.render(artifact, links=paths.links()))
+    return [paths.result, paths.junit, paths.summary]
+
+
+def temp_paths(folder: Path) -> OutputPaths:
+    return OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")

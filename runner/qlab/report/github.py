@@ -1,0 +1,176 @@
+"""GitHub Actions integration: annotations (workflow commands), ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY``.
+
+- Annotations are ``::error file=…,line=…,title=…::message`` pointing at the case's line in its case file (paths
+  relative to the repository root), emitted only when ``GITHUB_ACTIONS=true``, escaped exactly as
+  actions/toolkit escapes them (message: ``%`` ``\\r`` ``\\n``; properties also ``:`` and ``,``). GitHub shows at
+  most 10 per level per step, so at most 10 are printed per level and one notice counts the rest.
+- Raw downstream text (response excerpts, engine messages) is wrapped in ``::stop-commands::<token>`` …
+  ``::<token>::`` with a random token, so a line starting ``::`` in it cannot act as a command.
+- ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qlab.reasons import hint
+
+MAX_PER_LEVEL = 10
+
+
+def escape_data(text: str) -> str:
+    """actions/toolkit ``escapeData``: the message of a command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """actions/toolkit ``escapeProperty``: a property value (file, line, title)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(level: str, message: str, **properties: Any) -> str:
+    """One workflow command line, e.g. ``::error file=a.yaml,line=3,title=t::msg``."""
+    props = ",".join(f"{k}={escape_property(str(v))}" for k, v in properties.items() if v not in (None, ""))
+    return f"::{level}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def in_actions(environ: Mapping[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    return env.get("GITHUB_ACTIONS") == "true"
+
+
+def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """level -> [(message, properties)], most important first."""
+    suites = artifact.get("suites") or {}
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {"error": [], "warning": [], "notice": []}
+    for case in artifact.get("cases") or ():
+        if case.get("status") not in ("failed", "error"):
+            continue
+        failure = case.get("failure") or {}
+        reason = str(failure.get("reason", ""))
+        text = f"{case.get('case_id')}: {failure.get('stage')}: {reason}: {failure.get('message', '')}"
+        tip = hint(reason)
+        message = f"{text}\nhint: {tip}" if tip else text
+        gating = not case.get("flaky") and (suites.get(case.get("suite")) or {}).get("required", True)
+        props: dict[str, Any] = {"title": f"qlab {case.get('suite')}/{case.get('case_id')}"}
+        if case.get("file"):
+            props = {"file": case["file"], "line": case.get("line") or 1, **props}
+        out["error" if gating else "warning"].append((message, props))
+    for gate in artifact.get("gates") or ():
+        if gate.get("status") == "blocked":
+            out["error"].insert(
+                0,
+                (
+                    f"gate {gate.get('name')} blocked: " + "; ".join(gate.get("reasons") or ()),
+                    {"title": "qlab gate"},
+                ),
+            )
+        elif gate.get("status") == "warned":
+            out["notice"].append(
+                (
+                    f"gate {gate.get('name')} warned: " + "; ".join(gate.get("reasons") or ()),
+                    {"title": "qlab gate"},
+                )
+            )
+    for guard in artifact.get("guards") or ():
+        if not guard.get("passed") and guard.get("mode") == "warn":
+            out["warning"].append(
+                (
+                    f"{guard.get('guard')} [{guard.get('stage')}]: {guard.get('message')}",
+                    {"title": "qlab check"},
+                )
+            )
+    return out
+
+
+def annotation_lines(artifact: Mapping[str, Any], *, limit: int = MAX_PER_LEVEL) -> list[str]:
+    """The workflow-command lines for ``artifact``: at most ``limit`` per level, plus one notice counting the
+    rest (notices themselves keep one slot for it)."""
+    found = _findings(artifact)
+    lines: list[str] = []
+    hidden = 0
+    for level in ("error", "warning"):
+        items = found[level]
+        lines += [command(level, m, **p) for m, p in items[:limit]]
+        hidden += max(0, len(items) - limit)
+    notices = found["notice"]
+    room = limit - 1 if hidden or len(notices) > limit else limit
+    lines += [command("notice", m, **p) for m, p in notices[:room]]
+    hidden += max(0, len(notices) - room)
+    if hidden:
+        lines.append(
+            command(
+                "notice",
+                f"{hidden} more qlab finding(s) not annotated (GitHub shows 10 per level); see the job summary and the JUnit report",
+                title="qlab",
+            )
+        )
+    return lines
+
+
+def stop_commands(text: str, *, token: str | None = None) -> str:
+    """``text`` between ``::stop-commands::<token>`` and ``::<token>::`` so GitHub does not run commands in it."""
+    marker = token or secrets.token_hex(16)
+    return f"::stop-commands::{marker}\n{text}\n::{marker}::"
+
+
+def _output_lines(name: str, value: str) -> str:
+    if "\n" not in value and "\r" not in value:
+        return f"{name}={value}\n"
+    delimiter = f"ghadelimiter_{uuid.uuid4()}"
+    while delimiter in value:  # the toolkit refuses a value that contains its delimiter
+        delimiter = f"ghadelimiter_{uuid.uuid4()}"
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+def outputs(artifact: Mapping[str, Any], paths: Mapping[str, Path | str]) -> dict[str, str]:
+    """The step outputs: decision, exit code, counts, and the artifact paths."""
+    decision = artifact.get("decision") or {}
+    counts = {"total": 0, "passed": 0, "failed": 0, "error": 0, "blocked": 0, "skipped": 0}
+    for case in artifact.get("cases") or ():
+        counts["total"] += 1
+        status = str(case.get("status"))
+        counts[status] = counts.get(status, 0) + 1
+    out = {"decision": str(decision.get("verdict", "")), "exit-code": str(decision.get("exit_code", ""))}
+    out.update({k: str(v) for k, v in counts.items()})
+    out["reasons"] = "\n".join(str(r) for r in decision.get("reasons") or ())
+    out.update({f"{name}-path": str(path) for name, path in paths.items()})
+    return out
+
+
+def write_outputs(values: Mapping[str, str], environ: Mapping[str, str] | None = None) -> Path | None:
+    """Append ``values`` to ``$GITHUB_OUTPUT`` when it is set; returns the file written, if any."""
+    env = os.environ if environ is None else environ
+    target = env.get("GITHUB_OUTPUT")
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8", newline="\n") as handle:
+        for name, value in values.items():
+            handle.write(_output_lines(name, value))
+    return Path(target)
+
+
+def append_summary(text: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    """Append the Markdown summary to ``$GITHUB_STEP_SUMMARY`` when it is set (skipped silently otherwise)."""
+    env = os.environ if environ is None else environ
+    target = env.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8", newline="\n") as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")
+    return Path(target)
+
+
+def plain_lines(artifact: Mapping[str, Any]) -> Sequence[str]:
+    """Outside Actions: the same findings as readable ``path:line: level: message`` lines."""
+    lines = []
+    for level, items in _findings(artifact).items():
+        for message, props in items:
+            where = f"{props['file']}:{props['line']}: " if props.get("file") else ""
+            lines.append(f"{where}{level}: {message.splitlines()[0]}")
+    return lines

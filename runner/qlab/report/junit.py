@@ -1,0 +1,343 @@
+"""JUnit XML from a result artifact, valid against both the Jenkins/xunit ``junit-10.xsd`` and the strict Ant
+schema (windyroad ``JUnit.xsd``), and readable by junitparser, GitLab, dorny, mikepenz and EnricoMi.
+
+Written with the standard library's ElementTree instead of junit-xml 1.9: that package emits an undroppable
+``disabled`` attribute, 6-decimal times, no ``time`` for a 0 s case, and deletes illegal characters silently
+(see shared/research/ci_conventions.md §1.5); normalizing its output would cost more code than this module.
+
+Shape (flat ``testsuites`` > ``testsuite`` > ``testcase``, (classname, name) unique across the report):
+
+- ``qlab``: the pre-run checks and the decision (so a report is never empty);
+- ``gate.<name>`` per gate: its verdict, each threshold, each stop condition that fired, each guard;
+- ``suite.<name>`` per suite: one testcase per case.
+
+Outcomes: ``failure`` = a threshold or assertion was breached; ``error`` = could not be evaluated; ``skipped`` =
+blocked, not applicable, or not gating (flaky cases, ``required: false`` suites, ``warn`` guards — as pytest
+reports xfail). The message goes in the attribute and the element text; metrics go in ``properties``; times are
+``%.3f`` and always present; per-case text is capped (head + tail with a ``[truncated N chars]`` marker).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from qlab.reasons import hint
+
+MAX_CASE_TEXT = 64 * 1024
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(value: Any) -> str:
+    """Text that XML 1.0 can carry and a reader can see: ANSI colour codes removed, then every character XML
+    forbids written as visible ``#xNN`` (pytest's convention), never silently dropped."""
+    text = _ANSI.sub("", str(value))
+    return _ILLEGAL.sub(lambda m: f"#x{ord(m.group()):02X}", text)
+
+
+def cap(text: str, limit: int = MAX_CASE_TEXT) -> str:
+    """Head and tail of ``text`` with a ``[truncated N chars]`` marker in between when it is longer than
+    ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[truncated {len(text) - 2 * half} chars]\n{text[-half:]}"
+
+
+def seconds(ms: Any) -> str:
+    try:
+        value = max(0.0, float(ms or 0.0)) / 1000.0
+    except (TypeError, ValueError):
+        value = 0.0
+    return f"{value:.3f}"
+
+
+class _Suite:
+    """One ``testsuite`` being filled; testcase names are made unique within the report."""
+
+    def __init__(self, report: _Report, name: str, properties: Mapping[str, Any]) -> None:
+        self.report = report
+        self.name = name
+        self.properties = properties
+        self.cases: list[ET.Element] = []
+        self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        self.time_ms = 0.0
+
+    def case(self, classname: str, name: str, *, ms: Any = 0.0, outcome: str | None = None, kind: str = "",
+             message: str = "", text: str = "") -> None:  # fmt: skip
+        unique = self.report.unique(classname, name)
+        element = ET.Element(
+            "testcase", {"name": xml_text(unique), "classname": xml_text(classname), "time": seconds(ms)}
+        )
+        self.counts["tests"] += 1
+        self.time_ms += float(ms or 0.0)
+        if outcome is not None:
+            attrs = {"message": xml_text(message)}
+            if outcome != "skipped":
+                attrs["type"] = xml_text(
+                    kind or outcome
+                )  # the strict schema requires a type on failure/error
+            child = ET.SubElement(element, outcome, attrs)
+            child.text = xml_text(cap(f"{message}\n{text}".strip() if text else message))
+            self.counts[
+                "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
+            ] += 1
+        self.cases.append(element)
+
+
+class _Report:
+    def __init__(self, artifact: Mapping[str, Any], hostname: str) -> None:
+        self.artifact = artifact
+        self.hostname = hostname
+        self.suites: list[_Suite] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.timestamp = _timestamp(str(artifact.get("started_at", "")))
+
+    def suite(self, name: str, properties: Mapping[str, Any]) -> _Suite:
+        made = _Suite(self, name, properties)
+        self.suites.append(made)
+        return made
+
+    def unique(self, classname: str, name: str) -> str:
+        candidate, n = name, 1
+        while (classname, candidate) in self.seen:
+            n += 1
+            candidate = f"{name} #{n}"
+        self.seen.add((classname, candidate))
+        return candidate
+
+    def xml(self) -> str:
+        root = ET.Element("testsuites")  # the strict schema allows no attribute here
+        for index, suite in enumerate(self.suites):
+            attrs = {
+                "package": "qlab",
+                "id": str(index),
+                "name": xml_text(suite.name),
+                "timestamp": self.timestamp,
+                "hostname": xml_text(self.hostname) or "localhost",
+                "tests": str(suite.counts["tests"]),
+                "failures": str(suite.counts["failures"]),
+                "errors": str(suite.counts["errors"]),
+                "skipped": str(suite.counts["skipped"]),
+                "time": seconds(suite.time_ms),
+            }
+            element = ET.SubElement(root, "testsuite", attrs)
+            props = ET.SubElement(element, "properties")
+            for key, value in suite.properties.items():
+                ET.SubElement(props, "property", {"name": xml_text(key), "value": xml_text(_value(value))})
+            element.extend(suite.cases)
+            ET.SubElement(element, "system-out").text = ""
+            ET.SubElement(element, "system-err").text = ""
+        ET.indent(root, space=" ")
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _timestamp(iso: str) -> str:
+    """The strict schema's timestamp: ``YYYY-MM-DDTHH:MM:SS``, no zone, no fraction (UTC here)."""
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).strftime("%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return "1970-01-01T00:00:00"
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def _flat(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(f"{prefix}{key}.", value))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
+    fp = artifact.get("fingerprint") or {}
+    props: dict[str, Any] = {
+        "qlab.version": artifact.get("qlab_version"),
+        "qlab.run_id": artifact.get("run_id"),
+        "qlab.project": artifact.get("project"),
+        "qlab.fingerprint": fp.get("digest"),
+        "qlab.config_digest": fp.get("config_digest"),
+        "qlab.collection_digest": fp.get("collection_digest"),
+        "qlab.git_commit": fp.get("git_commit"),
+    }
+    shard = artifact.get("shard")
+    if shard:
+        props["qlab.shard"] = f"{shard.get('index')}/{shard.get('total')}"
+    props.update(_flat("metric.", artifact.get("metrics") or {}))
+    props.update(_flat("scorecard.", artifact.get("scorecard") or {}))
+    suite = report.suite("qlab", props)
+    for guard in artifact.get("prerun") or ():
+        _guard_case(suite, "qlab.prerun", guard, failed_outcome="error")
+    decision = artifact.get("decision") or {}
+    reasons = "\n".join(str(r) for r in decision.get("reasons") or ())
+    verdict = str(decision.get("verdict", "block"))
+    code = decision.get("exit_code", 1)
+    if code == 2:
+        suite.case(
+            "qlab", "decision", outcome="error", kind="not_judged", message=f"could not be judged: {reasons}"
+        )
+    elif verdict == "block":
+        suite.case("qlab", "decision", outcome="failure", kind="blocked", message=f"block: {reasons}")
+    else:
+        suite.case("qlab", "decision", ms=artifact.get("duration_ms"))
+
+
+def _guard_case(
+    suite: _Suite, classname: str, guard: Mapping[str, Any], *, failed_outcome: str = "failure"
+) -> None:
+    name = f"{guard.get('guard')} [{guard.get('stage')}]"
+    message = str(guard.get("message", ""))
+    if guard.get("passed"):
+        suite.case(classname, name)
+    elif guard.get("mode") == "warn":
+        suite.case(
+            classname, name, outcome="skipped", message=f"warn-mode check failed (does not gate): {message}"
+        )
+    else:
+        suite.case(classname, name, outcome=failed_outcome, kind=str(guard.get("guard")), message=message)
+
+
+def _gate_suite(report: _Report, gate: Mapping[str, Any], stages: Mapping[str, Any]) -> None:
+    name = str(gate.get("name"))
+    props: dict[str, Any] = {"gate.stage": gate.get("stage"), "gate.status": gate.get("status")}
+    for row in gate.get("thresholds") or ():
+        where = f"[{row['suite']}]" if row.get("suite") else ""
+        props[f"threshold.{row.get('metric')}{where}"] = row.get("actual")
+    suite = report.suite(f"gate.{name}", props)
+    classname = f"qlab.gate.{name}"
+    status = gate.get("status")
+    reasons = "\n".join(str(r) for r in gate.get("reasons") or ())
+    ms = (stages.get(str(gate.get("stage"))) or {}).get("duration_ms", 0.0)
+    if status == "blocked":
+        suite.case(classname, "verdict", ms=ms, outcome="failure", kind="gate_blocked", message=reasons)
+    elif status == "skipped":
+        suite.case(classname, "verdict", outcome="skipped", message=reasons or "skipped")
+    else:
+        suite.case(classname, "verdict", ms=ms)
+    for row in gate.get("thresholds") or ():
+        label = f"{row.get('metric')} {row.get('op')} {row.get('value')}" + (
+            f" [{row['suite']}]" if row.get("suite") else ""
+        )
+        if row.get("passed") is None:
+            suite.case(classname, label, outcome="skipped", message="not evaluated: no data")
+        elif row.get("passed"):
+            suite.case(classname, label)
+        else:
+            text = f"{row.get('metric')} = {row.get('actual')} breaches {row.get('op')} {row.get('value')}"
+            if row.get("gating"):
+                suite.case(classname, label, outcome="failure", kind="threshold", message=text)
+            else:
+                suite.case(classname, label, outcome="skipped", message=f"does not gate: {text}")
+    for stop in gate.get("stops") or ():
+        label = f"stop_if {stop.get('condition')}"
+        text = f"{stop.get('message', '')} cases: {', '.join(stop.get('case_ids') or ()) or '-'}"
+        if stop.get("gating", True):
+            suite.case(classname, label, outcome="failure", kind=str(stop.get("condition")), message=text)
+        else:
+            suite.case(classname, label, outcome="skipped", message=f"does not gate: {text}")
+    for guard in gate.get("guards") or ():
+        _guard_case(suite, classname, guard)
+
+
+def _case_text(case: Mapping[str, Any]) -> str:
+    failure = case.get("failure") or {}
+    lines = []
+    tip = hint(str(failure.get("reason", "")))
+    if tip:
+        lines.append(f"hint: {tip}")
+    for item in case.get("assertions") or ():
+        if not item.get("passed"):
+            lines.append(f"assertion {item.get('type')}: {item.get('message', '')}")
+    if case.get("file"):
+        lines.append(f"at {case['file']}:{case.get('line', 0)}")
+    stage_key = {"select": "target_selector"}.get(str(failure.get("stage")), str(failure.get("stage")))
+    if isinstance(case.get(stage_key), Mapping):
+        lines.append(f"{stage_key}: {json.dumps(case[stage_key], sort_keys=True, default=str)}")
+    return "\n".join(lines)
+
+
+def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
+    by_suite: dict[str, list[Mapping[str, Any]]] = {}
+    for case in artifact.get("cases") or ():
+        by_suite.setdefault(str(case.get("suite")), []).append(case)
+    suites = artifact.get("suites") or {}
+    for name in [*suites, *(s for s in by_suite if s not in suites)]:
+        info = suites.get(name) or {}
+        props = {
+            "suite.mode": info.get("mode"),
+            "suite.category": info.get("category"),
+            "suite.required": info.get("required"),
+        }
+        props.update(_flat("metric.", info.get("metrics") or {}))
+        suite = report.suite(f"suite.{name}", props)
+        gating_suite = info.get("required", True)
+        for case in by_suite.get(name, ()):
+            _case(suite, f"qlab.{name}", case, gating_suite=bool(gating_suite))
+
+
+def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suite: bool) -> None:
+    status = case.get("status")
+    ms = sum(float(v) for v in (case.get("latency_ms") or {}).values())
+    failure = case.get("failure") or {}
+    reason = str(failure.get("reason", status))
+    message = f"{failure.get('stage', '?')}: {reason}: {failure.get('message', '')}".rstrip(": ")
+    name = str(case.get("case_id"))
+    if status == "passed":
+        suite.case(classname, name, ms=ms)
+    elif status in ("blocked", "skipped"):
+        suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
+    elif case.get("flaky") or not gating_suite:
+        why = "flaky case" if case.get("flaky") else "suite is required: false"
+        suite.case(
+            classname,
+            name,
+            ms=ms,
+            outcome="skipped",
+            message=f"does not gate ({why}): {message}",
+            text=_case_text(case),
+        )
+    else:
+        outcome = "error" if status == "error" else "failure"
+        suite.case(
+            classname, name, ms=ms, outcome=outcome, kind=reason, message=message, text=_case_text(case)
+        )
+
+
+def render(artifact: Mapping[str, Any], *, hostname: str | None = None) -> str:
+    """The JUnit XML of ``artifact`` (a result artifact dict)."""
+    report = _Report(artifact, hostname or _hostname())
+    _run_suite(report, artifact)
+    stages = artifact.get("stages") or {}
+    for gate in artifact.get("gates") or ():
+        _gate_suite(report, gate, stages)
+    _case_suites(report, artifact)
+    return report.xml()
+
+
+def _hostname() -> str:
+    try:
+        return socket.gethostname() or "localhost"
+    except OSError:
+        return "localhost"
+
+
+def names(xml: str) -> Iterable[tuple[str, str]]:
+    """(classname, name) of every testcase of a rendered report (for uniqueness checks)."""
+    root = ET.fromstring(xml)
+    for element in root.iter("testcase"):
+        yield element.get("classname", ""), element.get("name", "")

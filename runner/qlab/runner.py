@@ -1,0 +1,278 @@
+"""``qlab run`` as a library: pre-run checks, then the gates in order, then the result artifact.
+
+    pre-run checks (config, sources) → build gate (collection) → engine → auth readiness
+      → search → select → plan → execute → learn gates, each: run the stage on its suites' cases,
+        in-run checks at the boundary (schema, policy, budget), judge thresholds and stop_if
+      → artifact (metrics, gates, scorecard, decision)
+
+A blocking gate stops the later stages: their cases are reported ``blocked`` by that stage, never as failures of
+their own. Nothing here prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from qlab import boundary, prerun
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
+from qlab.errors import InputError, QlabError
+from qlab.gates import GateSpec
+from qlab.lanes import Lanes
+from qlab.outputs import temp_paths, write_outputs
+from qlab.project.model import Case, Config, Gate
+from qlab.provenance import checkout
+from qlab.runstate import RunState
+from qlab.selection import SelectionSpec, is_empty_ok, select
+from qlab.shard import ShardSpec, partition, selection_fingerprint
+from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
+
+
+class ProjectLike(Protocol):
+    """What ``qlab.project.load_project`` returns, as far as a run needs it."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def cases(self) -> Sequence[Case]: ...
+    @property
+    def warnings(self) -> Sequence[Any]: ...
+    @property
+    def case_files(self) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """Progress for the console: ``stage_start`` / ``stage_end`` of a gate."""
+
+    kind: str
+    gate: str
+    stage: str
+    cases: int = 0
+    status: str = ""
+    duration_ms: float = 0.0
+
+
+BuildFn = Callable[[Config, Gate], "tuple[Collection | None, StageReport]"]
+EngineFn = Callable[[Config, Collection], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class Seams:
+    """Replaceable parts (tests use fakes; None means the real module)."""
+
+    build: BuildFn | None = None
+    engine: EngineFn | None = None
+    stages: Mapping[str, StageRun] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    selection: SelectionSpec = field(default_factory=SelectionSpec)
+    shard: ShardSpec | None = None
+    durations: Mapping[str, float] | None = None  # case id -> seconds, balances --shard
+    previous: Mapping[str, Any] | None = None  # the earlier result artifact, for --last-failed
+    exit_zero: bool = False
+    start_servers: bool = True
+    log_dir: Path | None = None  # dev-server logs; default: the config's output dir
+    # writes the provisional outputs (result, JUnit, summary) and returns their paths: the learn gate's scrub
+    # check scans what was really written; None writes them to a temporary folder
+    emit: Callable[[dict[str, Any]], Sequence[Path]] | None = None
+    on_event: Callable[[RunEvent], None] = lambda _e: None
+    log: Callable[[str], None] = lambda _m: None
+    seams: Seams = field(default_factory=Seams)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    artifact: dict[str, Any]
+    exit_code: int
+
+
+def _real_build(config: Config, gate: Gate) -> tuple[Collection | None, StageReport]:
+    module = importlib.import_module("qlab.stages.build")
+    out: tuple[Collection | None, StageReport] = module.run_build(config, gate)
+    return out
+
+
+def _real_engine(config: Config, collection: Collection) -> Engine:
+    module = importlib.import_module("qlab.engine.registry")
+    engine: Engine = module.make_engine(config.engine, collection, base_dir=Path(config.path).parent)
+    return engine
+
+
+def stage_function(stage: str, seams: Seams) -> StageRun:
+    """The stage module's ``run`` (or the seam's fake)."""
+    if stage in seams.stages:
+        return seams.stages[stage]
+    fn: StageRun = importlib.import_module(f"qlab.stages.{stage}").run
+    return fn
+
+
+def run(project: ProjectLike, *, options: RunOptions = RunOptions()) -> RunOutcome:
+    """Run the project's gates. Raises UsageError/InputError for a selection that cannot run (exit 2)."""
+    config = project.config
+    started_wall = datetime.now(timezone.utc)
+    started = time.monotonic()
+    chosen = select(config, project.cases, options.selection, previous=options.previous)
+    if not chosen.cases and not is_empty_ok(options.selection):
+        raise InputError(
+            f"no case selected (filters: {options.selection.to_dict()}); check --suite/--stage/--case/--tag/--cadence"
+        )
+    repo = checkout(config.path)
+    fingerprint = selection_fingerprint(
+        [c.id for c in chosen.cases], config_digest=config.digest, commit=repo.commit
+    )
+    cases = list(chosen.cases)
+    if options.shard is not None:
+        cases = partition(cases, options.shard, key="id", durations=options.durations)
+    state = RunState(
+        config=config,
+        project=project,
+        cases=cases,
+        lanes=Lanes(cases, config, root=repo.root),
+        selected=chosen,
+        repo=repo,
+        selection_fingerprint=fingerprint,
+        options=options,
+        started_wall=started_wall,
+        started=started,
+        run_id=f"{started_wall:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}",
+    )
+    state.prerun += [
+        prerun.check_config(config, [str(w) for w in project.warnings]),
+        prerun.check_sources(config),
+    ]
+    if state.prerun_failed():
+        return state.finish()
+    build_gate = next((g for g in config.gates if g.stage == "build"), Gate(name="build", stage="build"))
+    collection = _build(state, build_gate)
+    if collection is None:
+        return state.finish()
+    try:
+        engine = (options.seams.engine or _real_engine)(config, collection)
+        state.prerun.append(
+            GuardResult("engine_reachable", prerun.PRE_RUN, True, "block", f"engine {engine.name} ready")
+        )
+    except QlabError as exc:
+        state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc)))
+        return state.finish()
+    state.prerun += prerun.check_auth(config, cases)
+    ctx = RunContext(config=config, collection=collection, engine=engine, gate=build_gate, log=options.log)
+    ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
+    if not options.start_servers:
+        # the execute stage starts an environment's dev server unless it is already registered as handled
+        ctx.shared["dev_server_envs"] = {name: {"status": "not_started"} for name in config.environments}
+    try:
+        for gate in config.gates:
+            if gate.stage != "build":
+                _case_gate(state, ctx, gate)
+    finally:
+        _close(ctx)
+    return state.finish()
+
+
+def _build(state: RunState, gate: Gate) -> Collection | None:
+    spec = GateSpec.from_config(gate, suites=())
+    state.options.on_event(RunEvent("stage_start", gate.name, "build"))
+    t0 = time.perf_counter()
+    collection, report = (state.options.seams.build or _real_build)(state.config, gate)
+    report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
+    guards = list(report.guards)
+    budget = boundary.budget_check(state.config, "build", [], started=state.started, gate=gate)
+    guards += [budget] if budget else []
+    state.record_stage("build", [report], guards)
+    record = state.judge(spec, cases=[], report=report, guards=guards)
+    if collection is None and record["status"] != "blocked":
+        record["status"] = "blocked"
+        record["reasons"].insert(
+            0, "the collection could not be built (spec_invalid); see stages.build.details"
+        )
+    state.gates[gate.name] = record
+    state.collection_digest = collection.digest if collection is not None else None
+    state.options.on_event(
+        RunEvent("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
+    )
+    if record["status"] == "blocked":
+        state.block_after(gate, "build")
+        return None
+    return collection
+
+
+def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
+    spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
+    if state.blocked_by is not None:
+        state.skip(spec, f"blocked by gate {state.blocked_by}")
+        return
+    if gate not in state.selected.gates:
+        state.skip(spec, "not selected (--stage)")
+        return
+    members = set(spec.suites)
+    gate_cases = [c for c in state.cases if c.suite in members]
+    if gate.stage != "learn" and not gate_cases:
+        state.skip(spec, "no selected case in its suites")
+        return
+    ctx.gate = gate
+    state.options.on_event(RunEvent("stage_start", gate.name, gate.stage, cases=len(gate_cases)))
+    t0 = time.perf_counter()
+    if gate.stage == "learn":
+        reports = [_learn(state, ctx, gate_cases)]
+    else:
+        reports = state.lanes.run(stage_function(gate.stage, state.options.seams), ctx, gate_cases)
+    wall = (time.perf_counter() - t0) * 1000
+    for report in reports:
+        report.duration_ms = report.duration_ms or wall / max(1, len(reports))
+    attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
+    guards = [g for r in reports for g in r.guards]
+    guards += state.boundary_checks(gate, attempts, ctx.secrets)
+    state.record_stage(gate.stage, reports, guards)
+    merged = reports[0] if len(reports) == 1 else state.merge_reports(gate.stage, reports)
+    record = state.judge(spec, cases=gate_cases, report=merged, guards=guards)
+    state.gates[gate.name] = record
+    state.options.on_event(
+        RunEvent(
+            "stage_end",
+            gate.name,
+            gate.stage,
+            cases=len(gate_cases),
+            status=record["status"],
+            duration_ms=wall,
+        )
+    )
+    if record["status"] == "blocked":
+        state.block_after(gate, gate.stage)
+
+
+def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> StageReport:
+    """The learn gate scans the outputs as written (the provisional artifact: everything but this gate)."""
+    learn = state.options.seams.stages.get("learn")
+    module = importlib.import_module("qlab.stages.learn")
+    provisional = state.artifact(final=False)
+    with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
+        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+        paths = [*emit(provisional), *state.log_paths()]
+        if learn is not None:
+            return learn(ctx, gate_cases, state.lanes.lanes[0])
+        report: StageReport = module.run(
+            ctx, gate_cases, state.lanes.lanes[0], paths=paths, artifact=provisional
+        )
+        return report
+
+
+def _close(ctx: RunContext) -> None:
+    """Stop what the execute stage keeps for the run (HTTP client, dev servers), also after Ctrl-C."""
+    try:
+        module = importlib.import_module("qlab.stages.execute")
+    except ImportError:
+        return
+    close = getattr(module, "close_shared", None)
+    if close is not None:
+        close(ctx)

@@ -1,0 +1,153 @@
+"""Which cases and gates a run covers: ``--suite``, ``--stage``, ``--case``, ``--tag``, ``--cadence``,
+``--last-failed``.
+
+Filters of different kinds combine with AND, values of one kind with OR. A name that does not exist (suite,
+stage, cadence, a literal case id) is a usage error with a "Did you mean …?" hint, so a typo never turns into a
+silently empty, green run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qlab.errors import UsageError
+from qlab.fuzzy import did_you_mean
+from qlab.project.model import CADENCES, STAGES, Case, Config, Gate
+
+# a gate that lists no suites covers every suite of the modes its stage handles
+STAGE_MODES: dict[str, tuple[str, ...]] = {
+    "build": (),
+    "search": ("search",),
+    "select": ("plan",),
+    "plan": ("plan",),
+    "execute": ("execute",),
+    "learn": (),
+}
+CASELESS_STAGES = frozenset({"build", "learn"})
+FAILED_STATUSES = frozenset({"failed", "error", "blocked"})
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionSpec:
+    """The selection options of ``qlab run``; empty means "no filter"."""
+
+    suites: tuple[str, ...] = ()
+    stages: tuple[str, ...] = ()
+    cases: tuple[str, ...] = ()  # ids or fnmatch patterns
+    tags: tuple[str, ...] = ()
+    cadences: tuple[str, ...] = ()
+    last_failed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "suites": list(self.suites),
+            "stages": list(self.stages),
+            "cases": list(self.cases),
+            "tags": list(self.tags),
+            "cadences": list(self.cadences),
+            "last_failed": self.last_failed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    cases: tuple[Case, ...]  # in configuration order: suites as written, then file and line
+    gates: tuple[
+        Gate, ...
+    ]  # the gates that run, in order (the build gate always runs: it makes the collection)
+    gate_suites: Mapping[str, tuple[str, ...]]  # gate name -> its effective suites (every configured gate)
+    warnings: tuple[str, ...] = ()
+
+
+def gate_suites(config: Config, gate: Gate) -> tuple[str, ...]:
+    """The suites a gate covers: the ones it names, else every suite whose mode its stage handles."""
+    if gate.suites:
+        return gate.suites
+    modes = STAGE_MODES.get(gate.stage, ())
+    return tuple(name for name, suite in config.suites.items() if suite.mode in modes)
+
+
+def failed_ids(previous: Mapping[str, Any]) -> set[str]:
+    """Case ids that did not pass in an earlier result artifact (failed, error or blocked)."""
+    return {str(c["case_id"]) for c in previous.get("cases", ()) if c.get("status") in FAILED_STATUSES}
+
+
+def _check_names(kind: str, given: Iterable[str], known: Sequence[str]) -> None:
+    for name in given:
+        if name not in known:
+            raise UsageError(f"unknown {kind} {name!r}.{did_you_mean(name, known)} Known: {', '.join(known)}")
+
+
+def _check_case_patterns(patterns: Iterable[str], ids: Sequence[str]) -> None:
+    known = set(ids)
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?[") or pattern in known:
+            continue
+        raise UsageError(f"unknown case id {pattern!r}.{did_you_mean(pattern, ids)}")
+
+
+def select(
+    config: Config,
+    cases: Sequence[Case],
+    spec: SelectionSpec,
+    *,
+    previous: Mapping[str, Any] | None = None,
+) -> Selected:
+    """Apply ``spec`` to the project's cases and gates. Raises UsageError for unknown names."""
+    _check_names("suite", spec.suites, list(config.suites))
+    _check_names("stage", spec.stages, list(STAGES))
+    _check_names("cadence", spec.cadences, list(CADENCES))
+    _check_case_patterns(spec.cases, [c.id for c in cases])
+    warnings: list[str] = []
+    mapping = {g.name: gate_suites(config, g) for g in config.gates}
+    gated = {s for names in mapping.values() for s in names}
+    for name in config.suites:
+        if name not in gated:
+            warnings.append(f"suite {name!r} is in no gate: its cases are not run")
+    wanted_stages = set(spec.stages)
+    stage_suites = {s for g in config.gates if g.stage in wanted_stages for s in mapping[g.name]}
+    keep = set(failed_ids(previous)) if spec.last_failed and previous is not None else None
+    if spec.last_failed and previous is None:
+        warnings.append("--last-failed: no earlier result artifact; running the whole selection")
+    elif keep is not None and not keep:
+        warnings.append("--last-failed: the earlier run had no failures; running the whole selection")
+        keep = None
+    chosen: list[Case] = []
+    for case in cases:
+        suite = config.suites.get(case.suite)
+        if suite is None or case.suite not in gated:
+            continue
+        if spec.suites and case.suite not in spec.suites:
+            continue
+        if wanted_stages and case.suite not in stage_suites:
+            continue
+        if spec.cadences and suite.cadence not in spec.cadences:
+            continue
+        if spec.tags and not set(spec.tags) & set(case.tags):
+            continue
+        if spec.cases and not any(fnmatch.fnmatchcase(case.id, p) for p in spec.cases):
+            continue
+        if keep is not None and case.id not in keep:
+            continue
+        chosen.append(case)
+    order = {name: i for i, name in enumerate(config.suites)}
+    chosen.sort(key=lambda c: (order[c.suite], c.file, c.origin.line, c.id))
+    suites_with_cases = {c.suite for c in chosen}
+    gates = []
+    for gate in config.gates:
+        if gate.stage == "build":
+            gates.append(gate)
+        elif gate.stage in CASELESS_STAGES:
+            if not wanted_stages or gate.stage in wanted_stages:
+                gates.append(gate)
+        elif set(mapping[gate.name]) & suites_with_cases:
+            gates.append(gate)
+    return Selected(cases=tuple(chosen), gates=tuple(gates), gate_suites=mapping, warnings=tuple(warnings))
+
+
+def is_empty_ok(spec: SelectionSpec) -> bool:
+    """Zero selected cases is an input error (exit 2), unless only case-less stages were asked for."""
+    return bool(spec.stages) and set(spec.stages) <= CASELESS_STAGES

@@ -1,0 +1,101 @@
+"""Stage 6, learn: scrubbed result → suggestions and shadow rank; stop if payload scrubbing fails.
+
+The gate part is the scrub check (seed 000 "Learn: stop if payload scrubbing fails"): every output the run
+wrote — result JSON, JUnit, summary, dev-server logs — is scanned with ``qlab.scrub.find_leaks`` for every
+secret value the run resolved, in every encoded form. A hit is ``scrub_failed``: the message names the file and
+the secret's index, never its value. Suggestions and shadow rank come from ``qlab.learning`` when it is
+installed; they are ``pending_review`` and change nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qlab.project.model import Case
+from qlab.results import CaseResult
+from qlab.scrub import find_leaks
+from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+
+STAGE = "learn"
+
+
+def _mode(ctx: RunContext) -> str:
+    return next((g.mode for g in ctx.gate.guards if g.name == "scrub"), "block")
+
+
+def scrub(ctx: RunContext, paths: Sequence[Path]) -> tuple[GuardResult, list[StopHit], dict[str, Any]]:
+    """Scan ``paths`` for the run's secrets."""
+    secrets = sorted(ctx.secrets)
+    leaks = find_leaks(paths, secrets)
+    files = sorted({leak.path.name for leak in leaks})
+    details = {
+        "files_scanned": len(paths),
+        "secrets_checked": len(secrets),
+        "leaks": len(leaks),
+        "leaked_in": files,
+    }
+    if leaks:
+        message = (
+            f"{len(leaks)} secret value(s) found in {', '.join(files)} (secret #{leaks[0].secret_index + 1})"
+        )
+        stop = StopHit("scrub_failed", (), message)
+        return GuardResult("scrub", STAGE, False, _mode(ctx), message), [stop], details
+    message = f"{len(secrets)} secret(s) checked in {len(paths)} written output(s): none found"
+    return GuardResult("scrub", STAGE, True, _mode(ctx), message), [], details
+
+
+def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``qlab.learning.run_learning`` when it is installed (another module's feature), else None."""
+    try:
+        learning = importlib.import_module("qlab.learning")
+        registry = importlib.import_module("qlab.engine.registry")
+    except ImportError:
+        return None
+    base = Path(ctx.config.path).parent
+
+    def engine_factory(collection: Any) -> Any:
+        return registry.make_engine(ctx.config.engine, collection, base_dir=base)
+
+    out: dict[str, Any] = learning.run_learning(
+        artifact,
+        config=ctx.config,
+        collection=ctx.collection,
+        engine_factory=engine_factory,
+        cases=list(cases) or None,
+        secrets=sorted(ctx.secrets),
+    )
+    return out
+
+
+def run(
+    ctx: RunContext,
+    cases: Sequence[Case],
+    results: Mapping[str, CaseResult],
+    *,
+    paths: Sequence[Path] = (),
+    artifact: Mapping[str, Any] | None = None,
+) -> StageReport:
+    """The learn gate: the scrub check over ``paths`` (the outputs as written), then suggestions."""
+    started = time.perf_counter()
+    guard, stops, details = scrub(ctx, paths)
+    metrics: dict[str, float | None] = {"scrub_leaks": float(details["leaks"])}
+    if artifact is not None and not stops:
+        learned = suggestions(ctx, cases, artifact)
+        if learned is not None:
+            details["suggestions"] = learned.get("suggestions", [])
+            details["shadow"] = learned.get("shadow", {})
+            metrics["suggestions"] = float(len(details["suggestions"]))
+            if not learned.get("scrub", {}).get("passed", True):
+                stops.append(StopHit("scrub_failed", (), "a suggestion would have carried a secret value"))
+    return StageReport(
+        stage=STAGE,
+        metrics=metrics,
+        stops=stops,
+        guards=[guard],
+        details=details,
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
