@@ -26,6 +26,8 @@ from typing import Any
 from qlab.collection.model import Collection, Tool
 from qlab.engine.base import Engine
 from qlab.engine.text import Analyzer
+from qlab.errors import QlabError
+from qlab.project import load_project
 from qlab.project.model import Case, Config
 from qlab.promotion_rules import selection_correct
 from qlab.records import content_id
@@ -64,6 +66,8 @@ def run_learning(
     called on copies of the collection whose Tools carry the suggested aliases, in memory. ``secrets`` are the
     run's secret values: a suggestion that would contain one is withheld (and ``scrub.passed`` is false).
     """
+    if not cases and config is not None:
+        cases = _project_cases(config)
     inputs = case_inputs(artifact, cases)
     suggestions = suggest(artifact, collection=collection, inputs=inputs)
     suggestions, withheld = _withhold_secrets(suggestions, secrets)
@@ -88,6 +92,14 @@ def run_learning(
         "run_id": artifact.get("run_id"),
         "suggestions_file": config.learning.suggestions_file if config is not None else None,
     }
+
+
+def _project_cases(config: Config) -> Sequence[Case] | None:
+    """The project's cases, read again from qlab.yaml's folder (the learn gate has no suites of its own)."""
+    try:
+        return load_project(config.path).cases
+    except QlabError:
+        return None  # the run already validated the project; a file changed since: learn from the results
 
 
 def case_inputs(artifact: Mapping[str, Any], cases: Sequence[Case] | None) -> dict[str, CaseInput]:

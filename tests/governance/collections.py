@@ -52,3 +52,26 @@ def case(
         origin=Origin(f"gates/{suite}/{case_id}.yaml", 1, 1),
         expected_target=expected,
     )
+
+
+class StubEngine(IndexEngine):
+    """search (the built-in index) → select (the top row) → plan (the target, asking for missing required
+    inputs): enough of an engine for the release gates."""
+
+    name = "stub"
+
+    def select(self, query, result, *, entities, llm_target):  # type: ignore[no-untyped-def]
+        from qlab.engine.types import Selection
+
+        top = result.rows[0].tool_id if result.rows else None
+        return Selection(llm_target, top, False, ("selected_top_rank",) if top else ("no_candidates",))
+
+    def plan(self, query, target, *, entities):  # type: ignore[no-untyped-def]
+        from qlab.engine.types import InputSlot, Plan, PlanStep
+
+        tool = self.collection.tool(target)
+        assert tool is not None
+        missing = [p for p in tool.required_parameters if p.name not in entities]
+        slots = tuple(InputSlot(target, p.name, p.location) for p in missing)
+        status = "needs_input" if missing else "synthesized"
+        return Plan(f"plan-{target}", status, (PlanStep(target, dict(entities)),), slots)  # type: ignore[arg-type]

@@ -1,0 +1,339 @@
+"""The five release gates of a skill (seed 003), each a function returning a :class:`GateResult`.
+
+1. trigger_eval — each trigger case's query is searched with the engine under test. The skill **fires** for a
+   query when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool and scores at least
+   ``TRIGGER_RELATIVE_FLOOR`` (0.5) of the top row's score (and more than 0): a permitted tool is among the
+   strong candidates. A tool is permitted when its id, family or one of its tags is in ``permissions``.
+   precision = fired positives / fired; recall = fired positives / positives; both must reach the skill's
+   minimums (precision is 0 when nothing fired). Positive and negative cases are both required.
+2. functional_eval — each golden case runs search (k=8) → select → plan on the engine. normal / boundary: the
+   selected target equals ``expected_target`` and the plan's tools equal ``expected_plan_tools`` (each when
+   given; with neither, the plan must be synthesized). error: the skill must not produce an executable plan —
+   with ``expected_target`` it selects that tool and the plan is ``needs_input`` or ``failed``; without, no
+   target is selected or the plan is not synthesized. Pass rate >= ``functional_pass_min``; all three kinds
+   must be present.
+3. policy_eval — every tool of every golden plan is permitted; no plan has more than ``max_tool_calls`` steps;
+   the run's recorded LLM cost (plus the functional eval's) is within ``max_cost_usd``; the p95 of the run's
+   per-case latency (the sum of a case's stage latencies) is within ``max_latency_ms``.
+4. regression_eval — the regression suite is configured and required, the result artifact is of the collection
+   being released, and every case of the suite ran in it and passed.
+5. human_review — the latest review of this skill bound to the sha256 of the evaluated result artifact is an
+   approval (an approval of another or older result does not count).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
+from qlab.engine.types import Plan, Selection
+from qlab.errors import InputError
+from qlab.project.model import Case, Config, ReleaseSkill
+from qlab.records import Artifact
+
+TRIGGER_K = 3
+TRIGGER_RELATIVE_FLOOR = 0.5
+GOLDEN_K = 8
+KINDS: tuple[str, ...] = ("normal", "boundary", "error")
+GATES: tuple[str, ...] = ("trigger_eval", "functional_eval", "policy_eval", "regression_eval", "human_review")
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    name: str
+    status: str  # passed | failed | skipped
+    reasons: tuple[str, ...] = ()
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "reasons": list(self.reasons),
+            "metrics": dict(self.metrics),
+            "details": dict(self.details),
+        }
+
+
+def _gate(
+    name: str, reasons: list[str], metrics: Mapping[str, Any], details: Mapping[str, Any]
+) -> GateResult:
+    return GateResult(name, "failed" if reasons else "passed", tuple(reasons), metrics, details)
+
+
+def permitted(tool_id: str, skill: ReleaseSkill, collection: Collection) -> bool:
+    """Is ``tool_id`` within the skill's permissions (by tool id, family or tag)?"""
+    allowed = set(skill.permissions)
+    tool = collection.tool(tool_id)
+    if tool_id in allowed:
+        return True
+    return tool is not None and (tool.family in allowed or bool(allowed.intersection(tool.tags)))
+
+
+# ------------------------------------------------------------------------------------------- 1. trigger
+
+
+def fires(
+    query: str, *, skill: ReleaseSkill, collection: Collection, engine: Engine
+) -> tuple[bool, list[str]]:
+    """(does the skill fire for ``query``, the permitted tools that made it fire)."""
+    rows = engine.search(query, k=TRIGGER_K).rows[:TRIGGER_K]
+    if not rows or rows[0].score <= 0:
+        return False, []
+    floor = rows[0].score * TRIGGER_RELATIVE_FLOOR
+    hits = [
+        r.tool_id
+        for r in rows
+        if r.score > 0 and r.score >= floor and permitted(r.tool_id, skill, collection)
+    ]
+    return bool(hits), hits
+
+
+def trigger_eval(
+    skill: ReleaseSkill, cases: Sequence[Mapping[str, Any]], *, collection: Collection, engine: Engine
+) -> GateResult:
+    reasons: list[str] = []
+    if not skill.permissions:
+        reasons.append("the skill declares no permissions: nothing can trigger it")
+    positives = [c for c in cases if c["should_trigger"]]
+    negatives = [c for c in cases if not c["should_trigger"]]
+    if not positives or not negatives:
+        reasons.append("trigger eval needs positive and negative cases (should_trigger true and false)")
+    rows = []
+    for i, case in enumerate(cases):
+        fired, hits = fires(case["query"], skill=skill, collection=collection, engine=engine)
+        rows.append(
+            {
+                "id": case.get("id", f"#{i}"),
+                "should_trigger": case["should_trigger"],
+                "fired": fired,
+                "by": hits,
+            }
+        )
+    tp = sum(1 for r in rows if r["fired"] and r["should_trigger"])
+    fp = sum(1 for r in rows if r["fired"] and not r["should_trigger"])
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / len(positives) if positives else 0.0
+    if precision < skill.trigger_precision_min:
+        wrong = [r["id"] for r in rows if r["fired"] and not r["should_trigger"]]
+        reasons.append(
+            f"precision {precision:.3f} < {skill.trigger_precision_min}"
+            + (f" (fired on {', '.join(wrong)})" if wrong else " (nothing fired)")
+        )
+    if recall < skill.trigger_recall_min:
+        missed = [r["id"] for r in rows if r["should_trigger"] and not r["fired"]]
+        reasons.append(f"recall {recall:.3f} < {skill.trigger_recall_min} (missed {', '.join(missed)})")
+    metrics = {
+        "precision": round(precision, 6),
+        "recall": round(recall, 6),
+        "positives": len(positives),
+        "negatives": len(negatives),
+    }
+    return _gate(
+        "trigger_eval",
+        reasons,
+        metrics,
+        {"cases": rows, "k": TRIGGER_K, "relative_floor": TRIGGER_RELATIVE_FLOOR},
+    )
+
+
+# ------------------------------------------------------------------------------------------- 2. functional
+
+
+def run_golden(case: Mapping[str, Any], *, engine: Engine) -> dict[str, Any]:
+    """Search → select → plan for one golden case; the outcome with what was compared."""
+    entities = dict(case.get("provided_entities") or {})
+    out: dict[str, Any] = {"id": case["id"], "kind": case.get("kind", "normal")}
+    try:
+        result = engine.search(case["query"], k=GOLDEN_K)
+        selection: Selection = engine.select(case["query"], result, entities=entities, llm_target=None)
+        plan: Plan | None = None
+        if selection.selected_target:
+            plan = engine.plan(case["query"], selection.selected_target, entities=entities)
+    except InputError as exc:
+        return {**out, "passed": False, "reasons": [f"engine_error: {exc}"], "plan_tools": [], "steps": 0}
+    out.update(
+        selected_target=selection.selected_target,
+        plan_status=plan.status if plan else None,
+        plan_tools=list(plan.tools) if plan else [],
+        steps=len(plan.steps) if plan else 0,
+        llm_cost_usd=float(selection.llm_usage.get("cost_usd") or 0.0),
+    )
+    out["reasons"] = _golden_mismatches(case, out)
+    out["passed"] = not out["reasons"]
+    return out
+
+
+def _golden_mismatches(case: Mapping[str, Any], got: Mapping[str, Any]) -> list[str]:
+    reasons = []
+    expected, tools = case.get("expected_target"), case.get("expected_plan_tools")
+    if expected is not None and got["selected_target"] != expected:
+        reasons.append(f"selected {got['selected_target']!r}, expected {expected!r}")
+    if tools is not None and got["plan_tools"] != list(tools):
+        reasons.append(f"plan tools {got['plan_tools']}, expected {list(tools)}")
+    synthesized = got["plan_status"] == "synthesized"
+    if case.get("kind", "normal") == "error":
+        if synthesized:
+            reasons.append("an error input produced an executable plan; the skill should ask or refuse")
+    elif expected is None and tools is None and not synthesized:
+        reasons.append(f"no plan synthesized (status {got['plan_status']})")
+    return reasons
+
+
+def functional_eval(
+    skill: ReleaseSkill, cases: Sequence[Mapping[str, Any]], *, engine: Engine
+) -> tuple[GateResult, list[dict[str, Any]]]:
+    runs = [run_golden(c, engine=engine) for c in cases]
+    reasons = [f"{r['id']} ({r['kind']}): {'; '.join(r['reasons'])}" for r in runs if not r["passed"]]
+    missing = [k for k in KINDS if not any(c.get("kind", "normal") == k for c in cases)]
+    if missing:
+        reasons.insert(
+            0, f"golden cases lack {', '.join(missing)} inputs (seed 003: normal, boundary and error)"
+        )
+    rate = sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0
+    if rate < skill.functional_pass_min:
+        reasons.insert(0, f"pass rate {rate:.3f} < {skill.functional_pass_min}")
+    elif not missing:
+        reasons = []  # failures within the allowed pass rate do not fail the gate
+    by_kind = {k: sum(1 for r in runs if r["kind"] == k) for k in KINDS}
+    return _gate(
+        "functional_eval",
+        reasons,
+        {"pass_rate": round(rate, 6), "cases": len(runs), **by_kind},
+        {"cases": runs},
+    ), runs
+
+
+# ------------------------------------------------------------------------------------------- 3. policy
+
+
+def policy_eval(
+    skill: ReleaseSkill,
+    golden: Sequence[Mapping[str, Any]],
+    *,
+    collection: Collection,
+    artifact: Artifact | None,
+) -> GateResult:
+    reasons: list[str] = []
+    for run in golden:
+        outside = [t for t in run.get("plan_tools") or () if not permitted(t, skill, collection)]
+        if outside:
+            reasons.append(
+                f"{run['id']}: plan uses {', '.join(outside)}, outside the permissions {list(skill.permissions)}"
+            )
+        if skill.max_tool_calls is not None and run.get("steps", 0) > skill.max_tool_calls:
+            reasons.append(f"{run['id']}: {run['steps']} tool calls > max_tool_calls {skill.max_tool_calls}")
+    cases = artifact.cases if artifact is not None else []
+    cost = sum(float(r.get("llm_cost_usd") or 0.0) for r in golden) + _recorded_cost(cases)
+    metrics: dict[str, Any] = {
+        "llm_cost_usd": round(cost, 6),
+        "max_tool_calls_seen": max((r.get("steps", 0) for r in golden), default=0),
+    }
+    if (skill.max_cost_usd is not None or skill.max_latency_ms is not None) and artifact is None:
+        reasons.append("the cost/latency budget is taken from the run: pass the result artifact (--result)")
+    if skill.max_cost_usd is not None and cost > skill.max_cost_usd:
+        reasons.append(f"LLM cost {cost:.4f} USD > max_cost_usd {skill.max_cost_usd}")
+    if skill.max_latency_ms is not None and artifact is not None:
+        totals = sorted(
+            sum(float(v) for v in (c.get("latency_ms") or {}).values()) for c in cases if c.get("latency_ms")
+        )
+        if not totals:
+            reasons.append("the run recorded no case latency to check max_latency_ms against")
+        else:
+            p95 = totals[max(0, math.ceil(0.95 * len(totals)) - 1)]
+            metrics["latency_p95_ms"] = round(p95, 3)
+            if p95 > skill.max_latency_ms:
+                reasons.append(f"p95 case latency {p95:.1f} ms > max_latency_ms {skill.max_latency_ms}")
+    return _gate("policy_eval", reasons, metrics, {})
+
+
+def _recorded_cost(cases: Sequence[Mapping[str, Any]]) -> float:
+    total = 0.0
+    for case in cases:
+        usage = (case.get("target_selector") or {}).get("llm_usage") or {}
+        if isinstance(usage.get("cost_usd"), (int, float)):
+            total += float(usage["cost_usd"])
+    return total
+
+
+# ------------------------------------------------------------------------------------------- 4. regression
+
+
+def regression_eval(
+    skill: ReleaseSkill,
+    *,
+    config: Config,
+    suite_cases: Sequence[Case],
+    collection: Collection,
+    artifact: Artifact | None,
+) -> GateResult:
+    name = skill.regression_suite or config.learning.regression_suite
+    if not name:
+        return _gate(
+            "regression_eval",
+            ["no regression suite: set release.<skill>.regression_suite or learning.regression_suite"],
+            {},
+            {},
+        )
+    suite = config.suites.get(name)
+    reasons: list[str] = []
+    if suite is None:
+        reasons.append(f"regression suite {name!r} is not a suite of qlab.yaml")
+    elif not suite.required:
+        reasons.append(
+            f"regression suite {name!r} is required: false; every release must pass it, so mark it required"
+        )
+    if artifact is None:
+        reasons.append("no result artifact: run `qlab run` and pass --result")
+        return _gate("regression_eval", reasons, {}, {"suite": name})
+    recorded = (artifact.data.get("fingerprint") or {}).get("collection_digest")
+    if recorded and collection.digest and recorded != collection.digest:
+        reasons.append(
+            f"the result is of another collection ({recorded[:19]}…, now {collection.digest[:19]}…): run `qlab run` again"
+        )
+    results = {c["case_id"]: c for c in artifact.cases if c.get("suite") == name}
+    expected = [c.id for c in suite_cases]
+    if not expected:
+        reasons.append(
+            f"regression suite {name!r} has no cases: accept a proposal (`qlab accept-case`) first"
+        )
+    for case_id in expected:
+        result = results.get(case_id)
+        if result is None:
+            reasons.append(f"{case_id} did not run in the result (run the whole suite)")
+        elif result.get("status") != "passed":
+            failure = result.get("failure") or {}
+            reasons.append(
+                f"{case_id}: {result.get('status')} at {failure.get('stage')}/{failure.get('reason')}"
+            )
+    passed = sum(1 for c in expected if (results.get(c) or {}).get("status") == "passed")
+    return _gate("regression_eval", reasons, {"cases": len(expected), "passed": passed}, {"suite": name})
+
+
+# ------------------------------------------------------------------------------------------- 5. human review
+
+
+def human_review(
+    skill: ReleaseSkill, approvals: Sequence[Mapping[str, Any]], *, artifact: Artifact | None
+) -> GateResult:
+    if artifact is None:
+        return _gate("human_review", ["no evaluated result artifact to review"], {}, {})
+    mine = [a for a in approvals if a.get("skill") == skill.name]
+    bound = [a for a in mine if a.get("result_digest") == artifact.digest]
+    if not bound:
+        others = sorted({f"{a.get('result_digest', '?')[:19]}… by {a.get('reviewer')}" for a in mine})
+        reason = f"no review of this result ({artifact.digest}); run `qlab approve {skill.name} --result {artifact.path} --by NAME`"
+        if others:
+            reason += f"; reviews of other results do not count: {', '.join(others)}"
+        return _gate("human_review", [reason], {}, {"result_digest": artifact.digest})
+    latest = max(bound, key=lambda a: str(a.get("at", "")))
+    details = {"result_digest": artifact.digest, "reviewer": latest.get("reviewer"), "at": latest.get("at")}
+    if latest.get("decision") != "approved":
+        note = f": {latest.get('note')}" if latest.get("note") else ""
+        return _gate("human_review", [f"{latest.get('reviewer')} rejected this result{note}"], {}, details)
+    return _gate("human_review", [], {}, details)
