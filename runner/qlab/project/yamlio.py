@@ -13,8 +13,6 @@ the way; nesting depth is limited here instead.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 import yaml
@@ -22,6 +20,7 @@ from yaml import events as ev
 
 from qlab.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, PathKey, Position, format_path
+from qlab.project.scalars import plain_scalar
 
 try:  # libyaml's parser when pyyaml was built with it (6x faster)
     from yaml import CSafeLoader as _Loader
@@ -36,15 +35,6 @@ MAX_ALIAS_NODES = 10_000  # values an alias may stand for, summed over the file
 MAX_DEPTH = 100  # nesting of mappings and lists
 
 _CORE = "tag:yaml.org,2002:"
-_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
-_TRUES = frozenset({"true", "True", "TRUE"})
-_FALSES = frozenset({"false", "False", "FALSE"})
-_INT = re.compile(r"[-+]?[0-9]+\Z")
-_OCT = re.compile(r"0o[0-7]+\Z")
-_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-_INF = re.compile(r"([-+]?)\.(?:inf|Inf|INF)\Z")
-_NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
 _MERGE = object()  # the pending key of a ``<<:`` entry
 _SKIP = object()  # the pending key of a duplicate entry: its value is dropped
 
@@ -56,32 +46,6 @@ def _pos(mark: Any) -> Position:
 
 class _Fatal(Exception):
     """Stops building: the rest of the file cannot be trusted (syntax, depth, alias bomb)."""
-
-
-def _plain(value: str) -> Any:
-    """Resolve a plain (unquoted) scalar with the YAML 1.2 core schema."""
-    if value in _NULLS:
-        return None
-    if value in _TRUES:
-        return True
-    if value in _FALSES:
-        return False
-    first = value[0]
-    if first.isdigit() or first in "-+.":
-        if _INT.match(value):
-            return int(value)
-        if _FLOAT.match(value):
-            return float(value)
-        inf = _INF.match(value)
-        if inf:
-            return -math.inf if inf.group(1) == "-" else math.inf
-        if _NAN.match(value):
-            return math.nan
-        if _OCT.match(value):
-            return int(value[2:], 8)
-        if _HEX.match(value):
-            return int(value[2:], 16)
-    return value
 
 
 class _Frame:
@@ -207,11 +171,11 @@ class _Builder:
     def resolve(self, event: ev.ScalarEvent, path: JsonPath) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
-            return _plain(event.value) if event.implicit[0] and tag is None else event.value
+            return plain_scalar(event.value) if event.implicit[0] and tag is None else event.value
         value = event.value
         if tag == _CORE + "str":
             return value
-        resolved = _plain(value)
+        resolved = plain_scalar(value)
         kinds: dict[str | None, Any] = {"int": int, "float": (int, float), "bool": bool, "null": type(None)}
         name = tag[len(_CORE) :] if tag.startswith(_CORE) else None
         if (
@@ -349,9 +313,4 @@ def parse_yaml(
     return Document(file, builder.root, builder.values, builder.keys)
 
 
-def dump_yaml(data: Any) -> str:
-    """Plain data -> block-style YAML (for ``qlab init``), keys in the given order."""
-    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=110))
-
-
-__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "dump_yaml", "parse_yaml"]
+__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "parse_yaml"]
