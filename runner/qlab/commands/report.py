@@ -1,0 +1,131 @@
+"""``qlab report RESULT.json [MORE.json ...] [--html OUT] [--markdown OUT|-] [--junit OUT] [--baseline A.json]``.
+
+Renders stored result artifacts; it never runs a stage. With several results the series is ordered by
+``started_at`` (when every result has one) and the latest is the run reported in full: the HTML report then adds
+the promotion diff against the run before it (or ``--baseline``) and the trends of every metric over the series.
+Markdown and JUnit describe the latest run only. Without an output option the Markdown summary goes to stdout.
+
+Exit codes: 0 written, 2 an unreadable or invalid artifact (the message says which file and where).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from qlab.artifact import read, write_atomic
+from qlab.errors import EXIT_PASS, InputError, UsageError
+from qlab.report import junit as junit_report
+from qlab.report import markdown as markdown_report
+from qlab.report.html import render_html
+
+STDOUT = Path("-")
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What ``write_reports`` produced: ``(format, path)`` pairs; ``-`` is stdout."""
+
+    files: tuple[tuple[str, Path], ...]
+    runs: int
+
+
+def order_runs(results: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Oldest first by ``started_at`` when every run has one (ISO-8601 UTC sorts as text); else as given."""
+    stamps = [r.get("started_at") for r in results]
+    if all(isinstance(s, str) and s for s in stamps):
+        return [
+            r for _, r in sorted(enumerate(results), key=lambda item: (str(item[1]["started_at"]), item[0]))
+        ]
+    return list(results)
+
+
+def _emit(path: Path, text: str) -> None:
+    if path == STDOUT:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be written: {exc.strerror or exc}") from None
+
+
+def write_reports(
+    results: Sequence[Path],
+    *,
+    html: Path | None = None,
+    markdown: Path | None = None,
+    junit: Path | None = None,
+    baseline: Path | None = None,
+    title: str | None = None,
+) -> Written:
+    """Load ``results`` (and ``baseline``), render the requested formats and write them atomically.
+
+    Raises ``InputError`` (exit 2) for an unreadable or invalid artifact, before anything is written.
+    """
+    if not results:
+        raise UsageError("give at least one result artifact (result.json)")
+    runs = order_runs([read(path) for path in results])
+    base = read(baseline) if baseline is not None else None
+    latest = runs[-1]
+    if html is None and markdown is None and junit is None:
+        markdown = STDOUT
+    written: list[tuple[str, Path]] = []
+    if html is not None:
+        _emit(html, render_html(runs, baseline=base, title=title))
+        written.append(("html", html))
+    if markdown is not None:
+        _emit(markdown, markdown_report.render(latest))
+        written.append(("markdown", markdown))
+    if junit is not None:
+        _emit(junit, junit_report.render(latest))
+        written.append(("junit", junit))
+    return Written(files=tuple(written), runs=len(runs) + (1 if base is not None else 0))
+
+
+_OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
+
+
+@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--html", "html_out", type=_OUT, help="Write ONE self-contained HTML file (no script, no network)."
+)
+@click.option(
+    "--markdown",
+    "markdown_out",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=Path),
+    help="Write the Markdown summary of the latest run ('-' for stdout; the default without other outputs).",
+)
+@click.option("--junit", "junit_out", type=_OUT, help="Write the JUnit XML of the latest run.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Compare the latest run with this result (the HTML promotion diff) and start the trend series with it.",
+)
+@click.option("--title", help="Title of the HTML page (default: 'qlab report: <project>').")
+def command(
+    results: tuple[Path, ...],
+    html_out: Path | None,
+    markdown_out: Path | None,
+    junit_out: Path | None,
+    baseline: Path | None,
+    title: str | None,
+) -> int:
+    """Render result artifacts as an HTML report, a Markdown summary or JUnit XML.
+
+    With two or more results (oldest to newest by start time), the HTML report adds the promotion diff
+    (fixed, regressed, still failing, new per case) and the trend of every metric.
+    """
+    done = write_reports(
+        results, html=html_out, markdown=markdown_out, junit=junit_out, baseline=baseline, title=title
+    )
+    for kind, path in done.files:
+        if path != STDOUT:
+            click.echo(f"{kind}: {path} ({done.runs} run{'s' if done.runs != 1 else ''})", err=True)
+    return EXIT_PASS

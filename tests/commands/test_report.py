@@ -1,0 +1,141 @@
+"""``qlab report``, in process through ``qlab.cli.main`` (the real exit-code mapping)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import artifact_samples as samples
+from qlab.cli import main
+from qlab.commands.report import order_runs, write_reports
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def _store(tmp_path: Path, name: str, artifact: dict[str, Any]) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(artifact), encoding="utf-8")
+    return path
+
+
+def test_html_report_of_one_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = _store(tmp_path, "result.json", samples.result())
+    out = tmp_path / "out" / "report.html"
+    code, stdout, stderr = _run(["report", str(result), "--html", str(out)], capsys)
+    assert code == 0, stderr
+    page = out.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    assert 'id="gates"' in page and 'id="promotion"' not in page
+    assert f"html: {out} (1 run)" in stderr
+    assert stdout == ""
+
+
+def test_series_is_ordered_by_start_time_and_the_latest_is_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    older = _store(tmp_path, "b.json", samples.result("run-old", started_at="2026-12-01T10:00:00Z"))
+    newer = _store(tmp_path, "a.json", samples.fixed_result("run-new", started_at="2026-12-02T10:00:00Z"))
+    out = tmp_path / "trend.html"
+    code, _, stderr = _run(["report", str(newer), str(older), "--html", str(out)], capsys)
+    assert code == 0, stderr
+    page = out.read_text(encoding="utf-8")
+    assert "Trends over 2 runs" in page
+    assert ">PASS<" in page  # the newer run (passing) is the one reported in full
+    diff = page.split('<section id="promotion">', 1)[1]
+    assert diff.index("run-old") < diff.index("run-new")
+
+
+def test_baseline_option_adds_the_promotion_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _store(tmp_path, "main.json", samples.result())
+    cand = _store(tmp_path, "pr.json", samples.fixed_result())
+    out = tmp_path / "promotion.html"
+    code, _, stderr = _run(["report", str(cand), "--baseline", str(base), "--html", str(out)], capsys)
+    assert code == 0, stderr
+    assert "(2 runs)" in stderr
+    page = out.read_text(encoding="utf-8")
+    assert 'id="promotion"' in page and ">regressed</span>" in page
+
+
+def test_markdown_goes_to_stdout_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = _store(tmp_path, "result.json", samples.result())
+    code, stdout, stderr = _run(["report", str(result)], capsys)
+    assert code == 0, stderr
+    assert "required_fields_unsatisfied" in stdout
+    assert "member-plan-002" in stdout
+
+
+def test_markdown_and_junit_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = _store(tmp_path, "result.json", samples.result())
+    md, xml = tmp_path / "summary.md", tmp_path / "junit.xml"
+    code, _, stderr = _run(["report", str(result), "--markdown", str(md), "--junit", str(xml)], capsys)
+    assert code == 0, stderr
+    assert "member-plan-002" in md.read_text(encoding="utf-8")
+    root = ET.fromstring(xml.read_text(encoding="utf-8"))
+    assert root.tag == "testsuites"
+    failed = {case.get("name") for case in root.iter("testcase") if case.find("failure") is not None}
+    assert "member-plan-002" in failed
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        ("[1, 2]", "a result artifact is a JSON object"),
+        ('{"schema_version": 1}', "$.cases"),
+    ],
+)
+def test_an_invalid_artifact_exits_2_with_a_located_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content, encoding="utf-8")
+    out = tmp_path / "report.html"
+    code, _, stderr = _run(["report", str(bad), "--html", str(out)], capsys)
+    assert code == 2
+    assert str(bad) in stderr and message in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_a_missing_artifact_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = _run(["report", str(tmp_path / "nope.json")], capsys)
+    assert code == 2
+    assert "not found" in stderr
+
+
+def test_an_unwritable_output_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = _store(tmp_path, "result.json", samples.result())
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, stderr = _run(["report", str(result), "--html", str(blocker / "report.html")], capsys)
+    assert code == 2, stderr
+    assert "cannot be written" in stderr
+
+
+def test_no_result_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = _run(["report", "--html", "x.html"], capsys)
+    assert code == 2
+    assert "RESULTS" in stderr
+
+
+def test_order_runs_keeps_the_given_order_without_start_times() -> None:
+    a, b = {"run_id": "a"}, {"run_id": "b", "started_at": "2026-01-01T00:00:00Z"}
+    assert order_runs([a, b]) == [a, b]
+    c = {"run_id": "c", "started_at": "2025-01-01T00:00:00Z"}
+    assert order_runs([b, c]) == [c, b]
+
+
+def test_write_reports_counts_runs(tmp_path: Path) -> None:
+    first = _store(tmp_path, "1.json", samples.result())
+    done = write_reports([first], html=tmp_path / "r.html", baseline=first)
+    assert done.runs == 2
+    assert done.files == (("html", tmp_path / "r.html"),)
