@@ -187,9 +187,10 @@ def send(
                 )
                 sleep(wait)
                 continue
-        cookies = (
-            {c.name: c.value or "" for c in response.cookies.jar} if "set-cookie" in response.headers else {}
-        )
+        cookies: dict[str, str] = {}
+        for hop in (*response.history, response):  # a redirect may set a cookie too
+            if "set-cookie" in hop.headers:
+                cookies.update({c.name: c.value or "" for c in hop.cookies.jar})
         return Exchange(request, response.status_code, response.headers, body, latency, attempt, cookies)
 
 

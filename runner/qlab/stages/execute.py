@@ -151,8 +151,13 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: M
             ready.append((case, plan, env, result))
     width = items[0][1].concurrency
     if width <= 1 or len(ready) <= 1:
-        for case, plan, env, result in ready:  # in the main thread: Ctrl-C reaches the case, cleanup runs
-            _guarded(runner, case, plan, env, result)
+        for index, (case, plan, env, result) in enumerate(ready):
+            try:  # in the main thread: Ctrl-C reaches the case, whose cleanup runs before it propagates
+                _guarded(runner, case, plan, env, result)
+            except KeyboardInterrupt:
+                for _c, _p, _e, later in ready[index + 1 :]:
+                    _skip(later)
+                raise
         return
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="qlab-execute") as pool:
         futures = [pool.submit(_guarded, runner, *item) for item in ready]
@@ -164,10 +169,14 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: M
             runner.cancel.set()
             for future, (_c, _p, _e, result) in zip(futures, ready, strict=True):
                 if future.cancel():
-                    result.status = "skipped"
-                    result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
+                    _skip(result)
             pool.shutdown(wait=True)
             raise
+
+
+def _skip(result: CaseResult) -> None:
+    result.status = "skipped"
+    result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
 
 
 def _guarded(runner: CaseRunner, case: Case, plan: Plan, env: Environment, result: CaseResult) -> None:
