@@ -1,0 +1,73 @@
+"""GitHub workflow commands: toolkit escaping, caps per level, stop-commands, $GITHUB_OUTPUT heredocs."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import artifact_samples as samples
+from qlab.report import github
+
+
+def test_escaping_matches_the_toolkit() -> None:
+    assert github.escape_data("50% a\r\nb") == "50%25 a%0D%0Ab"
+    assert github.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    line = github.command("error", "bad: x\ny", file="gates/a,b.yaml", line=3, title="t:1")
+    assert line == "::error file=gates/a%2Cb.yaml,line=3,title=t%3A1::bad: x%0Ay"
+
+
+def test_annotations_point_at_the_case_line() -> None:
+    lines = github.annotation_lines(samples.result())
+    case_line = next(x for x in lines if "member-search-004" in x)
+    assert case_line.startswith(
+        "::error file=gates/search_core/member-search-004.yaml,line=1,title=qlab search_core/member-search-004::"
+    )
+    assert "%0Ahint: " in case_line
+    assert lines[0].startswith("::error title=qlab gate::gate plan blocked")
+
+
+def test_at_most_ten_per_level_and_a_notice_for_the_rest() -> None:
+    art = samples.result()
+    template = art["cases"][3]
+    art["cases"] = [{**copy.deepcopy(template), "case_id": f"c{i}"} for i in range(25)]
+    art["cases"] += [{**copy.deepcopy(template), "case_id": f"f{i}", "flaky": True} for i in range(12)]
+    lines = github.annotation_lines(art)
+    assert sum(x.startswith("::error") for x in lines) == 10
+    assert sum(x.startswith("::warning") for x in lines) == 10
+    assert lines[-1].startswith(
+        "::notice title=qlab::18 more qlab finding(s) not annotated"
+    )  # 16 errors + 2 warnings
+
+
+def test_stop_commands_wrap_raw_text() -> None:
+    wrapped = github.stop_commands("::add-mask::x\n::error::y", token="tok123")
+    assert wrapped == "::stop-commands::tok123\n::add-mask::x\n::error::y\n::tok123::"
+    a, b = github.stop_commands("x"), github.stop_commands("x")
+    assert a != b  # a fresh random token each time
+
+
+def test_outputs_and_summary_files(tmp_path: Path) -> None:
+    out, summary = tmp_path / "out.txt", tmp_path / "summary.md"
+    env = {"GITHUB_OUTPUT": str(out), "GITHUB_STEP_SUMMARY": str(summary)}
+    art = samples.result()
+    art["decision"]["reasons"].append("gate search warned: x")
+    values = github.outputs(art, {"junit": "out/junit.xml"})
+    assert values["decision"] == "block" and values["failed"] == "2" and values["blocked"] == "1"
+    github.write_outputs(values, env)
+    github.append_summary("# hi", env)
+    github.append_summary("# again\n", env)
+    text = out.read_text(encoding="utf-8")
+    assert "decision=block\n" in text and "junit-path=out/junit.xml\n" in text
+    head, _, rest = text.partition("reasons<<")  # multi-line values use the heredoc form
+    delimiter = rest.split("\n", 1)[0]
+    assert head and delimiter.startswith("ghadelimiter_")
+    assert (
+        f"reasons<<{delimiter}\ngate plan blocked: plan_hit_rate 0.5 < 0.9\ngate search warned: x\n{delimiter}\n"
+        in text
+    )
+    assert summary.read_text(encoding="utf-8") == "# hi\n# again\n"
+    assert github.write_outputs(values, {}) is None and github.append_summary("x", {}) is None
+
+
+def test_in_actions_only_when_true() -> None:
+    assert github.in_actions({"GITHUB_ACTIONS": "true"}) and not github.in_actions({"GITHUB_ACTIONS": "1"})

@@ -1,0 +1,108 @@
+"""JUnit XML: valid against both XSDs in ../shared/ci, parsed by junitparser, escaping, caps, uniqueness."""
+
+from __future__ import annotations
+
+import copy
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import junitparser
+import pytest
+import xmlschema
+
+import artifact_samples as samples
+from qlab.report import junit
+
+ROOT = Path(__file__).resolve().parents[2]
+CI = ROOT.parent / "shared" / "ci"
+GOLDEN = Path(__file__).parent / "golden" / "junit.xml"
+XSDS = ("jenkins-xunit-junit-10.xsd", "windyroad-JUnit.xsd")
+
+
+@pytest.fixture(scope="module", params=XSDS)
+def schema(request: pytest.FixtureRequest) -> xmlschema.XMLSchema:
+    path = CI / request.param
+    if not path.is_file():
+        pytest.skip(f"{path} not found (the shared CI schemas sit beside the repository)")
+    return xmlschema.XMLSchema(str(path))
+
+
+def _artifact() -> dict[str, Any]:
+    art = samples.result()
+    art["prerun"] = [
+        {"guard": "config_valid", "stage": "pre-run", "passed": True, "mode": "block", "message": "ok"}
+    ]
+    art["cases"][3]["failure"]["message"] = "\x1b[31mred\x1b[0m and a NUL \x00 and bell \x07 — ünïcode"
+    art["cases"].append({**copy.deepcopy(art["cases"][0]), "case_id": "flaky-1", "status": "failed", "flaky": True,
+                         "failure": {"stage": "search", "reason": "expected_target_absent", "message": "x"}})  # fmt: skip
+    return art
+
+
+def test_validates_against_both_xsds(schema: xmlschema.XMLSchema, tmp_path: Path) -> None:
+    xml = junit.render(_artifact(), hostname="ci-host")
+    schema.validate(xml)
+    path = tmp_path / "junit.xml"
+    path.write_text(xml, encoding="utf-8")
+    parsed = junitparser.JUnitXml.fromfile(str(path))
+    outcomes = {}
+    for suite in parsed:
+        for case in suite:
+            outcomes[(case.classname, case.name)] = [type(r).__name__ for r in case.result]
+    assert outcomes[("qlab.search_core", "member-search-004")] == ["Failure"]
+    assert outcomes[("qlab.execute_read", "member-exec-001")] == ["Skipped"]  # blocked
+    assert outcomes[("qlab.search_core", "flaky-1")] == ["Skipped"]  # does not gate
+    assert outcomes[("qlab", "decision")] == ["Failure"]
+    assert outcomes[("qlab.gate.plan", "verdict")] == ["Failure"]
+    assert outcomes[("qlab.gate.search", "verdict")] == []
+
+
+def test_golden(tmp_path: Path) -> None:
+    xml = junit.render(_artifact(), hostname="ci-host")
+    if not GOLDEN.exists():  # first run writes it; review the file and commit it
+        GOLDEN.write_text(xml, encoding="utf-8")
+    assert xml == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_illegal_characters_stay_visible() -> None:
+    assert junit.xml_text("a\x1b[31mred\x1b[0m\x00b\x07\ud800c") == "ared#x00b#x07#xD800c"
+    xml = junit.render(_artifact(), hostname="h")
+    ET.fromstring(xml)  # well-formed
+    assert "red and a NUL #x00 and bell #x07 — ünïcode" in xml
+
+
+def test_message_in_attribute_and_text_times_three_decimals() -> None:
+    root = ET.fromstring(junit.render(_artifact(), hostname="h"))
+    failure = root.find(".//testcase[@name='member-search-004']/failure")
+    assert failure is not None and failure.get("type") == "expected_target_absent"
+    assert failure.get("message", "").startswith("search: expected_target_absent:")
+    assert (failure.text or "").startswith(failure.get("message", ""))
+    assert "hint: Check the tool's summary" in (failure.text or "")
+    for element in root.iter():
+        if "time" in element.attrib:
+            whole, _, frac = element.get("time", "").partition(".")
+            assert whole.isdigit() and len(frac) == 3
+
+
+def test_names_unique_and_never_empty() -> None:
+    empty = {"decision": {"verdict": "pass", "reasons": [], "exit_code": 0}, "cases": [], "gates": []}
+    root = ET.fromstring(junit.render(empty, hostname="h"))
+    assert [c.get("name") for c in root.iter("testcase")] == ["decision"]
+    art = _artifact()
+    art["gates"][0]["guards"] = [
+        {"guard": "scrub", "stage": "search", "passed": True, "mode": "block", "message": ""}
+    ] * 2
+    names = list(junit.names(junit.render(art, hostname="h")))
+    assert len(names) == len(set(names))
+    assert ("qlab.gate.search", "scrub [search] #2") in names
+
+
+def test_case_text_is_capped_head_and_tail() -> None:
+    art = _artifact()
+    art["cases"][3]["failure"]["message"] = "A" * 50_000 + "B" * 50_000
+    xml = junit.render(art, hostname="h")
+    text = ET.fromstring(xml).find(".//testcase[@name='member-search-004']/failure").text or ""  # type: ignore[union-attr]
+    assert len(text) < junit.MAX_CASE_TEXT + 200
+    assert text.startswith("search: expected_target_absent: AAA")
+    assert "[truncated " in text and "B" * 100 in text
+    assert junit.cap("x" * 10, 4) == "xx\n[truncated 6 chars]\nxx"
