@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+import artifact_samples as samples
+from qlab.report import github
 from servers import NODE_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,6 +112,18 @@ def test_inputs_reach_scripts_only_through_env() -> None:
     assert script_inputs <= used, f"inputs that never reach the script: {script_inputs - used}"
 
 
+def _output_refs(value: str) -> list[tuple[str, str]]:
+    """``${{ steps.a.outputs.x || steps.a.outputs.y }}`` -> ``[("a", "x"), ("a", "y")]``; nothing else allowed."""
+    match = re.fullmatch(r"\$\{\{ (.+) \}\}", value)
+    assert match, value
+    refs = []
+    for term in match.group(1).split(" || "):
+        ref = re.fullmatch(r"steps\.([a-z-]+)\.outputs\.([a-z-]+)", term)
+        assert ref, (value, term)
+        refs.append((ref.group(1), ref.group(2)))
+    return refs
+
+
 def test_inputs_are_kebab_case_and_outputs_come_from_steps() -> None:
     action = _load(ACTION)
     for name in action["inputs"]:
@@ -120,10 +134,20 @@ def test_inputs_are_kebab_case_and_outputs_come_from_steps() -> None:
         action["outputs"]
     )
     step_ids = {s.get("id") for s in action["runs"]["steps"]}
-    for name, output in action["outputs"].items():
-        match = re.fullmatch(r"\$\{\{ steps\.([a-z-]+)\.outputs\.([a-z-]+) \}\}", output["value"])
-        assert match, (name, output["value"])
-        assert match.group(1) in step_ids
+    for output in action["outputs"].values():
+        for step_id, _ in _output_refs(output["value"]):
+            assert step_id in step_ids
+
+
+def test_every_output_maps_to_a_name_qlab_really_writes() -> None:
+    """The run step's outputs come from qlab itself (qlab.report.github) plus the script's `exit-code`."""
+    written = set(github.outputs(samples.result(), {"result": "r", "junit": "j", "summary": "s"})) | {
+        "exit-code"
+    }
+    for name, output in _load(ACTION)["outputs"].items():
+        refs = _output_refs(output["value"])
+        if refs[0][0] == "qlab":
+            assert any(out in written for _, out in refs), f"output {name}: qlab writes none of {refs}"
 
 
 def test_install_and_run_are_wrapped_in_groups_and_install_pins_to_the_action_ref() -> None:
@@ -147,6 +171,7 @@ def _fake_qlab(tmp_path: Path, *, code: int) -> Path:
     fake.write_text(
         "#!/usr/bin/env bash\n"
         f'printf "%s\\n" "$@" > "{tmp_path}/argv"\n'
+        f'echo "${{GITHUB_STEP_SUMMARY-unset}}" > "{tmp_path}/summary-env"\n'
         'echo "decision=block" >> "$GITHUB_OUTPUT"\n'
         f"exit {code}\n",
         encoding="utf-8",
@@ -162,7 +187,11 @@ def _run_step(tmp_path: Path, inputs: dict[str, str], *, code: int = 0) -> tuple
     step = next(s for s in _load(ACTION)["runs"]["steps"] if s.get("id") == "qlab")
     action_inputs = _load(ACTION)["inputs"]
     values = {name: inputs.get(name, str(spec.get("default", ""))) for name, spec in action_inputs.items()}
-    env = {"PATH": os.environ["PATH"], "GITHUB_OUTPUT": str(tmp_path / "out")}
+    env = {
+        "PATH": os.environ["PATH"],
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary"),
+    }
     for key, expr in step["env"].items():
         match = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expr)
         env[key] = values[match.group(1)] if match else str(_fake_qlab(tmp_path, code=code))
@@ -193,8 +222,9 @@ def test_run_step_builds_the_qlab_command_from_inputs(tmp_path: Path) -> None:
     assert code == 0, log
     assert argv == [
         "run", "--config", "ci/qlab.yaml", "--suite", "search_core", "--suite", "plan_e2e", "--suite", "regression",
-        "--stage", "search", "--stage", "plan", "--shard", "2/4", "--junit", "out/junit.xml", "--no-summary", "--exit-zero",
+        "--stage", "search", "--stage", "plan", "--shard", "2/4", "--junit", "out/junit.xml", "--exit-zero",
     ]  # fmt: skip
+    assert (tmp_path / "summary-env").read_text(encoding="utf-8").strip() == "unset"  # summary: false
     assert "decision=block" in out and "exit-code=0" in out
     assert "::group::qlab run" in log and "::endgroup::" in log
 
@@ -202,6 +232,7 @@ def test_run_step_builds_the_qlab_command_from_inputs(tmp_path: Path) -> None:
 def test_run_step_defaults_are_a_plain_qlab_run(tmp_path: Path) -> None:
     code, argv, _, log = _run_step(tmp_path, {})
     assert (code, argv) == (0, ["run"]), log
+    assert (tmp_path / "summary-env").read_text(encoding="utf-8").strip() == str(tmp_path / "step-summary")
 
 
 def test_run_step_passes_qlab_exit_code_through(tmp_path: Path) -> None:
@@ -221,9 +252,11 @@ def test_hostile_input_stays_a_literal_argument(tmp_path: Path) -> None:
 
 
 def test_merge_command_passes_the_shard_files(tmp_path: Path) -> None:
-    code, argv, _, log = _run_step(tmp_path, {"command": "merge", "shards": "shards", "config": "qlab.yaml"})
+    code, argv, _, log = _run_step(
+        tmp_path, {"command": "merge", "shards": "shards/", "junit": "ignored.xml", "exit-zero": "true"}
+    )
     assert code == 0, log
-    assert argv == ["merge", "--config", "qlab.yaml", "shards"]
+    assert argv == ["merge", "shards/", "--exit-zero"]
 
 
 def test_unknown_command_is_refused_with_exit_2(tmp_path: Path) -> None:
