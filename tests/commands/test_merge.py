@@ -1,0 +1,138 @@
+"""``qlab merge`` in process: three shards merge to the unsharded metrics; a missing or duplicate shard exits 2."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import runner_fakes as f
+from qlab.artifact import write
+from qlab.cli import main
+from qlab.runner import run
+from qlab.shard import ShardSpec
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def _cases() -> list[Any]:
+    cases = [
+        f.case(f"s{i:02d}", "search_core", "search", "second:x" if i % 3 == 0 else "t", line=i)
+        for i in range(12)
+    ]
+    cases += [f.case(f"p{i:02d}", "plan_e2e", "plan", line=i) for i in range(6)]
+    cases += [f.case(f"e{i:02d}", "execute_read", "execute", line=i) for i in range(4)]
+    return cases
+
+
+def _shards(tmp_path: Path, cases: list[Any], n: int = 3) -> tuple[dict[str, Any], list[Path]]:
+    project = f.FakeProject(f.config(tmp_path), tuple(cases))
+    whole = run(project, options=f.options(tmp_path)).artifact
+    paths = []
+    for i in range(1, n + 1):
+        opts = dataclasses.replace(f.options(tmp_path), shard=ShardSpec(i, n))
+        art = run(project, options=opts).artifact
+        assert art["shard"]["index"] == i and art["shard"]["total"] == n
+        paths.append(write(tmp_path / "shards" / f"qlab-shard-{i}-of-{n}.json", art))
+    return whole, paths
+
+
+def _same_metrics(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a["metrics"] == b["metrics"]
+    assert {k: v["metrics"] for k, v in a["suites"].items()} == {
+        k: v["metrics"] for k, v in b["suites"].items()
+    }
+    assert [(c["case_id"], c["status"]) for c in a["cases"]] == [
+        (c["case_id"], c["status"]) for c in b["cases"]
+    ]
+    assert [(g["name"], g["status"]) for g in a["gates"]] == [(g["name"], g["status"]) for g in b["gates"]]
+    assert a["decision"]["verdict"] == b["decision"]["verdict"]
+
+
+def test_three_shards_merge_to_the_unsharded_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole, _ = _shards(tmp_path, _cases())
+    out = tmp_path / "merged"
+    code, stdout, stderr = _cli(["merge", str(tmp_path / "shards"), "--out", str(out)], capsys)
+    assert code == 0, stdout + stderr
+    merged = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    _same_metrics(merged, whole)
+    assert merged["shard"]["total"] == 1 and len(merged["shard"]["merged_from"]) == 3
+    assert (out / "junit.xml").is_file() and (out / "summary.md").is_file()
+    durations = json.loads((out / "durations.json").read_text(encoding="utf-8"))
+    assert list(durations) == sorted(durations) and len(durations) == len(_cases())
+
+
+def test_a_blocking_gate_is_judged_on_the_merged_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = _cases()
+    cases[4] = f.case(
+        "s04", "search_core", "search", "absent:x", line=4
+    )  # blocks search: later cases blocked
+    whole, _ = _shards(tmp_path, cases)
+    assert whole["decision"]["exit_code"] == 1
+    code, stdout, stderr = _cli(
+        ["merge", str(tmp_path / "shards" / "qlab-shard-*.json"), "--out", str(tmp_path / "m")], capsys
+    )
+    assert code == 1, stdout + stderr
+    merged = json.loads((tmp_path / "m" / "result.json").read_text(encoding="utf-8"))
+    _same_metrics(merged, whole)
+    assert {c["failure"]["reason"] for c in merged["cases"] if c["suite"] != "search_core"} == {
+        "blocked_by_stage"
+    }
+
+
+def test_a_missing_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    code, _, stderr = _cli(["merge", str(paths[0]), str(paths[2])], capsys)
+    assert code == 2 and "incomplete shard set: missing shard(s) 2/3" in stderr
+
+
+def test_a_duplicate_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(paths[1].read_bytes())
+    code, _, stderr = _cli(["merge", *map(str, paths), str(copy)], capsys)
+    assert code == 2 and "shard 2/3 given more than once" in stderr
+
+
+def test_shards_of_different_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    data["shard"]["selection_fingerprint"] = "sha256:other"
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "selection fingerprint" in stderr
+
+
+def test_a_case_in_two_shards_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    one = json.loads(paths[0].read_text(encoding="utf-8"))
+    two = json.loads(paths[1].read_text(encoding="utf-8"))
+    two["cases"].append(one["cases"][0])
+    paths[1].write_text(json.dumps(two), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "is in two shards" in stderr
+
+
+def test_unsharded_results_and_bad_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole, _ = _shards(tmp_path, _cases(), n=1)
+    plain = write(tmp_path / "plain.json", whole | {"shard": None})
+    code, _, stderr = _cli(["merge", str(plain)], capsys)
+    assert code == 2 and "not a shard result" in stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    code, _, stderr = _cli(["merge", str(broken)], capsys)
+    assert code == 2 and "broken.json:1:2: $: invalid JSON" in stderr
+    code, _, stderr = _cli(["merge", str(tmp_path / "nothing-here")], capsys)
+    assert code == 2 and "no such file" in stderr

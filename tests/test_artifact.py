@@ -1,0 +1,78 @@
+"""The result artifact: atomic write (no partial file on failure), located read errors, key order."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from qlab import artifact
+from qlab.errors import InputError
+
+
+def test_atomic_write_replaces_whole(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "result.json"
+    artifact.write_atomic(target, "old\n")
+    artifact.write_atomic(target, "new\n")
+    assert target.read_text(encoding="utf-8") == "new\n"
+    assert [p.name for p in target.parent.iterdir()] == ["result.json"]
+
+
+def test_no_partial_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "result.json"
+    artifact.write_atomic(target, "complete\n")
+
+    def boom(fd: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(OSError, match="disk full"):
+        artifact.write_atomic(target, "x" * 10_000)
+    assert target.read_text(encoding="utf-8") == "complete\n"  # the old file, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]  # the temp file is gone
+
+
+def test_interrupt_mid_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        artifact.write_atomic(tmp_path / "result.json", "{}")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "x.json:1:2: $: invalid JSON"),
+        ("[]", "x.json: $: a result artifact is a JSON object, got list"),
+        ('{"schema_version": 1}', "x.json: $.cases: missing or not a list"),
+        (
+            '{"schema_version": 9, "cases": [], "gates": [], "suites": {}}',
+            "x.json: $.schema_version: 9 is not supported",
+        ),
+    ],
+)
+def test_read_errors_say_where(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "x.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        artifact.read(path)
+    assert str(exc.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_binary_and_missing(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(InputError, match="not UTF-8"):
+        artifact.read(path)
+    with pytest.raises(InputError, match="not found"):
+        artifact.read(tmp_path / "nope.json")
+
+
+def test_dumps_ordered() -> None:
+    text = artifact.dumps(artifact.ordered({"decision": {}, "run_id": "r", "schema_version": 1}))
+    assert list(json.loads(text)) == ["schema_version", "run_id", "decision"]
