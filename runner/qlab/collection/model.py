@@ -61,6 +61,8 @@ class Tool:
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     examples: Mapping[str, Any] = field(default_factory=dict)  # parameter name -> example value
+    # safe to repeat? HTTP semantics (GET/PUT/DELETE... yes, POST/PATCH no) or MCP idempotentHint; None: unknown
+    idempotent: bool | None = None
 
     @property
     def required_parameters(self) -> tuple[Parameter, ...]:

@@ -1,0 +1,258 @@
+"""The collection artifact: canonical JSON (``schemas/collection.schema.json``), its digest, and back.
+
+Canonical means: keys sorted, no whitespace (``","`` and ``":"`` separators), UTF-8, tools in source order
+(qlab.yaml order, then each source's own order), contracts sorted. The same sources therefore give the same
+bytes on every run and machine (locations are stored as written in qlab.yaml, never as absolute paths).
+
+``digest`` is ``sha256:<hex>`` of the canonical JSON of every top-level member except ``digest`` itself; it
+becomes ``Collection.digest`` and part of the run fingerprint.
+
+Schemas that came from a ``$ref`` are shared in memory (``refs.NamedSchema``) and stored once, under
+``schemas.<name>``; where a tool uses one, the artifact has ``{"$ref": "#/schemas/<name>"}`` — a JSON pointer
+into the artifact itself — with the keys that override it beside the ``$ref`` (``refs.MergedSchema``).
+``from_json`` puts the shared objects back, so a loaded collection equals a built one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from qlab.collection.model import Collection, IOContract, MutationClass, Parameter, Tool
+from qlab.collection.refs import MergedSchema, NamedSchema
+from qlab.errors import InputError
+
+FORMAT = 1
+SCHEMA_ID = "https://qlab.dev/schemas/collection.schema.json"
+_REF_PREFIX = "#/schemas/"
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(members: Mapping[str, str]) -> str:
+    body = "{" + ",".join(f"{json.dumps(k)}:{members[k]}" for k in sorted(members) if k != "digest") + "}"
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _join(members: Mapping[str, str]) -> str:
+    return "{" + ",".join(f"{json.dumps(k)}:{members[k]}" for k in sorted(members)) + "}"
+
+
+# ------------------------------------------------------------------------------------------ encode
+
+
+class _Encoder:
+    """Tools → JSON-ready dicts, with each NamedSchema stored once in ``table``."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, Any] = {}
+        self._names: dict[int, str] = {}  # id(NamedSchema) -> table key
+        self._keep: list[Any] = []
+
+    def value(self, node: Any) -> Any:
+        if isinstance(node, NamedSchema):
+            return {"$ref": _REF_PREFIX + self._name(node)}
+        if isinstance(node, MergedSchema):  # the shared target once, plus what its $ref's siblings override
+            return {
+                **{str(k): self.value(v) for k, v in node.overrides.items()},
+                "$ref": _REF_PREFIX + self._name(node.base),
+            }
+        if isinstance(node, Mapping):
+            return {str(k): self.value(v) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return [self.value(v) for v in node]
+        return node
+
+    def _name(self, node: NamedSchema) -> str:
+        known = self._names.get(id(node))
+        if known is not None:
+            return known
+        key, n = node.ref, 2
+        while key in self.table:  # two different nodes under one name (not made by one build; be safe)
+            key, n = f"{node.ref}~{n}", n + 1
+        self._names[id(node)] = key
+        self._keep.append(node)
+        self.table[key] = None  # reserve the name before encoding children
+        self.table[key] = {str(k): self.value(v) for k, v in node.items()}
+        return key
+
+    def tool(self, tool: Tool) -> dict[str, Any]:
+        return {
+            "id": tool.id,
+            "name": tool.name,
+            "family": tool.family,
+            "source": tool.source,
+            "kind": tool.kind,
+            "summary": tool.summary,
+            "description": tool.description,
+            "method": tool.method,
+            "path": tool.path,
+            "parameters": [
+                {
+                    "name": p.name,
+                    "location": p.location,
+                    "required": p.required,
+                    "schema": self.value(p.schema),
+                    "description": p.description,
+                }
+                for p in tool.parameters
+            ],
+            "request_body": None if tool.request_body is None else self.value(tool.request_body),
+            "request_content_type": tool.request_content_type,
+            "responses": {str(s): self.value(v) for s, v in tool.responses.items()},
+            "security": [{k: list(v) for k, v in req.items()} for req in tool.security],
+            "mutation": tool.mutation.value,
+            "idempotent": tool.idempotent,
+            "aliases": list(tool.aliases),
+            "tags": list(tool.tags),
+            "examples": self.value(tool.examples),
+        }
+
+
+def _contract(c: IOContract) -> dict[str, Any]:
+    return {
+        "producer": c.producer,
+        "field_path": c.field_path,
+        "consumer": c.consumer,
+        "parameter": c.parameter,
+        "match": c.match,
+        "score": c.score,
+    }
+
+
+def _members(
+    tools: tuple[Tool, ...], contracts: tuple[IOContract, ...], sources: tuple[Mapping[str, Any], ...]
+) -> dict[str, str]:
+    encoder = _Encoder()
+    encoded_tools = [encoder.tool(t) for t in tools]
+    return {
+        "$schema": json.dumps(SCHEMA_ID),
+        "format": str(FORMAT),
+        "sources": canonical([dict(s) for s in sources]),
+        "tools": canonical(encoded_tools),
+        "contracts": canonical([_contract(c) for c in contracts]),
+        "schemas": canonical(encoder.table),
+    }
+
+
+def finalize(
+    tools: tuple[Tool, ...], contracts: tuple[IOContract, ...], sources: tuple[Mapping[str, Any], ...]
+) -> tuple[Collection, str]:
+    """The Collection with its digest, and its canonical artifact text (serialized once)."""
+    members = _members(tools, contracts, sources)
+    digest = _digest(members)
+    members["digest"] = json.dumps(digest)
+    collection = Collection(tools=tools, contracts=contracts, digest=digest, sources=sources)
+    return collection, _join(members)
+
+
+def to_json(collection: Collection) -> str:
+    """The canonical artifact text of ``collection`` (its digest recomputed from its content)."""
+    return finalize(collection.tools, collection.contracts, collection.sources)[1]
+
+
+def write(text: str, path: Path) -> Path:
+    """Write an artifact text atomically (a reader never sees half a file); returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+# ------------------------------------------------------------------------------------------ decode
+
+
+def from_json(text: str | bytes, *, verify: bool = True, origin: str = "collection artifact") -> Collection:
+    """A Collection from artifact text. With ``verify``, a digest that does not match the content is an
+    InputError (the file was edited or truncated)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{origin}:{exc.lineno}:{exc.colno}: not a collection artifact: {exc.msg}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tools"), list):
+        raise InputError(
+            f"{origin}: not a qlab collection artifact of format {FORMAT}; rebuild it with `qlab build`"
+        )
+    try:
+        collection = _decode(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(
+            f"{origin}: malformed collection artifact ({type(exc).__name__}: {exc}); rebuild it"
+        ) from None
+    if verify:
+        expected = to_json(collection)
+        if json.loads(expected)["digest"] != data.get("digest"):
+            raise InputError(
+                f"{origin}: digest does not match the content (edited or truncated?); rebuild it"
+            )
+    return collection
+
+
+def _decode(data: Mapping[str, Any]) -> Collection:
+    table: Mapping[str, Any] = data.get("schemas") or {}
+    built: dict[str, NamedSchema] = {}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(_REF_PREFIX):
+                key = ref[len(_REF_PREFIX) :]
+                hit = built.get(key)
+                if hit is None:
+                    hit = NamedSchema(key, value(table[key]))
+                    built[key] = hit
+                if len(node) == 1:
+                    return hit
+                return MergedSchema(hit, {k: value(v) for k, v in node.items() if k != "$ref"})
+            return {k: value(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [value(v) for v in node]
+        return node
+
+    tools = tuple(
+        Tool(
+            id=t["id"],
+            name=t["name"],
+            family=t["family"],
+            source=t["source"],
+            kind=t["kind"],
+            summary=t["summary"],
+            description=t["description"],
+            method=t["method"],
+            path=t["path"],
+            parameters=tuple(
+                Parameter(p["name"], p["location"], p["required"], value(p["schema"]), p["description"])
+                for p in t["parameters"]
+            ),
+            request_body=None if t["request_body"] is None else value(t["request_body"]),
+            request_content_type=t["request_content_type"],
+            responses={s: value(v) for s, v in t["responses"].items()},
+            security=tuple({k: tuple(v) for k, v in req.items()} for req in t["security"]),
+            mutation=MutationClass(t["mutation"]),
+            idempotent=t["idempotent"],
+            aliases=tuple(t["aliases"]),
+            tags=tuple(t["tags"]),
+            examples=value(t["examples"]),
+        )
+        for t in data["tools"]
+    )
+    contracts = tuple(
+        IOContract(c["producer"], c["field_path"], c["consumer"], c["parameter"], c["match"], c["score"])
+        for c in data.get("contracts") or ()
+    )
+    sources = tuple(data.get("sources") or ())
+    return Collection(tools=tools, contracts=contracts, digest=str(data.get("digest", "")), sources=sources)

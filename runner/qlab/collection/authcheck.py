@@ -1,0 +1,99 @@
+"""Does an auth profile exist for the collection's security requirements, and does it fit the schemes?
+
+- ``not_required``: no tool requires auth (no security requirement, or one alternative is ``{}``: optional);
+- ``auth_profile_missing`` (seed 000's code): tools require auth but ``collection.auth`` names no profile, or
+  names one that ``auth_profiles`` does not define;
+- ``ok``: a profile exists. Each required scheme is then compared with the profile's type — http bearer,
+  oauth2 and openIdConnect want ``bearer`` or ``oauth2_client_credentials``; http basic wants ``basic``;
+  apiKey wants ``api_key`` with the same header/query name (or a ``headers`` profile setting that header) —
+  and a mismatch is reported (``auth_profile_mismatch``) without blocking: the scheme may be served another way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from qlab.collection.model import Collection
+from qlab.project.model import AuthProfile, Config
+
+_BEARER_LIKE = ("bearer", "oauth2_client_credentials")
+
+
+def check_auth(collection: Collection, config: Config) -> dict[str, Any]:
+    requiring = [t.id for t in collection.tools if t.security and all(req for req in t.security)]
+    schemes = sorted({name for t in collection.tools for req in t.security for name in req})
+    definitions: dict[str, Mapping[str, Any]] = {}
+    for source in collection.sources:
+        for name, scheme in (source.get("security_schemes") or {}).items():
+            definitions.setdefault(name, scheme)
+    profile_name = config.collection.auth_profile
+    profile = config.auth_profiles.get(profile_name) if profile_name else None
+    out: dict[str, Any] = {
+        "required": bool(requiring),
+        "tools_requiring_auth": len(requiring),
+        "schemes": schemes,
+        "profile": profile_name,
+        "profile_exists": profile is not None,
+        "mismatches": [],
+    }
+    if not requiring:
+        out["status"] = "not_required"
+    elif profile is None:
+        out["status"] = "auth_profile_missing"
+        out["message"] = f"{len(requiring)} tool(s) require auth ({', '.join(schemes)}) but " + (
+            f"auth profile {profile_name!r} is not defined in auth_profiles"
+            if profile_name
+            else "collection.auth names no auth profile"
+        )
+    else:
+        out["status"] = "ok"
+        out["mismatches"] = mismatches(profile, schemes, definitions)
+    return out
+
+
+def mismatches(
+    profile: AuthProfile, schemes: Sequence[str], definitions: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """One sentence per required scheme the profile cannot serve."""
+    out = []
+    for name in schemes:
+        scheme = definitions.get(name)
+        if scheme is None:
+            continue  # the spec does not define it: nothing to compare
+        if not fits(profile, scheme):
+            out.append(
+                f"auth profile {profile.name!r} ({profile.type}) does not fit scheme {name!r} ({_describe(scheme)})"
+            )
+    return out
+
+
+def fits(profile: AuthProfile, scheme: Mapping[str, Any]) -> bool:
+    kind = str(scheme.get("type", "")).lower()
+    if kind == "http":
+        http_scheme = str(scheme.get("scheme", "")).lower()
+        if http_scheme == "basic":
+            return profile.type == "basic" or _sets_header(profile, "authorization")
+        return profile.type in _BEARER_LIKE or _sets_header(profile, "authorization")
+    if kind in ("oauth2", "openidconnect"):
+        return profile.type in _BEARER_LIKE or _sets_header(profile, "authorization")
+    if kind == "apikey":
+        where, key = str(scheme.get("in", "header")).lower(), str(scheme.get("name", "")).lower()
+        if profile.type == "api_key":
+            given = profile.header if where == "header" else profile.query if where == "query" else None
+            return given is not None and given.lower() == key
+        return where == "header" and _sets_header(profile, key)
+    return True  # mutualTLS and unknown types: not something a profile describes
+
+
+def _sets_header(profile: AuthProfile, header: str) -> bool:
+    return profile.type == "headers" and header in {h.lower() for h in profile.headers}
+
+
+def _describe(scheme: Mapping[str, Any]) -> str:
+    kind = str(scheme.get("type", "?"))
+    if kind == "http":
+        return f"http {scheme.get('scheme', '')}".strip()
+    if kind == "apiKey":
+        return f"apiKey in {scheme.get('in', '?')} {scheme.get('name', '?')}"
+    return kind

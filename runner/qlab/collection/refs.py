@@ -1,0 +1,235 @@
+"""``$ref`` resolution for OpenAPI and Swagger documents, with ``referencing`` doing the lookups.
+
+``Resolver.resolve(node, parts)`` returns a copy of ``node`` with every ``$ref`` replaced by its target:
+
+- local refs (``#/components/schemas/Pet``) and external file or URL refs (``common.yaml#/Pet``, relative to
+  the document that holds the ``$ref``) are followed; external documents are read once and recorded as
+  dependencies (their digests invalidate the build cache);
+- each target is resolved once and shared by every place that refers to it, as a ``NamedSchema`` (a dict that
+  remembers its reference); the collection artifact stores each shared node once (see ``collection.artifact``);
+- a ``$ref`` back to a target that is still being resolved (a recursive schema) becomes a marker
+  ``{"x-qlab-recursive-ref": "<source>:components.schemas.Node"}`` (the target's name in the artifact), and
+  chains of more than ``MAX_REF_DEPTH`` nested refs end in ``{"x-qlab-ref-depth-limit": …}``. JSON Schema
+  validators ignore ``x-`` keywords, so a marker accepts anything below it;
+- literal values (``example``, ``default``, ``enum``, ``const``, an Example's ``value``, ``x-`` extensions) are
+  never searched for refs, and keys of name maps (``properties``, ``responses``, ``content``…) are names, so a
+  property called ``$ref`` or ``default`` is still a schema.
+
+A dangling ref, an unreadable external file or an anchor ref is a SpecError naming ``file:line:col`` and the
+JSON path of the ``$ref``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin, urlparse
+from urllib.request import url2pathname
+
+from qlab.collection import documents
+from qlab.collection.documents import Document
+from qlab.collection.names import pointer_parts
+from qlab.errors import SpecError
+
+RECURSIVE_REF = "x-qlab-recursive-ref"
+DEPTH_LIMIT_REF = "x-qlab-ref-depth-limit"
+MAX_REF_DEPTH = 128  # nested refs being resolved at once; deeper chains end in a DEPTH_LIMIT_REF marker
+
+# keys whose value is a map from names to objects: its keys are never keywords
+_NAME_MAPS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "definitions",
+        "$defs",
+        "dependentSchemas",
+        "responses",
+        "schemas",
+        "headers",
+        "content",
+        "encoding",
+        "links",
+        "callbacks",
+        "securitySchemes",
+        "securityDefinitions",
+        "paths",
+        "requestBodies",
+        "pathItems",
+        "webhooks",
+    }
+)
+_LITERALS = frozenset({"example", "default", "enum", "const", "value"})
+_UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
+
+
+class NamedSchema(dict[str, Any]):
+    """A resolved ``$ref`` target, shared by every place that refers to it; ``ref`` names it in the artifact."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: str, content: Mapping[str, Any]) -> None:
+        super().__init__(content)
+        self.ref = ref
+
+
+class MergedSchema(dict[str, Any]):
+    """A shared target with the sibling keys of its ``$ref`` laid over it (``{"$ref": …, "description": …}``).
+
+    Reads as the merged dict; the artifact stores it as the reference plus the overrides, not a full copy.
+    """
+
+    __slots__ = ("base", "overrides")
+
+    def __init__(self, base: NamedSchema, overrides: Mapping[str, Any]) -> None:
+        super().__init__(base)
+        self.update(overrides)
+        self.base = base
+        self.overrides = dict(overrides)
+
+
+class Resolver:
+    """Resolves the ``$ref``s of one root document and of the documents it refers to."""
+
+    def __init__(self, root: Document, *, source_name: str) -> None:
+        from referencing import Registry, Resource
+
+        self.root = root
+        self.source_name = source_name
+        self._docs: dict[str, Document] = {root.uri: root}
+        self._memo: dict[str, Any] = {}
+        self._active: set[str] = set()
+        self._resource = Resource.opaque
+        registry = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]  # an attrs field: public API
+        self._registry: Any = registry.with_resource(root.uri, Resource.opaque(root.data))
+
+    @property
+    def dependencies(self) -> dict[str, str]:
+        """Every document read besides the root: absolute URI → sha256."""
+        return {uri: doc.digest for uri, doc in sorted(self._docs.items()) if uri != self.root.uri}
+
+    def resolve(self, node: Any, parts: Sequence[str | int] = ()) -> Any:
+        """``node`` (found at ``parts`` of the root document) with every ``$ref`` resolved."""
+        try:
+            return self._walk(node, self.root, tuple(parts), False)
+        except RecursionError:
+            raise documents.error(
+                self.root, parts, "nesting is too deep to resolve (hundreds of levels); flatten the schema"
+            ) from None
+
+    # ------------------------------------------------------------------------------------------ walking
+
+    def _walk(self, node: Any, doc: Document, parts: tuple[str | int, ...], names: bool) -> Any:
+        if isinstance(node, dict):
+            if not names:
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    return self._deref(node, ref, doc, parts)
+            out: dict[str, Any] = {}
+            for key, value in node.items():
+                if names:
+                    out[key] = self._walk(value, doc, (*parts, key), False)
+                elif (
+                    key in _LITERALS
+                    or key.startswith("x-")
+                    or (key == "examples" and not isinstance(value, dict))
+                ):
+                    out[key] = value
+                else:
+                    is_map = key in _NAME_MAPS or (
+                        key in ("parameters", "examples") and isinstance(value, dict)
+                    )
+                    out[key] = self._walk(value, doc, (*parts, key), is_map)
+            return out
+        if isinstance(node, list):
+            return [self._walk(v, doc, (*parts, i), False) for i, v in enumerate(node)]
+        return node
+
+    def _deref(self, node: dict[str, Any], ref: str, doc: Document, parts: tuple[str | int, ...]) -> Any:
+        key = doc.uri + ref if ref.startswith("#") else urljoin(doc.uri, ref)
+        resolved = self._memo.get(key)
+        if resolved is None:
+            if key in self._active:
+                return {RECURSIVE_REF: self._name(key)}  # closes a cycle: not memoized, the target is
+            if len(self._active) >= MAX_REF_DEPTH:
+                return {DEPTH_LIMIT_REF: self._name(key)}
+            target_doc, target_parts, contents = self._lookup(ref, key, doc, parts)
+            self._active.add(key)
+            try:
+                resolved = self._walk(contents, target_doc, tuple(target_parts), False)
+            finally:
+                self._active.discard(key)
+            if isinstance(resolved, dict):
+                resolved = NamedSchema(self._name(key), resolved)
+            self._memo[key] = resolved
+        if len(node) > 1 and isinstance(resolved, NamedSchema):
+            # OpenAPI 3.1 (and common practice) lets siblings such as description override the target's
+            overrides = self._walk({k: v for k, v in node.items() if k != "$ref"}, doc, parts, False)
+            return MergedSchema(resolved, overrides)
+        return resolved
+
+    # ------------------------------------------------------------------------------------------ lookups
+
+    def _lookup(
+        self, ref: str, key: str, doc: Document, parts: tuple[str | int, ...]
+    ) -> tuple[Document, list[str], Any]:
+        from referencing.exceptions import PointerToNowhere, Unresolvable, Unretrievable
+
+        where = (*parts, "$ref")
+        target_uri, fragment = urldefrag(key)
+        if fragment and not fragment.startswith("/"):
+            raise documents.error(
+                doc, where, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/…)"
+            )
+        try:
+            resolved = self._registry.resolver(base_uri=doc.uri).lookup(ref)
+        except PointerToNowhere:
+            raise documents.error(
+                doc,
+                where,
+                f"$ref {ref!r} points to nothing: {fragment or '/'} does not exist in "
+                f"{documents.display_for(self.root, target_uri)}; fix the reference or add the target",
+            ) from None
+        except Unretrievable as exc:
+            cause = exc.__cause__
+            why = str(cause) if isinstance(cause, SpecError) else f"{type(cause).__name__}: {cause}"
+            raise documents.error(
+                doc, where, f"$ref {ref!r}: cannot read the referenced document: {why}"
+            ) from None
+        except Unresolvable as exc:
+            raise documents.error(doc, where, f"$ref {ref!r} cannot be resolved: {exc}") from None
+        target = self._docs.get(target_uri)
+        if target is None:  # referencing found it without retrieving: the root under another spelling
+            target = self.root
+        return target, [unquote(p) for p in pointer_parts(fragment)], resolved.contents
+
+    def _retrieve(self, uri: str) -> Any:
+        doc = self._docs.get(uri)
+        if doc is None:
+            display = documents.display_for(self.root, uri)
+            doc = documents.load(uri, display=display)
+            self._docs[uri] = doc
+        return self._resource(doc.data)
+
+    def _name(self, key: str) -> str:
+        """``<source>:[<document relative to the root>:]<pointer with dots>``, e.g. ``demo:components.schemas.Member``.
+
+        Stable across machines and runs, and safe inside a JSON pointer (the artifact refers to it as
+        ``#/schemas/<name>``): characters other than letters, digits, ``._:-`` become ``_``.
+        """
+        target_uri, fragment = urldefrag(key)
+        if target_uri == self.root.uri:
+            rel = ""
+        elif target_uri.startswith("file://") and self.root.uri.startswith("file://"):
+            root_dir = os.path.dirname(url2pathname(urlparse(self.root.uri).path))
+            rel = os.path.relpath(url2pathname(urlparse(target_uri).path), root_dir).replace(os.sep, "/")
+        else:
+            rel = target_uri
+        dotted = ".".join(unquote(p) for p in pointer_parts(fragment))
+        return safe_name(self.source_name) + ":" + (safe_name(rel) + ":" if rel else "") + safe_name(dotted)
+
+
+def safe_name(text: str) -> str:
+    """Letters, digits and ``._:-`` kept; anything else becomes ``_``."""
+    return _UNSAFE.sub("_", text)
