@@ -15,8 +15,6 @@ before it is written (atomically); if they differ, nothing is written.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,17 +22,9 @@ from typing import Any
 from qlab.errors import ConfigError, InputError
 from qlab.project.yamlio import parse_yaml
 from qlab.records import write_text
+from qlab.yaml_emit import scalar
 
 HEADER = "# Reviewed aliases: tool id -> phrases operators use for it. Edited by `qlab learn accept`.\n"
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9 _./-]*[A-Za-z0-9_.]|[A-Za-z_]")
-_RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
-
-
-def scalar(value: str) -> str:
-    """``value`` as a YAML scalar: plain when that reads back as the same string, else double-quoted."""
-    if _PLAIN.fullmatch(value) and value.lower() not in _RESERVED and "  " not in value:
-        return value
-    return json.dumps(value, ensure_ascii=False)
 
 
 def add_aliases(path: Path, tool_id: str, aliases: Sequence[str], *, comment: str) -> list[str]:
