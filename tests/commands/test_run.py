@@ -1,0 +1,171 @@
+"""``qlab run`` in process through ``qlab.cli.main``: the real loader and exit-code mapping, fake stages (the
+stage modules have their own tests; tests/e2e runs the real ones on the demo)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import runner_fakes as f
+from qlab.cli import main
+from qlab.commands import run as run_command
+from qlab.runner import run as real_run
+
+CONFIG = """\
+version: 1
+project: cli-test
+collection:
+  sources:
+    - name: api
+      openapi: api.yaml
+suites:
+  search_core:
+    mode: search
+    cases: [cases/*.yaml]
+gates:
+  - name: build
+    stage: build
+  - name: search
+    stage: search
+    suites: [search_core]
+    thresholds:
+      hit_at_k: ">= 0.9"
+    stop_if: [expected_target_absent]
+output:
+  dir: out
+"""
+
+
+def _project(tmp_path: Path, targets: list[str]) -> Path:
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n", encoding="utf-8"
+    )
+    (tmp_path / "cases").mkdir()
+    lines = [
+        f"- id: case-{i}\n  query: find thing {i}\n  expected_target: {t}\n  tags: [t{i % 2}]\n"
+        for i, t in enumerate(targets)
+    ]
+    (tmp_path / "cases" / "search.yaml").write_text("".join(lines), encoding="utf-8")
+    config = tmp_path / "qlab.yaml"
+    config.write_text(CONFIG, encoding="utf-8")
+    return config
+
+
+@pytest.fixture(autouse=True)
+def _fake_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def run(project: Any, *, options: Any) -> Any:
+        fakes = f.options(tmp_path)
+        return real_run(project, options=dataclasses.replace(options, seams=fakes.seams))
+
+    monkeypatch.setattr(run_command, "run", run)
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def test_pass_writes_result_junit_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing", "getThing"])
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 0, out + err
+    result = json.loads((tmp_path / "out" / "result.json").read_text(encoding="utf-8"))
+    assert result["decision"]["verdict"] == "pass" and len(result["cases"]) == 2
+    assert result["cases"][0]["file"].endswith("cases/search.yaml") and result["cases"][0]["line"] == 1
+    assert result["provenance"]["dataset"]["files"][0]["cases"] == 2
+    ET.parse(tmp_path / "out" / "junit.xml")
+    assert (tmp_path / "out" / "summary.md").read_text(encoding="utf-8").startswith("## ✅ qlab: PASS")
+    assert "PASS: 2 passed (exit 0)" in out
+    assert "\x1b[" not in out  # not a TTY: no colour
+
+
+def test_blocked_exits_1_and_feeds_github(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _project(tmp_path, ["getThing", "absent:x"])
+    summary, outputs = tmp_path / "summary-gh.md", tmp_path / "outputs-gh.txt"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 1, out + err
+    assert (
+        "::error file=cases/search.yaml,line=5,title=qlab search_core/case-1::case-1: search: expected_target_absent"
+        in out
+    )
+    assert "::stop-commands::" in out
+    assert summary.read_text(encoding="utf-8").startswith("## ❌ qlab: BLOCK")
+    assert "decision=block\n" in outputs.read_text(encoding="utf-8")
+
+
+def test_exit_zero_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["absent:x"])
+    code, out, err = _cli(["run", "--config", str(config), "--exit-zero", "--quiet"], capsys)
+    assert code == 0, out + err
+    assert out == "block (exit 0)\n"
+
+
+def test_selection_and_last_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing", "second:x", "getThing"])
+    code, out, err = _cli(["run", "--config", str(config), "--tag", "t1", "-q"], capsys)
+    assert code == 0, out + err
+    assert [c["case_id"] for c in json.loads((tmp_path / "out" / "result.json").read_text())["cases"]] == [
+        "case-1"
+    ]
+    result = tmp_path / "out" / "result.json"
+    data = json.loads(result.read_text())
+    data["cases"][0]["status"] = "failed"
+    result.write_text(json.dumps(data))
+    code, out, err = _cli(["run", "--config", str(config), "--last-failed", "-q"], capsys)
+    assert code == 0, out + err
+    assert [c["case_id"] for c in json.loads(result.read_text())["cases"]] == ["case-1"]
+
+
+def test_shard_outputs_are_named_by_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing"] * 5)
+    for i in (1, 2):
+        code, out, err = _cli(["run", "--config", str(config), "--shard", f"{i}/2", "-q"], capsys)
+        assert code == 0, out + err
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert {
+        "qlab-shard-1-of-2.json",
+        "qlab-shard-2-of-2.json",
+        "junit-shard-1-of-2.xml",
+        "summary-shard-2-of-2.md",
+    } <= set(names)
+    code, out, err = _cli(["merge", str(tmp_path / "out"), "-q"], capsys)
+    assert code == 0, out + err
+    assert len(json.loads((tmp_path / "out" / "result.json").read_text())["cases"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--shard", "3/2"], "--shard '3/2': the index must be between 1 and 2"),
+        (["--suite", "serch_core"], "unknown suite 'serch_core'. Did you mean 'search_core'?"),
+        (["--tag", "none"], "no case selected"),
+        (["--durations", "missing.json", "--shard", "1/2"], "durations file not found"),
+    ],
+)
+def test_bad_input_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    config = _project(tmp_path, ["getThing"])
+    code, out, err = _cli(["run", "--config", str(config), *argv], capsys)
+    assert code == 2, out + err
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_invalid_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing"])
+    config.write_text(CONFIG.replace("mode: search", "mode: serch"), encoding="utf-8")
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 2 and "qlab.yaml:" in err and not (tmp_path / "out" / "result.json").exists()

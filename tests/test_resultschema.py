@@ -1,0 +1,111 @@
+"""schemas/result.schema.json and its fast checker: draft-07, a description on every property, and the
+compiled checker agrees with jsonschema on generated documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qlab import resultschema
+from qlab.resources import load_schema
+
+SCHEMA = load_schema("result")
+DEFINITIONS = (
+    "search",
+    "target_selector",
+    "plan",
+    "execute",
+    "auth_readiness",
+    "learning",
+    "failure",
+    "case",
+)
+
+
+def _walk(node: Any, path: str) -> list[str]:
+    missing = []
+    if isinstance(node, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            if "description" not in sub:
+                missing.append(f"{path}.{key}")
+        for key, sub in node.items():
+            missing += _walk(sub, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, sub in enumerate(node):
+            missing += _walk(sub, f"{path}[{i}]")
+    return missing
+
+
+def test_draft07_with_descriptions() -> None:
+    jsonschema.Draft7Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "http://json-schema.org/draft-07/schema#"
+    assert SCHEMA["$id"].endswith("/result.schema.json")
+    assert _walk(SCHEMA, "$") == []
+
+
+def test_messages() -> None:
+    assert resultschema.problem("search", {"hit": True, "top_k": 5}) is None
+    assert (
+        resultschema.problem("search", {"hit": "yes", "top_k": 5}, "$.search")
+        == "$.search.hit: expected boolean, got string"
+    )
+    assert (
+        resultschema.problem("plan", {"status": "done"})
+        == "$.status: 'done' is not one of ['synthesized', 'needs_input', 'failed']"
+    )
+    assert (
+        resultschema.problem("failure", {"stage": "x", "reason": "y", "extra": 1})
+        == "$.extra: unexpected property"
+    )
+    assert resultschema.problem("case", {"case_id": "a"}) == "$: 'suite' is required"
+
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(-2, 2, allow_nan=False)
+    | st.sampled_from(["", "synthesized", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "hit",
+                    "hit_rank",
+                    "top_k",
+                    "rows",
+                    "tool_id",
+                    "rank",
+                    "status",
+                    "stage",
+                    "reason",
+                    "selected_target",
+                    "reason_codes",
+                    "case_id",
+                    "suite",
+                    "mode",
+                    "latency_ms",
+                    "search",
+                    "events",
+                    "event",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(definition=st.sampled_from(DEFINITIONS), value=values)
+def test_agrees_with_jsonschema(definition: str, value: Any) -> None:
+    validator = jsonschema.Draft7Validator(
+        {"$ref": f"#/definitions/{definition}", "definitions": SCHEMA["definitions"]}
+    )
+    assert (resultschema.problem(definition, value) is None) == validator.is_valid(value)
