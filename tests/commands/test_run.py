@@ -167,5 +167,5 @@ def test_bad_input_exits_2(
 def test_invalid_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = _project(tmp_path, ["getThing"])
     config.write_text(CONFIG.replace("mode: search", "mode: serch"), encoding="utf-8")
-    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    code, _out, err = _cli(["run", "--config", str(config)], capsys)
     assert code == 2 and "qlab.yaml:" in err and not (tmp_path / "out" / "result.json").exists()
