@@ -214,3 +214,49 @@ def fixed_result(run_id: str = "run-2", *, started_at: str = "2026-12-02T10:00:0
     out["gates"][2].update(status="passed", reasons=[])
     out["decision"] = {"verdict": "pass", "reasons": [], "exit_code": 0}
     return out
+
+
+def full(artifact: dict[str, Any]) -> dict[str, Any]:
+    """``artifact`` completed to the full ``schemas/result.schema.json`` shape: fingerprint, provenance, per-category
+    counts, suite and gating on thresholds and stops.
+
+    ``result()`` itself stays as it is: the JUnit and Markdown golden tests render it byte for byte.
+    """
+    out = copy.deepcopy(artifact)
+    out["fingerprint"] = {
+        "digest": "sha256:0f1e",
+        "config_digest": "sha256:abc",
+        "collection_digest": "sha256:def",
+        "engine": "builtin",
+        "model": None,
+        "qlab_version": "0.1.0",
+        "git_commit": "1234567",
+    }
+    out["provenance"] = {
+        "dataset": {
+            "files": [
+                {"path": "gates/search_core/cases.yaml", "digest": "sha256:aaaa", "cases": 4},
+                {"path": "gates/plan_e2e/cases.yaml", "digest": "sha256:bbbb", "cases": 2},
+            ],
+            "digest": "sha256:cccc",
+        },
+        "model": None,
+        "run_configuration": {"config": "qlab.yaml", "shard": None, "exit_zero": False},
+    }
+    out["categories"] = {
+        "flow": {
+            "counts": {"total": 6, "passed": 4, "failed": 2, "error": 0, "blocked": 0, "skipped": 0},
+            "pass_rate": 0.6667,
+        },
+        "step": {
+            "counts": {"total": 1, "passed": 0, "failed": 0, "error": 0, "blocked": 1, "skipped": 0},
+            "pass_rate": None,
+        },
+    }
+    for gate in out["gates"]:
+        for threshold in gate["thresholds"]:
+            threshold.setdefault("suite", None)
+            threshold.setdefault("gating", True)
+        for stop in gate["stops"]:
+            stop.setdefault("gating", True)
+    return out

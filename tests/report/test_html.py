@@ -9,11 +9,13 @@ from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import artifact_samples as samples
 from qlab.reasons import REASONS
 from qlab.report.html import render_html, write_html
+from qlab.resources import load_schema
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
 SVG_EMPTY_OK = {"rect", "line", "circle", "polyline", "path"}
@@ -222,3 +224,24 @@ def test_a_real_headless_chromium_renders_the_report(tmp_path: Path) -> None:
     )  # 4 run charts + 12 trends
     for anchor in ("gates", "hitk", "scorecard", "promotion", "trends"):
         assert f'id="{anchor}"' in dom
+
+
+def test_the_hand_written_artifacts_follow_the_result_schema() -> None:
+    """The samples these tests render are real-shaped: they validate against schemas/result.schema.json."""
+    validator = jsonschema.Draft7Validator(load_schema("result"))
+    for artifact in (samples.full(samples.result()), samples.full(samples.fixed_result())):
+        assert [e.message for e in validator.iter_errors(artifact)] == []
+
+
+def test_merged_shard_advisory_and_provenance_are_shown() -> None:
+    result = samples.full(samples.result())
+    result["shard"] = {"index": 1, "total": 3, "selection_fingerprint": "x", "merged_from": ["a", "b", "c"]}
+    result["decision"]["advisory"] = True
+    result["gates"][1]["thresholds"][0]["gating"] = False
+    page = render_html([result], generated_at=FIXED_TIME)
+    assert "merged from 3 shards" in page
+    assert "advisory (--exit-zero)" in page
+    assert "(not gating)" in page
+    assert "gates/search_core/cases.yaml" in page  # the dataset behind the claim
+    metrics = page.split('<section id="metrics">', 1)[1].split("</section>", 1)[0]
+    assert "<td>flow</td><td>0.667</td><td>6</td><td>4</td><td>2</td>" in metrics

@@ -13,6 +13,7 @@ from qlab.report.html_base import Markup, badge, capped, empty, kv, section, sho
 from qlab.report.svg import esc, fmt
 
 MAX_CASE_ROWS = 500
+_COUNT_KEYS = ("total", "passed", "failed", "error", "blocked", "skipped")
 
 
 def header(result: Artifact, *, title: str) -> Markup:
@@ -33,9 +34,13 @@ def header(result: Artifact, *, title: str) -> Markup:
         ("qlab", result.get("qlab_version")),
         ("exit code", decision.get("exit_code")),
     ]
-    shard = result.get("shard")
+    shard = as_mapping(result.get("shard"))
     if shard:
-        facts.append(("shard", shard))
+        merged = shard.get("merged_from")
+        label = f"{shard.get('index', '?')}/{shard.get('total', '?')}"
+        facts.append(("shard", f"merged from {len(merged)} shards" if isinstance(merged, list) else label))
+    if decision.get("advisory"):
+        facts.append(("mode", "advisory (--exit-zero): a block exits 0"))
     return Markup(
         f'<header class="top {esc(klass)}"><h1>{esc(title)}</h1>'
         f'<div class="verdict {esc(klass)}">{esc(verdict.upper())}</div>{kv(facts)}</header>'
@@ -74,9 +79,38 @@ def overview(result: Artifact) -> Markup:
         Markup("<h3>Fingerprint</h3>"),
         kv(sorted(fingerprint.items())) if fingerprint else empty("no fingerprint recorded"),
         Markup("<h3>Provenance</h3>"),
-        kv(sorted(provenance.items())) if provenance else empty("no provenance recorded"),
+        _provenance(provenance) if provenance else empty("no provenance recorded"),
         Markup("</details>"),
     )
+
+
+def _provenance(provenance: Mapping[str, Any]) -> Markup:
+    """Seed 000's provenance of a quality claim: the dataset (case files), the model, the run configuration."""
+    dataset = as_mapping(provenance.get("dataset"))
+    files = [as_mapping(f) for f in dataset.get("files", []) or [] if isinstance(f, Mapping)]
+    parts: list[object] = [
+        kv([("dataset digest", dataset.get("digest")), ("model", provenance.get("model") or "no LLM used")])
+    ]
+    if files:
+        rows = [
+            (
+                f.get("path", ""),
+                f.get("cases", ""),
+                Markup(f"<code>{esc(str(f.get('digest') or '')[:19])}</code>"),
+            )
+            for f in files
+        ]
+        shown, note = capped(rows, 50)
+        parts += [table(["case file", "cases", "digest"], shown), note]
+    config = as_mapping(provenance.get("run_configuration"))
+    if config:
+        parts += [Markup("<h3>Run configuration</h3>"), kv(sorted(config.items()))]
+    rest = [
+        (k, v) for k, v in sorted(provenance.items()) if k not in ("dataset", "model", "run_configuration")
+    ]
+    if rest:
+        parts.append(kv(rest))
+    return Markup("".join(str(text(p)) for p in parts))
 
 
 def _thresholds(gate: Mapping[str, Any]) -> Markup:
@@ -94,9 +128,11 @@ def _thresholds(gate: Mapping[str, Any]) -> Markup:
             else ""
         )
         actual = number(t.get("actual"))
+        suite = f" [{t['suite']}]" if t.get("suite") else ""
+        gating = "" if t.get("gating", True) else ' <span class="muted">(not gating)</span>'
         parts.append(
-            f"{mark} <code>{esc(t.get('metric', '?'))} {esc(t.get('op', ''))} {esc(fmt(number(t.get('value'))))}</code>"
-            f" actual <b>{esc(fmt(actual))}</b>"
+            f"{mark} <code>{esc(t.get('metric', '?'))}{esc(suite)} {esc(t.get('op', ''))} "
+            f"{esc(fmt(number(t.get('value'))))}</code> actual <b>{esc(fmt(actual))}</b>{gating}"
         )
     return Markup("<br>".join(parts))
 
@@ -116,6 +152,8 @@ def _list(value: Any) -> Markup:
                 else ""
             )
             msg = item.get("message")
+            if item.get("gating") is False:
+                extra += " (not gating)"
             rendered.append(
                 f"<code>{esc(name)}</code>{esc(extra)}" + (f": {esc(msg)}" if msg else "")
                 if name
@@ -158,12 +196,19 @@ def acceptance_metrics(result: Artifact) -> Markup:
     categories = as_mapping(result.get("categories"))
     body: list[object] = [table(["metric", "value", "key"], rows)]
     if categories:
-        body.append(Markup("<h3>By eval category</h3>"))
-        body.append(
-            table(
-                ["category", "results"], [(name, show(value)) for name, value in sorted(categories.items())]
+        body.append(Markup("<h3>By eval category (seed 003)</h3>"))
+        cat_rows = []
+        for name, raw in categories.items():
+            info = as_mapping(raw)
+            counts = as_mapping(info.get("counts"))
+            cat_rows.append(
+                (
+                    name,
+                    show(number(info.get("pass_rate")), empty="no data"),
+                    *(counts.get(k, 0) for k in _COUNT_KEYS),
+                )
             )
-        )
+        body.append(table(["category", "pass rate", *_COUNT_KEYS], cat_rows))
     return section(
         "metrics", "Acceptance metrics", *body, note="Seed 000's acceptance metrics over the whole run."
     )
