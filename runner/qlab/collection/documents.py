@@ -4,8 +4,9 @@ A parse error says ``file:line:col: message``; any later error can name a JSON p
 ``locate`` turns that path into a line and column by composing the text again (only on the error path, so a
 successful build never pays for positions).
 
-YAML is read with pyyaml's C loader where available. Dates stay strings and keys become strings, so every
-document is plain JSON data (the artifact must serialize it byte-for-byte the same way every time).
+YAML goes through the project layer's reader (``qlab.project.yamlio``, the one module that imports pyyaml):
+dates stay strings and keys are strings, so every document is plain JSON data (the artifact must serialize it
+the same way every time). JSON goes through ``json.loads`` (fast enough for Kubernetes' 4 MB).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from urllib.parse import urljoin, urlparse
 from urllib.request import url2pathname
 
 from qlab.collection.names import json_path
-from qlab.errors import Diagnostic, SpecError
+from qlab.errors import ConfigError, Diagnostic, InputError, SpecError
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
+YAML_MAX_DEPTH = 2000  # nesting of mappings and lists; the YAML reader builds from events, not recursion
+YAML_MAX_ALIAS_NODES = 500_000  # specs reuse anchors a lot more than config files do
+JSON_LOCATE_MAX_DEPTH = 400  # the positioned JSON reader recurses
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,55 +122,18 @@ def parse(text: str, *, display: str, uri: str = "") -> Any:
 
 
 def _parse_yaml(text: str, *, display: str) -> Any:
-    import yaml
+    return _yaml_document(text, display=display).data
+
+
+def _yaml_document(text: str, *, display: str) -> Any:
+    """The project layer's YAML reader (pyyaml lives behind ``qlab.project.yamlio``): YAML 1.2 core scalars,
+    string keys, dates left as strings, duplicate keys refused, positions for every value."""
+    from qlab.project.yamlio import parse_yaml
 
     try:
-        data = yaml.load(text, Loader=_loader())
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{display}:{mark.line + 1}:{mark.column + 1}" if mark is not None else display
-        problem = exc.problem or exc.context or "syntax error"
-        raise SpecError(f"{where}: invalid YAML: {problem}") from None
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{display}: invalid YAML: {exc}") from None
-    return _plain(data)
-
-
-_LOADER: Any = None
-
-
-def _loader() -> Any:
-    """A safe (C when available) loader that keeps timestamps as the strings they were written as."""
-    global _LOADER
-    if _LOADER is None:
-        import yaml
-
-        base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-        class _SpecLoader(base):  # type: ignore[misc, valid-type]
-            pass
-
-        def _timestamp(loader: Any, node: Any) -> str:
-            return str(loader.construct_scalar(node))
-
-        _SpecLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
-        _LOADER = _SpecLoader
-    return _LOADER
-
-
-def _plain(node: Any) -> Any:
-    """Keys as strings (YAML reads ``200:`` as an int), recursively; values are left as they are."""
-    if isinstance(node, dict):
-        return {k if isinstance(k, str) else _key(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
-
-
-def _key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return str(key)
+        return parse_yaml(text, display, max_depth=YAML_MAX_DEPTH, max_alias_nodes=YAML_MAX_ALIAS_NODES)
+    except ConfigError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def resolve_uri(base_uri: str, reference: str) -> str:
@@ -189,40 +156,31 @@ def display_for(root: Document, uri: str) -> str:
 
 
 def locate(doc: Document, parts: Sequence[str | int]) -> tuple[int, int]:
-    """1-based (line, col) of the node at ``parts``, or of its deepest existing ancestor; (0, 0) if unknown."""
-    root = doc._positions.get("root")
-    if root is None and "root" not in doc._positions:
-        root = _compose(doc.text)
-        doc._positions["root"] = root
-    if root is None:
+    """1-based (line, col) of the node at ``parts``, or of its deepest existing ancestor; (0, 0) if unknown.
+
+    Positions come from reading the text again with the project layer's position-keeping readers, only when
+    an error needs them (they are slower than ``json.loads``).
+    """
+    if "doc" not in doc._positions:
+        doc._positions["doc"] = _positioned(doc)
+    positioned = doc._positions["doc"]
+    if positioned is None:
         return 0, 0
-    import yaml
-
-    node = root
-    for part in parts:
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if str(key_node.value) == str(part):
-                    child = value_node
-                    break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            break
-        node = child
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    line, col = positioned.locate(tuple(parts))
+    return int(line), int(col)
 
 
-def _compose(text: str) -> Any:
-    import yaml
+def _positioned(doc: Document) -> Any:
+    from qlab.project.jsonio import parse_json
 
+    if not doc.text:
+        return None
     try:
-        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return (
-            None  # JSON that YAML cannot read (tabs as indentation): no positions, the path still says where
-        )
+        if doc.text.lstrip()[:1] in ("{", "["):
+            return parse_json(doc.text, doc.display, max_depth=JSON_LOCATE_MAX_DEPTH)
+        return _yaml_document(doc.text, display=doc.display)
+    except InputError:
+        return None  # positions are a courtesy: the JSON path still says where
 
 
 class LocatedSpecError(SpecError):
