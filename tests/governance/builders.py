@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -132,3 +133,55 @@ def artifact(
 def write(path: Path, data: dict[str, Any]) -> Path:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
     return path
+
+
+DEMO_API = Path(__file__).resolve().parents[2] / "runner" / "qlab" / "demo" / "openapi.yaml"
+CONFIG = """\
+version: 1
+project: gov-test
+collection:
+  sources:
+    - name: demo
+      openapi: api.yaml
+{aliases}suites:
+  search_core:
+    mode: search
+    cases: [gates/search_core/*.yaml]
+  regression:
+    mode: plan
+    cases: [gates/regression/*.yaml]
+    category: regression
+    required: {required}
+gates:
+  - name: search
+    stage: search
+    suites: [search_core]
+learning:
+  regression_suite: regression
+{extra}"""
+
+
+def make_project(
+    tmp_path: Path, *, required: bool = True, aliases: str | None = None, extra: str = ""
+) -> Path:
+    """A small valid project on the demo API: suites search_core and regression (plan, ``required``).
+
+    ``aliases``: the reviewed aliases file's text (collection.aliases: gates/aliases.yaml); ``extra``: YAML
+    appended to qlab.yaml (promotion:, release:, ...)."""
+    (tmp_path / "gates" / "search_core").mkdir(parents=True)
+    (tmp_path / "gates" / "regression").mkdir(parents=True)
+    shutil.copy(DEMO_API, tmp_path / "api.yaml")
+    if aliases is not None:
+        (tmp_path / "gates" / "aliases.yaml").write_text(aliases, encoding="utf-8")
+    text = CONFIG.format(
+        required=str(required).lower(),
+        aliases="  aliases: gates/aliases.yaml\n" if aliases is not None else "",
+        extra=extra,
+    )
+    (tmp_path / "qlab.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "gates" / "search_core" / "cases.yaml").write_text(
+        "- id: s-parcel\n  query: where is my parcel\n  expected_target: trackDelivery\n"
+        "  provided_entities: {deliveryId: D-5003}\n  tags: [tracking]\n",
+        encoding="utf-8",
+    )
+    return tmp_path / "qlab.yaml"

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from governance.builders import artifact, search_case, write
+from governance.builders import artifact, make_project, search_case, write
 from qlab.errors import ConfigError, InputError, UsageError
 from qlab.project import load_project
 from qlab.project.schemas import validate
@@ -17,44 +16,6 @@ from qlab.project.yamlio import parse_yaml
 from qlab.proposal_accept import accept_case, load_proposal
 from qlab.proposals import propose
 from qlab.records import load_artifact, write_json
-
-DEMO_API = Path(__file__).resolve().parents[2] / "runner" / "qlab" / "demo" / "openapi.yaml"
-CONFIG = """\
-version: 1
-project: gov-test
-collection:
-  sources:
-    - name: demo
-      openapi: api.yaml
-suites:
-  search_core:
-    mode: search
-    cases: [gates/search_core/*.yaml]
-  regression:
-    mode: plan
-    cases: [gates/regression/*.yaml]
-    category: regression
-    required: {required}
-gates:
-  - name: search
-    stage: search
-    suites: [search_core]
-learning:
-  regression_suite: regression
-"""
-
-
-def _project(tmp_path: Path, *, required: bool = True) -> Path:
-    (tmp_path / "gates" / "search_core").mkdir(parents=True)
-    (tmp_path / "gates" / "regression").mkdir(parents=True)
-    shutil.copy(DEMO_API, tmp_path / "api.yaml")
-    (tmp_path / "qlab.yaml").write_text(CONFIG.format(required=str(required).lower()), encoding="utf-8")
-    (tmp_path / "gates" / "search_core" / "cases.yaml").write_text(
-        "- id: s-parcel\n  query: where is my parcel\n  expected_target: trackDelivery\n"
-        "  provided_entities: {deliveryId: D-5003}\n  tags: [tracking]\n",
-        encoding="utf-8",
-    )
-    return tmp_path / "qlab.yaml"
 
 
 def _failing(tmp_path: Path) -> Path:
@@ -81,7 +42,7 @@ def _propose(tmp_path: Path, config: Path, *, corrected: bool) -> dict[str, Any]
 
 
 def test_a_failure_becomes_a_pending_proposal_with_input_expected_and_trace_evidence(tmp_path: Path) -> None:
-    proposal = _propose(tmp_path, _project(tmp_path), corrected=False)
+    proposal = _propose(tmp_path, make_project(tmp_path), corrected=False)
     assert proposal["status"] == "pending_review"
     assert proposal["input"] == {
         "mode": "search",
@@ -99,7 +60,7 @@ def test_a_failure_becomes_a_pending_proposal_with_input_expected_and_trace_evid
 
 
 def test_a_corrected_run_records_the_key_difference(tmp_path: Path) -> None:
-    proposal = _propose(tmp_path, _project(tmp_path), corrected=True)
+    proposal = _propose(tmp_path, make_project(tmp_path), corrected=True)
     diff = proposal["key_difference"]
     assert diff["stage"] == "search"
     assert {"path": "search.hit", "failing": False, "corrected": True} in diff["changes"]
@@ -114,7 +75,7 @@ def test_a_corrected_run_records_the_key_difference(tmp_path: Path) -> None:
 
 
 def test_a_passing_case_or_an_unfixed_correction_is_refused(tmp_path: Path) -> None:
-    config = _project(tmp_path)
+    config = make_project(tmp_path)
     case = load_project(config).cases[0]
     passing = load_artifact(_fixed(tmp_path))
     with pytest.raises(InputError, match="passed; only a real failure"):
@@ -122,12 +83,12 @@ def test_a_passing_case_or_an_unfixed_correction_is_refused(tmp_path: Path) -> N
     failing = load_artifact(_failing(tmp_path))
     with pytest.raises(InputError, match="is failed in the corrected run"):
         propose(failing, "s-parcel", case=case, corrected=failing)
-    with pytest.raises(InputError, match="no case 's-parcl'.*Did you mean 's-parcel'"):
+    with pytest.raises(InputError, match=r"no case 's-parcl'.*Did you mean 's-parcel'"):
         propose(failing, "s-parcl", case=case)
 
 
 def test_accept_case_moves_the_proposal_into_the_required_regression_suite(tmp_path: Path) -> None:
-    config = _project(tmp_path)
+    config = make_project(tmp_path)
     path = tmp_path / "gates" / "proposals" / "p.json"
     write_json(path, _propose(tmp_path, config, corrected=True))
     accepted = accept_case(path, config_path=config, by="alice", now="2026-12-02T09:00:00Z")
@@ -149,7 +110,7 @@ def test_accept_case_moves_the_proposal_into_the_required_regression_suite(tmp_p
 
 
 def test_accept_case_refuses_a_regression_suite_that_is_not_required(tmp_path: Path) -> None:
-    config = _project(tmp_path, required=False)
+    config = make_project(tmp_path, required=False)
     path = write_json_path(tmp_path, _propose(tmp_path, config, corrected=False))
     with pytest.raises(InputError, match="the regression suite must be required"):
         accept_case(path, config_path=config, by="alice")
@@ -157,7 +118,7 @@ def test_accept_case_refuses_a_regression_suite_that_is_not_required(tmp_path: P
 
 
 def test_accept_case_rejects_an_invalid_proposal_with_its_location(tmp_path: Path) -> None:
-    config = _project(tmp_path)
+    config = make_project(tmp_path)
     proposal = _propose(tmp_path, config, corrected=False)
     proposal["status"] = "maybe"
     path = write_json_path(tmp_path, proposal)

@@ -1,0 +1,40 @@
+"""``qlab approve SKILL --result R --by NAME``: the human review, bound to the sha256 of the result reviewed."""
+
+from __future__ import annotations
+
+import click
+
+from qlab.governance_env import project
+from qlab.records import load_artifact
+from qlab.release import approve
+
+
+@click.command("approve", help="Record a human review of a result for a skill, bound to the result's digest.")
+@click.argument("skill_name", metavar="SKILL")
+@click.option(
+    "--result",
+    "result_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The result artifact reviewed.",
+)
+@click.option("--by", "--reviewer", "by", required=True, help="Who reviewed it.")
+@click.option(
+    "--reject", is_flag=True, help="Record a rejection: the human review gate fails for this result."
+)
+@click.option("--note", default="", help="The reviewer's note.")
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
+)
+def command(
+    skill_name: str, result_path: str, by: str, reject: bool, note: str, config_path: str | None
+) -> int:
+    config = project(config_path).config
+    artifact = load_artifact(result_path)
+    entry = approve(
+        config, skill_name, artifact, by=by, decision="rejected" if reject else "approved", note=note
+    )
+    click.echo(
+        f"{entry['decision']} {skill_name} for result {entry['result_digest']} by {entry['reviewer']} at {entry['at']}"
+    )
+    return 0

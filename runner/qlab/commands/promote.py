@@ -1,0 +1,83 @@
+"""``qlab promote``: compare a baseline and a candidate result under the promotion rule of a change type.
+
+Exit 0 promote, 1 block, 2 the runs cannot be compared (or bad input). Markdown goes to stdout (and to
+``$GITHUB_STEP_SUMMARY`` in Actions); ``--json`` prints the JSON report instead, ``--json FILE`` writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from qlab.bootstrap import DEFAULT_SEED
+from qlab.governance_env import optional_config
+from qlab.promotion import compare
+from qlab.promotion_report import markdown
+from qlab.promotion_rules import CHANGE_TYPES, rule_for
+from qlab.records import load_artifact, write_text
+
+
+@click.command(
+    "promote",
+    help="Compare a baseline and a candidate run under a promotion rule (0 promote, 1 block, 2 not comparable).",
+)
+@click.option(
+    "--baseline",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The baseline result artifact (e.g. main's result.json).",
+)
+@click.option(
+    "--candidate", required=True, type=click.Path(dir_okay=False), help="The candidate result artifact."
+)
+@click.option(
+    "--change",
+    "change_type",
+    required=True,
+    metavar="TYPE",
+    help=f"The change type: {', '.join(CHANGE_TYPES)} (or one of qlab.yaml's promotion rules).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="qlab.yaml with the promotion rules (default: searched upwards; seed defaults without one).",
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="The JSON report: to stdout, or to FILE (Markdown still printed).",
+)
+@click.option(
+    "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the paired bootstrap."
+)
+def command(
+    baseline: str, candidate: str, change_type: str, config_path: str | None, json_out: str | None, seed: int
+) -> int:
+    config = optional_config(config_path)
+    rule = rule_for(change_type, config)
+    report = compare(
+        load_artifact(baseline), load_artifact(candidate), change_type=change_type, rule=rule, seed=seed
+    )
+    text = markdown(report)
+    data = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if json_out == "-":
+        click.echo(data, nl=False)
+    else:
+        if json_out:
+            write_text(Path(json_out), data)
+        click.echo(text)
+    if report.verdict == "refused":
+        click.echo("error: the runs cannot be compared: " + "; ".join(report.reasons), err=True)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+    return report.exit_code

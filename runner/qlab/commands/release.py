@@ -1,0 +1,68 @@
+"""``qlab release SKILL``: run the skill's five release gates in order; 0 published, 1 draft."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from qlab.governance_env import collection_and_engines, default_result, project
+from qlab.records import load_artifact, write_text
+from qlab.release import approvals_path, evaluate, load_approvals, record, skill_named
+
+
+@click.command(
+    "release",
+    help="Run a skill's five release gates (trigger, functional, policy, regression, human review).",
+)
+@click.argument("skill_name", metavar="SKILL")
+@click.option(
+    "--result",
+    "result_path",
+    type=click.Path(dir_okay=False),
+    help="The evaluated result artifact (default: the last `qlab run` output).",
+)
+@click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    default=None,
+    metavar="[FILE]",
+    help="The release outcome as JSON: to stdout, or to FILE.",
+)
+def command(skill_name: str, result_path: str | None, config_path: str | None, json_out: str | None) -> int:
+    loaded = project(config_path)
+    config = loaded.config
+    skill = skill_named(config, skill_name)
+    path = Path(result_path) if result_path else default_result(config)
+    # without a result the first three gates still run; regression and human review will say what is missing
+    artifact = load_artifact(path) if result_path or path.is_file() else None
+    collection, factory = collection_and_engines(config)
+    suite = skill.regression_suite or config.learning.regression_suite
+    outcome = evaluate(
+        skill,
+        config=config,
+        collection=collection,
+        engine=factory(collection),
+        artifact=artifact,
+        suite_cases=loaded.cases_for(suite) if suite else (),
+        approvals=load_approvals(approvals_path(config, skill)),
+    )
+    record_file = record(config, outcome)
+    data = json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if json_out == "-":
+        click.echo(data, nl=False)
+        return outcome.exit_code
+    if json_out:
+        write_text(Path(json_out), data)
+    for gate in outcome.gates:
+        mark = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}[gate.status]
+        click.echo(f"{mark:4}  {gate.name}" + (f": {'; '.join(gate.reasons)}" if gate.reasons else ""))
+    where = f" (failed at {outcome.failed_gate})" if outcome.failed_gate else ""
+    click.echo(f"{skill.name}: {outcome.status}{where}; recorded in {record_file}")
+    return outcome.exit_code

@@ -1,0 +1,89 @@
+"""``qlab learn`` in process: list, accept (writes the reviewed aliases file), reject."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from governance.builders import make_project
+from qlab.cli import main
+from qlab.project import load_project
+from qlab.records import write_json
+
+SUGGESTION = {
+    "id": "sg-0123456789ab",
+    "kind": "alias",
+    "status": "pending_review",
+    "tool_id": "trackDelivery",
+    "aliases": ["parcel"],
+    "text": "Add alias 'parcel' to trackDelivery",
+    "evidence": [{"case_id": "s-parcel", "query": "where is my parcel", "missing_terms": ["parcel"]}],
+}
+NOTE = {
+    "id": "sg-ba9876543210",
+    "kind": "selector_policy",
+    "status": "pending_review",
+    "llm_target": "a",
+    "selected_target": "b",
+    "outcome": "right",
+    "text": "The selector overrode a with b",
+    "evidence": [],
+}
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def _setup(tmp_path: Path) -> Path:
+    config = make_project(tmp_path, aliases="getMemberDeliveryList:\n  - my deliveries\n")
+    write_json(tmp_path / ".qlab" / "suggestions.json", {"version": 1, "suggestions": [SUGGESTION, NOTE]})
+    return config
+
+
+def test_list_accept_and_reject(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _setup(tmp_path)
+    code, out, err = _cli(["learn", "list", "--config", str(config)], capsys)
+    assert code == 0, err
+    assert "sg-0123456789ab  pending_review  alias  trackDelivery += parcel  (1 case(s))" in out
+
+    code, out, err = _cli(["learn", "accept", "sg-0123", "--by", "alice", "--config", str(config)], capsys)
+    assert code == 0, err
+    assert "added 'parcel' to trackDelivery in gates/aliases.yaml" in out
+    text = (tmp_path / "gates" / "aliases.yaml").read_text()
+    assert "trackDelivery:\n  - parcel  # accepted by alice at " in text
+    # the collection loader (the project's reference check) still accepts the file
+    assert load_project(config).config.collection.aliases_file == "gates/aliases.yaml"
+
+    code, out, _ = _cli(
+        ["learn", "reject", "sg-ba98", "--by", "bob", "--reason", "noise", "--config", str(config)], capsys
+    )
+    assert code == 0 and "rejected sg-ba9876543210" in out
+    stored = {
+        s["id"]: s for s in json.loads((tmp_path / ".qlab" / "suggestions.json").read_text())["suggestions"]
+    }
+    assert stored["sg-0123456789ab"]["accepted_by"] == "alice"
+    assert stored["sg-ba9876543210"]["reject_reason"] == "noise"
+
+    code, out, _ = _cli(["learn", "list", "--config", str(config)], capsys)
+    assert code == 0 and "no pending review suggestions" in out
+    code, out, _ = _cli(["learn", "list", "--status", "all", "--json", "--config", str(config)], capsys)
+    assert {s["status"] for s in json.loads(out)} == {"accepted", "rejected"}
+
+
+def test_accept_twice_or_an_unknown_id_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _setup(tmp_path)
+    assert (
+        _cli(["learn", "accept", "sg-0123456789ab", "--by", "alice", "--config", str(config)], capsys)[0] == 0
+    )
+    code, _, err = _cli(
+        ["learn", "accept", "sg-0123456789ab", "--by", "bob", "--config", str(config)], capsys
+    )
+    assert code == 2 and "already accepted (by alice)" in err
+    code, _, err = _cli(["learn", "accept", "sg-ffff", "--by", "bob", "--config", str(config)], capsys)
+    assert code == 2 and "no suggestion 'sg-ffff'" in err

@@ -1,0 +1,109 @@
+"""``qlab promote`` in process: exit 0 promote / 1 block / 2 not comparable, Markdown and JSON reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.builders import artifact, make_project, search_case, write
+from qlab.cli import main
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def _pair(tmp_path: Path, *, required: bool = True) -> tuple[Path, Path]:
+    suites = {"search_core": {"mode": "search", "category": "flow", "required": required, "metrics": {}}}
+    base = artifact(
+        [search_case("s-1", rank=None), search_case("s-2", rank=1)], suites=suites, collection="sha256:a"
+    )
+    cand = artifact(
+        [search_case("s-1", rank=1), search_case("s-2", rank=None)], suites=suites, collection="sha256:b"
+    )
+    return write(tmp_path / "base.json", base), write(tmp_path / "cand.json", cand)
+
+
+def _args(base: Path, cand: Path, *extra: str) -> list[str]:
+    return ["promote", "--baseline", str(base), "--candidate", str(cand), *extra]
+
+
+@pytest.fixture(autouse=True)
+def _no_config_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no qlab.yaml upwards: the seed defaults apply
+
+
+def test_block_on_a_required_regression_with_both_sides_in_markdown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = _pair(tmp_path)
+    code, out, err = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 1, out + err
+    assert "# Promotion: `alias_or_semantic_metadata` — BLOCK (exit 1)" in out
+    assert "## Regressed" in out and "## Fixed" in out
+    assert "required case s-2 (search_core) regressed" in out
+
+
+def test_promote_when_the_swap_is_in_a_non_required_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = _pair(tmp_path, required=False)
+    code, out, err = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata", "--json"), capsys)
+    assert code == 0, out + err
+    report = json.loads(out)
+    assert report["verdict"] == "promote"
+    assert [c["case_id"] for c in report["cases"]["fixed"]] == ["s-1"]
+    assert report["cases"]["regressed"][0]["baseline"]["evidence"]["search"]["hit"] is True
+
+
+def test_json_to_a_file_and_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, cand = _pair(tmp_path)
+    code, out, _ = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "report.json"), capsys
+    )
+    assert code == 1
+    assert json.loads((tmp_path / "report.json").read_text())["exit_code"] == 1
+    assert out.startswith("# Promotion")
+
+
+def test_incomparable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, _ = _pair(tmp_path)
+    other = write(tmp_path / "other.json", artifact([search_case("s-9")]))
+    code, out, err = _cli(_args(base, other, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 2
+    assert "REFUSED" in out
+    assert "error: the runs cannot be compared: same: cases: only the baseline has s-1, s-2" in err
+
+
+def test_the_qlab_yaml_rule_replaces_the_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rule = "promotion:\n  alias_or_semantic_metadata:\n    same: [cases, collection]\n"
+    config = make_project(tmp_path / "p", extra=rule)
+    base, cand = _pair(tmp_path)
+    code, out, _ = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--config", str(config)), capsys
+    )
+    assert code == 2
+    assert "fingerprint.collection_digest differs" in out
+
+
+def test_unknown_change_type_and_broken_artifact_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = _pair(tmp_path)
+    code, _, err = _cli(_args(base, cand, "--change", "selector_overide_policy"), capsys)
+    assert code == 2 and "Did you mean 'selector_override_policy'?" in err
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"cases": [\n  {"case_id": 1}', encoding="utf-8")
+    code, _, err = _cli(_args(broken, cand, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 2 and f"{broken}:2:" in err and "not valid JSON" in err
+    wrong: dict[str, Any] = {"cases": [{"case_id": "x"}]}
+    code, _, err = _cli(
+        _args(write(tmp_path / "w.json", wrong), cand, "--change", "alias_or_semantic_metadata"), capsys
+    )
+    assert code == 2 and "$.cases[0].status: missing or not a string" in err

@@ -1,0 +1,63 @@
+"""``qlab propose-case`` and ``qlab accept-case`` in process: failure → proposal → regression suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from governance.builders import artifact, make_project, search_case, write
+from qlab.cli import main
+from qlab.project import load_project
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = make_project(tmp_path)
+    failing = write(
+        tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)], collection="sha256:a")
+    )
+    fixed = write(tmp_path / "r2.json", artifact([search_case("s-parcel", rank=2)], collection="sha256:b"))
+    code, out, err = _cli(
+        [
+            "propose-case",
+            "--from",
+            str(failing),
+            "--case",
+            "s-parcel",
+            "--corrected",
+            str(fixed),
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    proposals = list((tmp_path / "gates" / "proposals").glob("prop-*.json"))
+    assert len(proposals) == 1
+    assert "key difference: failed at search/expected_target_absent" in out
+    assert json.loads(proposals[0].read_text())["status"] == "pending_review"
+
+    code, out, err = _cli(
+        ["accept-case", str(proposals[0]), "--by", "alice", "--config", str(config)], capsys
+    )
+    assert code == 0, err
+    assert "case reg-s-parcel joins required suite 'regression'" in out
+    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel"]
+
+
+def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = make_project(tmp_path)
+    passing = write(tmp_path / "r.json", artifact([search_case("s-parcel", rank=1)]))
+    code, _, err = _cli(
+        ["propose-case", "--from", str(passing), "--case", "s-parcel", "--config", str(config)], capsys
+    )
+    assert code == 2 and "only a real failure becomes a regression proposal" in err
+    assert not (tmp_path / "gates" / "proposals").exists()
