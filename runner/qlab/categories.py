@@ -16,7 +16,8 @@ UNCATEGORIZED = "uncategorized"
 
 
 def by_category(artifact: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """``{category: {suites, required, cases, passed, failed, error, blocked, skipped, pass_rate}}``.
+    """``{category: {suites, required, counts: {total, passed, failed, error, blocked, skipped}, pass_rate}}``
+    (the ``categories`` shape of ``schemas/result.schema.json``, plus the suites and whether any of them gates).
 
     ``pass_rate`` = passed / evaluated (passed + failed + error), ``None`` when nothing was evaluated.
     ``required`` is true when any of the category's suites gates. Cases of a suite the artifact does not
@@ -35,22 +36,21 @@ def by_category(artifact: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             bucket["required"] = True
     for case in artifact.get("cases") or ():
         category = suite_category.get(str(case.get("suite")), UNCATEGORIZED)
-        bucket = out.setdefault(category, _empty())
-        bucket["cases"] += 1
+        counts = out.setdefault(category, _empty())["counts"]
+        counts["total"] += 1
         status = case.get("status")
         if status in STATUSES:
-            bucket[status] += 1
+            counts[status] += 1
     for bucket in out.values():
-        evaluated = bucket["passed"] + bucket["failed"] + bucket["error"]
-        bucket["pass_rate"] = round(bucket["passed"] / evaluated, 6) if evaluated else None
+        counts = bucket["counts"]
+        evaluated = counts["passed"] + counts["failed"] + counts["error"]
+        bucket["pass_rate"] = round(counts["passed"] / evaluated, 6) if evaluated else None
     return out
 
 
 def _empty() -> dict[str, Any]:
-    bucket: dict[str, Any] = {"suites": [], "required": False, "cases": 0}
-    bucket.update({status: 0 for status in STATUSES})
-    bucket["pass_rate"] = None
-    return bucket
+    counts = {"total": 0, **{status: 0 for status in STATUSES}}
+    return {"suites": [], "required": False, "counts": counts, "pass_rate": None}
 
 
 def markdown(categories: Mapping[str, Mapping[str, Any]]) -> str:
@@ -62,8 +62,9 @@ def markdown(categories: Mapping[str, Mapping[str, Any]]) -> str:
     for name, row in categories.items():
         rate = "—" if row["pass_rate"] is None else f"{row['pass_rate']:.1%}"
         suites = ", ".join(row["suites"]) or "—"
+        c = row["counts"]
         lines.append(
-            f"| {name} | {suites} | {row['cases']} | {row['passed']} | {row['failed']} | {row['error']} "
-            f"| {row['blocked']} | {rate} |"
+            f"| {name} | {suites} | {c['total']} | {c['passed']} | {c['failed']} | {c['error']} "
+            f"| {c['blocked']} | {rate} |"
         )
     return "\n".join(lines) + "\n"

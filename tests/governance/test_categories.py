@@ -22,16 +22,25 @@ def test_cases_count_under_their_suites_category_and_every_category_is_listed() 
     ]
     out = by_category(artifact(cases, suites=suites))
     assert list(out)[: len(CATEGORIES)] == list(CATEGORIES)
-    assert out["flow"]["cases"] == 2 and out["flow"]["passed"] == 1 and out["flow"]["pass_rate"] == 0.5
-    assert out["regression"]["blocked"] == 1 and out["regression"]["pass_rate"] == 1.0
-    assert out["policy"] == {
-        **out["policy"],
-        "suites": ["mutation"],
-        "required": False,
-        "cases": 0,
-        "pass_rate": None,
-    }
+    flow = out["flow"]
+    assert (flow["counts"]["total"], flow["counts"]["passed"], flow["pass_rate"]) == (2, 1, 0.5)
+    assert out["regression"]["counts"]["blocked"] == 1 and out["regression"]["pass_rate"] == 1.0
+    policy = out["policy"]
+    assert (policy["suites"], policy["required"], policy["counts"]["total"], policy["pass_rate"]) == (
+        ["mutation"],
+        False,
+        0,
+        None,
+    )
     assert out["skill"]["suites"] == [] and out["skill"]["pass_rate"] is None
-    assert out["uncategorized"]["cases"] == 1
+    assert out["uncategorized"]["counts"]["total"] == 1
     table = markdown(out)
     assert "| regression | regression | 2 | 1 | 0 | 0 | 1 | 100.0% |" in table
+
+
+def test_the_shape_matches_the_result_schema() -> None:
+    from qlab.project.schemas import validate
+
+    data = artifact([search_case("s-1")])
+    data["categories"] = by_category(data)
+    assert [i for i in validate(data, "result") if i.path[:1] == ("categories",)] == []
