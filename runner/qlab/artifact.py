@@ -150,8 +150,19 @@ def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dumps(artifact: Mapping[str, Any]) -> str:
-    """The artifact as written: UTF-8 JSON, 1-space indent (a 100,000-case artifact stays quick to write)."""
-    return json.dumps(artifact, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The artifact as written: UTF-8 JSON, one top-level key per line and one case per line.
+
+    Compact values keep the C encoder (``indent`` would switch json to its pure-Python encoder, 5x slower on a
+    100,000-case artifact); one case per line keeps diffs and ``grep`` readable."""
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    parts = []
+    for key, value in artifact.items():
+        if key == "cases" and isinstance(value, list) and value:
+            body = ",\n  ".join(encode(case) for case in value)
+            parts.append(f'"cases": [\n  {body}\n ]')
+        else:
+            parts.append(f"{encode(key)}: {encode(value)}")
+    return "{\n " + ",\n ".join(parts) + "\n}\n"
 
 
 def write_atomic(path: str | Path, text: str) -> Path:

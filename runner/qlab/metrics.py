@@ -57,9 +57,13 @@ def _failed_at(case: Case, stage: str) -> bool:
 
 def reached(case: Case, stage: str) -> bool:
     """True when the case was evaluated by ``stage`` (it has the stage's object or failed there)."""
-    if case.get("status") in ("blocked", "skipped"):
+    status = case.get("status")
+    if status == "blocked" or status == "skipped":
         return False
-    return _failed_at(case, stage) or any(case.get(key) is not None for key in STAGE_OBJECTS.get(stage, ()))
+    for key in STAGE_OBJECTS.get(stage, ()):
+        if case.get(key) is not None:
+            return True
+    return _failed_at(case, stage)
 
 
 def gating(case: Case) -> bool:
