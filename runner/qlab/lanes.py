@@ -10,8 +10,8 @@ else the first attempt that did not pass. A suite without ``repeat`` has one lan
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from qlab.project.model import Case, Config
