@@ -148,3 +148,11 @@ def test_details_carry_the_counts_and_the_formula() -> None:
     detail = details(_run())["correctness"]
     assert (detail.numerator, detail.denominator) == (4, 9)
     assert detail.formula == "passed / evaluated cases"
+
+
+def test_docs_state_every_formula_the_code_uses() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scorecard.md").read_text(encoding="utf-8")
+    for name, score in details(_run(), budget=Budget(max_llm_cost_usd=1, max_duration_sec=1)).items():
+        assert f"| `{name}` | `{score.formula}` |" in doc, name
