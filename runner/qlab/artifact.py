@@ -19,6 +19,7 @@ from typing import Any
 
 from qlab import gates as gates_mod
 from qlab import metrics
+from qlab.categories import by_category
 from qlab.errors import InputError
 
 SCHEMA_VERSION = 1
@@ -128,9 +129,7 @@ def summarize(
         for s in artifact.get("stages", {}).values()
     )
     artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
-    artifact["categories"] = metrics.categories(
-        cases, {name: str(s.get("category", "flow")) for name, s in artifact["suites"].items()}
-    )
+    artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
     prerun = artifact.get("prerun", [])
     artifact["guards"] = [*prerun, *checks]
     artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)

@@ -205,16 +205,3 @@ def acceptance(cases: Sequence[Case]) -> dict[str, Any]:
         "structured_failure_rate": structured_failure_rate(gated),
         "latency_ms": latency(gated),
     }
-
-
-def categories(cases: Iterable[Case], suite_category: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    """Counts and pass rate per eval category (seed 003's seven), from each case's suite."""
-    grouped: dict[str, list[Case]] = {}
-    for case in cases:
-        grouped.setdefault(suite_category.get(str(case.get("suite")), "flow"), []).append(case)
-    out: dict[str, dict[str, Any]] = {}
-    for category in sorted(grouped):
-        tally = counts(grouped[category])
-        evaluated = tally["passed"] + tally["failed"] + tally["error"]
-        out[category] = {"counts": tally, "pass_rate": _rate(tally["passed"], evaluated)}
-    return out
