@@ -33,7 +33,6 @@ from qlab import jsonpath
 from qlab.collection.model import Tool
 from qlab.errors import InputError
 from qlab.execute.schema_check import response_schema_for, validate
-from qlab.fuzzy import did_you_mean
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
 
@@ -371,6 +370,8 @@ def get(name: str) -> AssertionType:
     """The type registered as ``name``, or InputError with a suggestion."""
     kind = ASSERTIONS.get(name)
     if kind is None:
+        from qlab.fuzzy import did_you_mean  # rapidfuzz only on this error path
+
         raise InputError(f"unknown assertion type {name!r}.{did_you_mean(name, ASSERTIONS)}")
     return kind
 
@@ -380,12 +381,25 @@ def names(stage: str | None = None) -> tuple[str, ...]:
     return tuple(sorted(n for n, k in ASSERTIONS.items() if stage is None or k.stage == stage))
 
 
+_PROBLEMS: dict[int, tuple[Assertion, list[str]]] = {}
+
+
+def _problems(kind: AssertionType, assertion: Assertion) -> list[str]:
+    """``kind.problems`` once per assertion object (a suite checks the same assertions for many cases)."""
+    cached = _PROBLEMS.get(id(assertion))
+    if cached is not None and cached[0] is assertion:
+        return cached[1]
+    found = kind.problems(assertion.args)
+    _PROBLEMS[id(assertion)] = (assertion, found)  # holding the assertion keeps its id from being reused
+    return found
+
+
 def evaluate(assertion: Assertion, response: ResponseView) -> AssertionResult:
     """Run one assertion; a non-JSON body, a bad JSONPath or bad arguments become a failed result, never an
     exception."""
     try:
         kind = get(assertion.type)
-        problems = kind.problems(assertion.args)
+        problems = _problems(kind, assertion)
         if problems:
             return AssertionResult(
                 assertion.type, False, f"{assertion.type}: invalid arguments: {'; '.join(problems)}"

@@ -71,7 +71,7 @@ def secret_variants(secret: str) -> set[str]:
 class Scrubber:
     """A compiled scrubber: build once per set of secrets, apply to many objects."""
 
-    __slots__ = ("_keys", "_max_chars", "_pattern")
+    __slots__ = ("_key_cache", "_keys", "_max_chars", "_pattern")
 
     def __init__(
         self,
@@ -87,29 +87,56 @@ class Scrubber:
         # Longest first, so a secret that contains another is replaced whole.
         ordered = sorted(variants, key=lambda v: (-len(v), v))
         self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
-        self._keys = SECRET_KEYS | {normalize_key(f) for f in sensitive_fields}
+        self._keys = frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
+        self._key_cache: dict[
+            str, bool
+        ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
         self._max_chars = max_chars
+
+    @property
+    def knows_secrets(self) -> bool:
+        """False when no secret value was given (only the key rules and truncation apply)."""
+        return self._pattern is not None
 
     def text(self, value: str) -> str:
         """``value`` with every secret replaced and truncated to ``max_chars``."""
         if self._pattern is not None:
             value = self._pattern.sub(REDACTED, value)
-        return truncate(value, self._max_chars)
+        if 0 < self._max_chars < len(value):
+            return truncate(value, self._max_chars)
+        return value
 
     def __call__(self, obj: Any) -> Any:
-        if isinstance(obj, str):
+        kind = type(obj)
+        if kind is str:
             return self.text(obj)
-        if isinstance(obj, Mapping):
+        if kind in _SCALARS:
+            return obj
+        if kind is dict or (kind is not list and kind is not tuple and isinstance(obj, Mapping)):
             out: dict[Any, Any] = {}
+            cache = self._key_cache
             for key, value in obj.items():
-                if isinstance(key, str) and normalize_key(key) in self._keys and value is not None:
+                secret = cache.get(key) if type(key) is str else False
+                if secret is None:
+                    secret = cache[key] = normalize_key(key) in self._keys
+                vkind = type(value)
+                if secret and value is not None:
                     out[key] = _redact_whole(value)
+                elif vkind in _SCALARS:  # the common case, inlined: numbers, flags, None
+                    out[key] = value
+                elif vkind is str:
+                    out[key] = self.text(value)
                 else:
                     out[key] = self(value)
             return out
-        if isinstance(obj, (list, tuple)):
+        if kind is list or kind is tuple:
             return [self(item) for item in obj]
+        if isinstance(obj, str):  # a str subclass (an Enum value)
+            return self.text(str(obj))
         return obj
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 def _redact_whole(value: Any) -> Any:

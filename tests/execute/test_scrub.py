@@ -72,3 +72,8 @@ def test_find_leaks(tmp_path: Path) -> None:
     other.write_text("key=p%40ss")
     leaks = find_leaks([clean, tmp_path / "out", tmp_path / "missing.txt"], [TOKEN, "p@ss", "", "absent"])
     assert leaks == [Leak(dirty, 0), Leak(other, 1)]
+
+
+def test_scalar_values_under_secret_keys_are_redacted() -> None:
+    out = scrub({"password": 1234, "token": None, "n": 5, "nested": [{"api_key": 9.5}]}, [])
+    assert out == {"password": REDACTED, "token": None, "n": 5, "nested": [{"api_key": REDACTED}]}

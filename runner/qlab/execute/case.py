@@ -35,7 +35,7 @@ from qlab.execute.request import (
 )
 from qlab.project.model import Case, CleanupStep, Environment
 from qlab.results import CaseResult
-from qlab.scrub import REDACTED, scrubber, truncate
+from qlab.scrub import REDACTED, Scrubber, scrubber, truncate
 
 STAGE = "execute"
 
@@ -83,6 +83,26 @@ class CaseRunner:
         self.sleep = sleep
         self._secrets_lock = threading.Lock()
         self._secrets: set[str] = set()
+        self._policies: dict[str, RetryPolicy] = {}
+        self._scrubbers: dict[tuple[int, tuple[str, ...]], Scrubber] = {}
+
+    def _retry(self, env: Environment) -> RetryPolicy:
+        policy = self._policies.get(env.name)
+        if policy is None:
+            policy = self._policies[env.name] = RetryPolicy.of(env)
+        return policy
+
+    def _scrubber(self, env: Environment, extra: set[str]) -> Scrubber:
+        """The scrubber for a case: run secrets + the case's own sensitive values (cached when it has none)."""
+        with self._secrets_lock:
+            secrets = frozenset(self._secrets)
+        if extra:
+            return scrubber(secrets | extra, sensitive_fields=env.sensitive_fields)
+        key = (len(secrets), env.sensitive_fields)  # secrets only ever grow, so their count is their version
+        cached = self._scrubbers.get(key)
+        if cached is None:
+            cached = self._scrubbers[key] = scrubber(secrets, sensitive_fields=env.sensitive_fields)
+        return cached
 
     def _secret(self, values: Iterable[str]) -> None:
         fresh = [v for v in values if v and v not in self._secrets]
@@ -139,18 +159,14 @@ class CaseRunner:
         if not step_tools:
             result.fail(STAGE, "http_error", "the plan has no steps to execute")
             return
+        cleanup_tools = [self.tools.get(c.tool) if c.tool else None for c in case.cleanup]
         calls = [
             safety.PlannedCall(f"step {i} {t.id}", t.method, t.mutation) for i, t in enumerate(step_tools)
         ]
-        cleanup_tools = [self.tools.get(c.tool) if c.tool else None for c in case.cleanup]
         for j, (c, t) in enumerate(zip(case.cleanup, cleanup_tools, strict=True)):
-            calls.append(
-                safety.PlannedCall(
-                    f"cleanup {j} {t.id if t else c.method or 'DELETE'}",
-                    t.method if t else (c.method or "DELETE"),
-                    t.mutation if t else MutationClass.READ_ONLY,
-                )
-            )
+            method = t.method if t else (c.method or "DELETE")
+            label = f"cleanup {j} {t.id if t else method}"
+            calls.append(safety.PlannedCall(label, method, t.mutation if t else MutationClass.READ_ONLY))
         state.safety = safety.check(case, calls, base_url=env.base_url, allowed_hosts=env.allowed_hosts)
         if not state.safety.allowed:
             result.fail(STAGE, state.safety.reason or "mutation_not_allowed", state.safety.message)
@@ -159,14 +175,16 @@ class CaseRunner:
             [*step_tools, *(t for t in cleanup_tools if t)], collection_profile=self.collection_profile
         )
         state.auth = self.resolver.preflight(env.auth or self.collection_profile, required=needs_auth)
-        self._secret(self.resolver.secrets)
+        if state.auth.status != "not_required":
+            self._secret(self.resolver.secrets)
         result.auth_readiness = state.auth.readiness()
         if not state.auth.ready:
             result.fail(STAGE, state.auth.reason or "auth_context_required", state.auth.message)
             return
-        for name, value in case.provided_entities.items():
-            if name.lower() in {f.lower() for f in env.sensitive_fields} and isinstance(value, (str, int)):
-                state.secret_values.add(str(value))
+        if env.sensitive_fields and case.provided_entities:
+            state.secret_values |= verdict.sensitive_values(
+                dict(case.provided_entities), env.sensitive_fields
+            )
         last = len(plan.steps) - 1
         for index, (step, tool) in enumerate(zip(plan.steps, step_tools, strict=True)):
             if self.cancel.is_set():
@@ -234,7 +252,7 @@ class CaseRunner:
                 request,
                 deadline=deadline,
                 follow_redirects=follow,
-                retry=RetryPolicy.of(env),
+                retry=self._retry(env),
                 events=state.events,
                 step=step,
                 display_path=path,
@@ -355,9 +373,7 @@ class CaseRunner:
     def _record(
         self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State, latency: float
     ) -> None:
-        with self._secrets_lock:
-            secrets = set(self._secrets)
-        clean = scrubber(secrets | state.secret_values, sensitive_fields=env.sensitive_fields)
+        clean = self._scrubber(env, state.secret_values)
         out: dict[str, Any] = {"environment": env.name, "plan_id": plan.plan_id, "steps": state.steps}
         final = state.final
         if final is not None:
@@ -382,7 +398,13 @@ class CaseRunner:
                 else clean.text(final.text)
             )
             out["response_excerpt"] = truncate(text, verdict.EXCERPT_CHARS)
-        result.execute = clean(out)
+        if clean.knows_secrets:
+            result.execute = clean(out)
+        else:
+            # No secret value is known yet: only key rules could apply, and steps/events/cleanup records are
+            # built here from fixed, non-secret keys — scrub the rest, skip the walk over them (hot path).
+            own: dict[str, Any] = {k: out.pop(k) for k in ("steps", "events", "cleanup") if k in out}
+            result.execute = {**clean(out), **own}
         result.latency_ms[STAGE] = latency
         for item in result.assertions:
             item.message, item.expected, item.actual = (

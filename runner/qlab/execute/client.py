@@ -121,9 +121,9 @@ def send(
     """
     kwargs = request.httpx_kwargs()
     if auth_headers:
-        kwargs["headers"].update(auth_headers)
+        kwargs["headers"] = {**kwargs.get("headers", {}), **auth_headers}
     if auth_params:
-        kwargs["params"] = [*(kwargs["params"] or []), *auth_params.items()]
+        kwargs["params"] = [*kwargs.get("params", []), *auth_params.items()]
     idempotent = request.method in IDEMPOTENT_METHODS
     attempt = 0
     while True:

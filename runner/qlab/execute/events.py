@@ -7,16 +7,25 @@ whole list is scrubbed again before it reaches a result.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import time
 from typing import Any, Literal
 
 EventKind = Literal["request_sent", "response_received", "retry", "assertion", "cleanup"]
 EVENT_KINDS: tuple[EventKind, ...] = ("request_sent", "response_received", "retry", "assertion", "cleanup")
 
 
+_second: list[Any] = [-1, ""]  # the last whole second formatted, shared: formatting is the costly part
+
+
 def now_iso() -> str:
     """The current UTC time as ``2024-05-01T12:00:00.123Z``."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    now = time.time()
+    whole = int(now)
+    cached = _second
+    if cached[0] != whole:
+        cached[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        cached[0] = whole
+    return f"{cached[1]}.{int((now - whole) * 1000):03d}Z"
 
 
 class EventLog:

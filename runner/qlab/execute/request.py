@@ -52,7 +52,11 @@ class PreparedRequest:
 
     def httpx_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Client.build_request``."""
-        kwargs: dict[str, Any] = {"params": list(self.params) or None, "headers": dict(self.headers)}
+        kwargs: dict[str, Any] = {}
+        if self.params:
+            kwargs["params"] = list(self.params)
+        if self.headers:
+            kwargs["headers"] = dict(self.headers)
         if self.body_kind == "json":
             kwargs["json"] = self.body
         elif self.body_kind == "form":

@@ -12,12 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-
 from qlab.collection.model import Tool
 
 _LOCK = threading.Lock()
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +48,14 @@ def validate(instance: Any, schema: Mapping[str, Any]) -> list[SchemaIssue]:
     return sorted(issues, key=lambda i: i.path)
 
 
-def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+def _validator(schema: Mapping[str, Any]) -> Any:
     key = id(schema)
     cached = _VALIDATORS.get(key)
     if cached is not None and cached[0] is schema:
         return cached[1]
+    # imported on first use: jsonschema costs ~250 ms to import, and most runs never check a response schema
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
     validator = Draft202012Validator(
         normalize_openapi(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
