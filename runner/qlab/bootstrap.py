@@ -4,18 +4,27 @@ Each case gives a pair (baseline value, candidate value). The per-case differenc
 replacement ``resamples`` times; the mean of each resample is one draw of the metric change. The percentile
 interval of those draws says how large a change the case sample supports. The RNG is ``random.Random(seed)``,
 so the same inputs always give the same interval (promotion decisions must be reproducible in CI).
+
+Speed: per-case metric differences take few distinct values (hit@k: -1, 0, 1; MRR: differences of 1/rank).
+A resample of n draws from m distinct values is a multinomial draw of m counts, so it is drawn as m binomials
+(Hörmann's BTRS transformed rejection, 1993, for large means; Devroye's geometric method for small ones)
+instead of n single draws: 2000 resamples of 100,000 cases take milliseconds instead of minutes. With many
+distinct values (over ``_MAX_LEVELS``) the cases are drawn one by one. Both are exact bootstraps; the binomial
+sampler is our own, so results do not depend on the Python version.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_SEED = 20240501
+_MAX_LEVELS = 64  # distinct differences up to which a resample is drawn as a multinomial
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +77,11 @@ def paired_interval(
         # every resample has the same mean: the interval is a point, no need to draw
         return Interval(delta, delta, delta, confidence, resamples, seed, n)
     rng = random.Random(seed)
-    means = sorted(math.fsum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
+    levels = sorted(Counter(diffs).items())
+    if len(levels) <= _MAX_LEVELS:
+        means = sorted(_multinomial_sum(rng, levels, n) / n for _ in range(resamples))
+    else:
+        means = sorted(math.fsum(rng.choices(diffs, k=n)) / n for _ in range(resamples))
     tail = (1.0 - confidence) / 2.0
     low = means[_index(tail, resamples)]
     high = means[_index(1.0 - tail, resamples)]
@@ -78,3 +91,62 @@ def paired_interval(
 def _index(quantile: float, size: int) -> int:
     # nearest-rank percentile, clamped to the sample
     return min(size - 1, max(0, math.ceil(quantile * size) - 1))
+
+
+def _multinomial_sum(rng: random.Random, levels: list[tuple[float, int]], n: int) -> float:
+    """The sum of one resample of n draws: each level's count is a binomial of what is left (exact)."""
+    total = 0.0
+    left_draws, left_weight = n, n
+    for value, count in levels[:-1]:
+        drawn = binomial(rng, left_draws, count / left_weight) if left_draws else 0
+        total += value * drawn
+        left_draws -= drawn
+        left_weight -= count
+    return total + levels[-1][0] * left_draws
+
+
+def binomial(rng: random.Random, n: int, p: float) -> int:
+    """A Binomial(n, p) variate from ``rng`` (exact; deterministic for a seeded ``rng``)."""
+    if p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    if p > 0.5:  # sample the smaller tail: both methods below assume p <= 1/2
+        return n - binomial(rng, n, 1.0 - p)
+    if n * p < 10.0:
+        # Devroye's geometric method: count successes by jumping over the failures between them
+        log_q = math.log1p(-p)
+        successes = position = 0
+        while True:
+            position += math.floor(math.log(1.0 - rng.random()) / log_q) + 1
+            if position > n:
+                return successes
+            successes += 1
+    return _btrs(rng, n, p)
+
+
+def _btrs(rng: random.Random, n: int, p: float) -> int:
+    """Hörmann (1993), "The generation of binomial random variates", algorithm BTRS (n * p >= 10, p <= 1/2)."""
+    spq = math.sqrt(n * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    v_r = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    log_odds = math.log(p / (1.0 - p))
+    mode = math.floor((n + 1) * p)
+    h = math.lgamma(mode + 1) + math.lgamma(n - mode + 1)
+    while True:
+        u = rng.random() - 0.5
+        v = rng.random()
+        us = 0.5 - abs(u)
+        if us <= 0.0:
+            continue
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= v_r:  # the squeeze: accept without the costly test
+            return k
+        v = v * alpha / (a / (us * us) + b)
+        if v > 0.0 and math.log(v) <= h - math.lgamma(k + 1) - math.lgamma(n - k + 1) + (k - mode) * log_odds:
+            return k
