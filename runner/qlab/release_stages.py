@@ -6,11 +6,11 @@
    strong candidates. A tool is permitted when its id, family or one of its tags is in ``permissions``.
    precision = fired positives / fired; recall = fired positives / positives; both must reach the skill's
    minimums (precision is 0 when nothing fired). Positive and negative cases are both required.
-2. functional_eval — each golden case runs search (k=8) → select → plan on the engine. normal / boundary: the
-   selected target equals ``expected_target`` and the plan's tools equal ``expected_plan_tools`` (each when
-   given; with neither, the plan must be synthesized). error: the skill must not produce an executable plan —
-   with ``expected_target`` it selects that tool and the plan is ``needs_input`` or ``failed``; without, no
-   target is selected or the plan is not synthesized. Pass rate >= ``functional_pass_min``; all three kinds
+2. functional_eval — each golden case runs search (k=8) → select → plan on the engine. The selected target
+   must equal ``expected_target`` and the plan's tools ``expected_plan_tools``, each when given (an error input
+   such as an unknown member still has an expected target: the lookup that will answer 404). A case with
+   neither expects, by its kind: normal / boundary, a synthesized plan; error, no executable plan (nothing
+   selected, or a plan that asks for input or failed). Pass rate >= ``functional_pass_min``; all three kinds
    must be present.
 3. policy_eval — every tool of every golden plan is permitted; no plan has more than ``max_tool_calls`` steps;
    the run's recorded LLM cost (plus the functional eval's) is within ``max_cost_usd``; the p95 of the run's
@@ -176,11 +176,14 @@ def _golden_mismatches(case: Mapping[str, Any], got: Mapping[str, Any]) -> list[
         reasons.append(f"selected {got['selected_target']!r}, expected {expected!r}")
     if tools is not None and got["plan_tools"] != list(tools):
         reasons.append(f"plan tools {got['plan_tools']}, expected {list(tools)}")
+    if expected is not None or tools is not None:
+        return reasons
     synthesized = got["plan_status"] == "synthesized"
-    if case.get("kind", "normal") == "error":
-        if synthesized:
-            reasons.append("an error input produced an executable plan; the skill should ask or refuse")
-    elif expected is None and tools is None and not synthesized:
+    if case.get("kind", "normal") == "error" and synthesized:
+        reasons.append(
+            "an error input without expectations produced an executable plan; the skill should ask or refuse"
+        )
+    elif case.get("kind", "normal") != "error" and not synthesized:
         reasons.append(f"no plan synthesized (status {got['plan_status']})")
     return reasons
 

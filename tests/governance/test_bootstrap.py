@@ -45,7 +45,9 @@ def test_interval_is_ordered_and_within_the_possible_range(pairs: list[tuple[flo
     assert out.high <= max(c - b for b, c in pairs)
 
 
-@pytest.mark.parametrize(("n", "p"), [(5, 0.3), (40, 0.1), (1000, 0.02), (1000, 0.5), (100_000, 0.9), (50, 0.97)])
+@pytest.mark.parametrize(
+    ("n", "p"), [(5, 0.3), (40, 0.1), (1000, 0.02), (1000, 0.5), (100_000, 0.9), (50, 0.97)]
+)
 def test_the_binomial_sampler_has_the_binomial_mean_and_variance(n: int, p: float) -> None:
     import random
 
@@ -64,8 +66,6 @@ def test_the_binomial_sampler_has_the_binomial_mean_and_variance(n: int, p: floa
 def test_the_multinomial_resampling_agrees_with_case_by_case_resampling() -> None:
     import math
     import random
-
-    import qlab.bootstrap as bootstrap
 
     rng = random.Random(11)
     base = [float(rng.random() < 0.8) for _ in range(3000)]

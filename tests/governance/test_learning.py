@@ -205,3 +205,27 @@ def test_reject_records_the_decision_and_writes_no_alias(tmp_path: Path) -> None
     assert store.review_statuses(config).count("rejected") == 1
     with pytest.raises(UsageError, match="no suggestion 'nope'"):
         store.accept(config, "nope", by="x")
+
+
+def test_accept_into_the_demo_aliases_file_with_flow_lists(tmp_path: Path) -> None:
+    from qlab.aliases_file import add_aliases
+
+    demo = Path(__file__).resolve().parents[2] / "gates" / "aliases.yaml"
+    path = tmp_path / "aliases.yaml"
+    path.write_text(demo.read_text(encoding="utf-8"), encoding="utf-8")
+    before = parse_yaml(path.read_text(encoding="utf-8"), "a.yaml").data
+    assert add_aliases(path, "trackDelivery", ["parcel tracking"], comment="accepted by alice") == [
+        "parcel tracking"
+    ]
+    assert add_aliases(path, "newTool", ["brand new"], comment="accepted by bob") == ["brand new"]
+    text = path.read_text(encoding="utf-8")
+    after = parse_yaml(text, "a.yaml").data
+    assert after == {
+        **before,
+        "trackDelivery": [*before["trackDelivery"], "parcel tracking"],
+        "newTool": ["brand new"],
+    }
+    assert "  - parcel tracking  # accepted by alice\n" in text
+    # the reviewers' header and every other entry stay as they were written
+    assert text.startswith(demo.read_text(encoding="utf-8").split("trackDelivery:")[0])
+    assert "rescheduleDelivery: [change delivery date, postpone delivery" in text

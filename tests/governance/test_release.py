@@ -156,9 +156,20 @@ def test_functional_eval_fails_on_a_wrong_target(tmp_path: Path) -> None:
 
 def test_functional_eval_fails_when_an_error_input_yields_an_executable_plan(tmp_path: Path) -> None:
     golden = copy.deepcopy(GOLDEN)
-    golden[2]["provided_entities"] = {"memberNo": "M-1"}
+    golden[2] = {
+        "id": "g-error",
+        "query": "delivery detail",
+        "kind": "error",
+        "provided_entities": {"memberNo": "M-1"},
+    }
     outcome = _release(tmp_path, _project(tmp_path, golden=golden), _result(tmp_path))
-    _expect_draft(outcome, "functional_eval", "an error input produced an executable plan")
+    _expect_draft(
+        outcome, "functional_eval", "an error input without expectations produced an executable plan"
+    )
+    # with an expected target, an error input is judged on it (the lookup that will answer 404)
+    golden[2]["expected_target"] = "getMemberDeliveryDetail"
+    outcome = _release(tmp_path, _project(tmp_path, golden=golden), _result(tmp_path))
+    assert outcome.gates[1].status == "passed", outcome.gates[1].reasons
 
 
 def test_functional_eval_needs_all_three_kinds(tmp_path: Path) -> None:
