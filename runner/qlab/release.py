@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab import release_stages as stages
+from qlab import release_policy, release_stages
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.errors import EXIT_BLOCKED, EXIT_PASS, InputError, UsageError
@@ -96,22 +96,26 @@ def evaluate(
         return any(g.status == "failed" for g in gates)
 
     gates.append(
-        stages.trigger_eval(skill, _trigger_cases(config, skill), collection=collection, engine=engine)
+        release_stages.trigger_eval(
+            skill, _trigger_cases(config, skill), collection=collection, engine=engine
+        )
     )
     golden: list[dict[str, Any]] = []
     if not blocked():
-        functional, golden = stages.functional_eval(skill, _golden_cases(config, skill), engine=engine)
+        functional, golden = release_stages.functional_eval(
+            skill, _golden_cases(config, skill), engine=engine
+        )
         gates.append(functional)
     if not blocked():
-        gates.append(stages.policy_eval(skill, golden, collection=collection, artifact=artifact))
+        gates.append(release_policy.policy_eval(skill, golden, collection=collection, artifact=artifact))
     if not blocked():
         gates.append(
-            stages.regression_eval(
+            release_policy.regression_eval(
                 skill, config=config, suite_cases=suite_cases, collection=collection, artifact=artifact
             )
         )
     if not blocked():
-        gates.append(stages.human_review(skill, approvals, artifact=artifact))
+        gates.append(release_policy.human_review(skill, approvals, artifact=artifact))
     failed = next((g.name for g in gates if g.status == "failed"), None)
     for name in GATES[len(gates) :]:
         gates.append(GateResult(name, "skipped", (f"not run: {failed} failed",)))

@@ -1,4 +1,4 @@
-"""The five release gates of a skill (seed 003), each a function returning a :class:`GateResult`.
+"""The release gates of a skill (seed 003): the shared GateResult, and the first two gates, which run the engine.
 
 1. trigger_eval — each trigger case's query is searched with the engine under test. The skill **fires** for a
    query when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool and scores at least
@@ -12,18 +12,12 @@
    neither expects, by its kind: normal / boundary, a synthesized plan; error, no executable plan (nothing
    selected, or a plan that asks for input or failed). Pass rate >= ``functional_pass_min``; all three kinds
    must be present.
-3. policy_eval — every tool of every golden plan is permitted; no plan has more than ``max_tool_calls`` steps;
-   the run's recorded LLM cost (plus the functional eval's) is within ``max_cost_usd``; the p95 of the run's
-   per-case latency (the sum of a case's stage latencies) is within ``max_latency_ms``.
-4. regression_eval — the regression suite is configured and required, the result artifact is of the collection
-   being released, and every case of the suite ran in it and passed.
-5. human_review — the latest review of this skill bound to the sha256 of the evaluated result artifact is an
-   approval (an approval of another or older result does not count).
+
+Gates 3-5 (policy, regression, human review) are in ``release_policy``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +26,7 @@ from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.types import Plan, Selection
 from qlab.errors import InputError
-from qlab.project.model import Case, Config, ReleaseSkill
-from qlab.records import Artifact
+from qlab.project.model import ReleaseSkill
 
 TRIGGER_K = 3
 TRIGGER_RELATIVE_FLOOR = 0.5
@@ -60,7 +53,7 @@ class GateResult:
         }
 
 
-def _gate(
+def gate_result(
     name: str, reasons: list[str], metrics: Mapping[str, Any], details: Mapping[str, Any]
 ) -> GateResult:
     return GateResult(name, "failed" if reasons else "passed", tuple(reasons), metrics, details)
@@ -134,7 +127,7 @@ def trigger_eval(
         "positives": len(positives),
         "negatives": len(negatives),
     }
-    return _gate(
+    return gate_result(
         "trigger_eval",
         reasons,
         metrics,
@@ -204,139 +197,9 @@ def functional_eval(
     elif not missing:
         reasons = []  # failures within the allowed pass rate do not fail the gate
     by_kind = {k: sum(1 for r in runs if r["kind"] == k) for k in KINDS}
-    return _gate(
+    return gate_result(
         "functional_eval",
         reasons,
         {"pass_rate": round(rate, 6), "cases": len(runs), **by_kind},
         {"cases": runs},
     ), runs
-
-
-# ------------------------------------------------------------------------------------------- 3. policy
-
-
-def policy_eval(
-    skill: ReleaseSkill,
-    golden: Sequence[Mapping[str, Any]],
-    *,
-    collection: Collection,
-    artifact: Artifact | None,
-) -> GateResult:
-    reasons: list[str] = []
-    for run in golden:
-        outside = [t for t in run.get("plan_tools") or () if not permitted(t, skill, collection)]
-        if outside:
-            reasons.append(
-                f"{run['id']}: plan uses {', '.join(outside)}, outside the permissions {list(skill.permissions)}"
-            )
-        if skill.max_tool_calls is not None and run.get("steps", 0) > skill.max_tool_calls:
-            reasons.append(f"{run['id']}: {run['steps']} tool calls > max_tool_calls {skill.max_tool_calls}")
-    cases = artifact.cases if artifact is not None else []
-    cost = sum(float(r.get("llm_cost_usd") or 0.0) for r in golden) + _recorded_cost(cases)
-    metrics: dict[str, Any] = {
-        "llm_cost_usd": round(cost, 6),
-        "max_tool_calls_seen": max((r.get("steps", 0) for r in golden), default=0),
-    }
-    if (skill.max_cost_usd is not None or skill.max_latency_ms is not None) and artifact is None:
-        reasons.append("the cost/latency budget is taken from the run: pass the result artifact (--result)")
-    if skill.max_cost_usd is not None and cost > skill.max_cost_usd:
-        reasons.append(f"LLM cost {cost:.4f} USD > max_cost_usd {skill.max_cost_usd}")
-    if skill.max_latency_ms is not None and artifact is not None:
-        totals = sorted(
-            sum(float(v) for v in (c.get("latency_ms") or {}).values()) for c in cases if c.get("latency_ms")
-        )
-        if not totals:
-            reasons.append("the run recorded no case latency to check max_latency_ms against")
-        else:
-            p95 = totals[max(0, math.ceil(0.95 * len(totals)) - 1)]
-            metrics["latency_p95_ms"] = round(p95, 3)
-            if p95 > skill.max_latency_ms:
-                reasons.append(f"p95 case latency {p95:.1f} ms > max_latency_ms {skill.max_latency_ms}")
-    return _gate("policy_eval", reasons, metrics, {})
-
-
-def _recorded_cost(cases: Sequence[Mapping[str, Any]]) -> float:
-    total = 0.0
-    for case in cases:
-        usage = (case.get("target_selector") or {}).get("llm_usage") or {}
-        if isinstance(usage.get("cost_usd"), (int, float)):
-            total += float(usage["cost_usd"])
-    return total
-
-
-# ------------------------------------------------------------------------------------------- 4. regression
-
-
-def regression_eval(
-    skill: ReleaseSkill,
-    *,
-    config: Config,
-    suite_cases: Sequence[Case],
-    collection: Collection,
-    artifact: Artifact | None,
-) -> GateResult:
-    name = skill.regression_suite or config.learning.regression_suite
-    if not name:
-        return _gate(
-            "regression_eval",
-            ["no regression suite: set release.<skill>.regression_suite or learning.regression_suite"],
-            {},
-            {},
-        )
-    suite = config.suites.get(name)
-    reasons: list[str] = []
-    if suite is None:
-        reasons.append(f"regression suite {name!r} is not a suite of qlab.yaml")
-    elif not suite.required:
-        reasons.append(
-            f"regression suite {name!r} is required: false; every release must pass it, so mark it required"
-        )
-    if artifact is None:
-        reasons.append("no result artifact: run `qlab run` and pass --result")
-        return _gate("regression_eval", reasons, {}, {"suite": name})
-    recorded = (artifact.data.get("fingerprint") or {}).get("collection_digest")
-    if recorded and collection.digest and recorded != collection.digest:
-        reasons.append(
-            f"the result is of another collection ({recorded[:19]}…, now {collection.digest[:19]}…): run `qlab run` again"
-        )
-    results = {c["case_id"]: c for c in artifact.cases if c.get("suite") == name}
-    expected = [c.id for c in suite_cases]
-    if not expected:
-        reasons.append(
-            f"regression suite {name!r} has no cases: accept a proposal (`qlab accept-case`) first"
-        )
-    for case_id in expected:
-        result = results.get(case_id)
-        if result is None:
-            reasons.append(f"{case_id} did not run in the result (run the whole suite)")
-        elif result.get("status") != "passed":
-            failure = result.get("failure") or {}
-            reasons.append(
-                f"{case_id}: {result.get('status')} at {failure.get('stage')}/{failure.get('reason')}"
-            )
-    passed = sum(1 for c in expected if (results.get(c) or {}).get("status") == "passed")
-    return _gate("regression_eval", reasons, {"cases": len(expected), "passed": passed}, {"suite": name})
-
-
-# ------------------------------------------------------------------------------------------- 5. human review
-
-
-def human_review(
-    skill: ReleaseSkill, approvals: Sequence[Mapping[str, Any]], *, artifact: Artifact | None
-) -> GateResult:
-    if artifact is None:
-        return _gate("human_review", ["no evaluated result artifact to review"], {}, {})
-    mine = [a for a in approvals if a.get("skill") == skill.name]
-    bound = [a for a in mine if a.get("result_digest") == artifact.digest]
-    if not bound:
-        others = sorted({f"{a.get('result_digest', '?')[:19]}… by {a.get('reviewer')}" for a in mine})
-        reason = f"no review of this result ({artifact.digest}); run `qlab approve {skill.name} --result {artifact.path} --by NAME`"
-        if others:
-            reason += f"; reviews of other results do not count: {', '.join(others)}"
-        return _gate("human_review", [reason], {}, {"result_digest": artifact.digest})
-    latest = max(bound, key=lambda a: str(a.get("at", "")))
-    details = {"result_digest": artifact.digest, "reviewer": latest.get("reviewer"), "at": latest.get("at")}
-    if latest.get("decision") != "approved":
-        note = f": {latest.get('note')}" if latest.get("note") else ""
-        return _gate("human_review", [f"{latest.get('reviewer')} rejected this result{note}"], {}, details)
-    return _gate("human_review", [], {}, details)
