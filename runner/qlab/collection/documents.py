@@ -80,17 +80,20 @@ def read(
     if is_url(location):
         text, digest = fetch(location, display=display)
         return location, display or location, text, digest
+    shown = display or location
     if location.startswith("file://"):
         path = Path(url2pathname(urlparse(location).path))
     else:
         path = Path(location)
         if not path.is_absolute() and base_dir is not None:
             path = base_dir / path
-    shown = display or location
+            shown = display or _from_cwd(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise SpecError(f"{shown}: file not found (looked at {path}); check the path.") from None
+        # where it looked helps when a relative path was resolved against qlab.yaml's folder
+        looked = f" (looked at {path})" if str(path) != shown and not location.startswith("file://") else ""
+        raise SpecError(f"{shown}: file not found{looked}; check the path.") from None
     except OSError as exc:
         raise SpecError(f"{shown}: cannot read the file: {exc.strerror or exc}") from None
     try:
@@ -98,6 +101,14 @@ def read(
     except UnicodeDecodeError as exc:
         raise SpecError(f"{shown}: not UTF-8 text (byte {exc.start}); save the spec as UTF-8.") from None
     return path.resolve().as_uri(), shown, text, sha256(raw)
+
+
+def _from_cwd(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (clickable in a terminal), else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def load(location: str, *, base_dir: Path | None = None, display: str | None = None) -> Document:

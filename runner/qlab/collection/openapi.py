@@ -23,7 +23,7 @@ from typing import Any, Literal
 from qlab.collection import documents, openapi3, swagger
 from qlab.collection.collisions import dedupe_within
 from qlab.collection.documents import Document
-from qlab.collection.model import Tool
+from qlab.collection.model import Parameter, Tool
 from qlab.collection.names import derived_id
 from qlab.collection.operations import (
     HTTP_METHODS,
@@ -132,6 +132,17 @@ def read_document(doc: Document, *, source_name: str) -> SourceTools:
     return SourceTools(tools=tuple(tools), info=source_info, dependencies=resolver.dependencies)
 
 
+_TEMPLATE = re.compile(r"{([^{}/]+)}")
+
+
+def _undeclared_path_parameters(path: str, parts: Parts) -> list[Parameter]:
+    """``{name}`` segments the operation does not declare (an invalid spec, but common): still required inputs,
+    untyped and undescribed, which readiness then reports."""
+    declared = {p.name for p in parts.parameters if p.location == "path"}
+    names = dict.fromkeys(m.group(1) for m in _TEMPLATE.finditer(path))
+    return [Parameter(name, "path", True, {}, "") for name in names if name not in declared]
+
+
 def _tool(
     op: Mapping[str, Any],
     parts: Parts,
@@ -156,7 +167,7 @@ def _tool(
         description=str(op.get("description") or "").strip(),
         method=method,
         path=path,
-        parameters=tuple(parts.parameters),
+        parameters=(*parts.parameters, *_undeclared_path_parameters(path, parts)),
         request_body=parts.request_body,
         request_content_type=parts.request_content_type,
         responses=parts.responses,

@@ -60,13 +60,16 @@ def schema_for(annotation: Any, *, _stack: tuple[Any, ...] = ()) -> dict[str, An
         return {"type": "null"}
     if isinstance(annotation, str):
         return {}
-    simple = _SIMPLE.get(annotation)
-    if simple is not None:
-        return dict(simple)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if origin is typing.Annotated:
+    if origin is typing.Annotated:  # before any hashing: its metadata may be unhashable (a dict)
         return _annotated(args, _stack)
+    try:
+        simple = _SIMPLE.get(annotation)
+    except TypeError:  # an unhashable annotation object
+        simple = None
+    if simple is not None:
+        return dict(simple)
     if origin is typing.Literal:
         return _enum(list(args))
     if origin is typing.Union or origin is types.UnionType:

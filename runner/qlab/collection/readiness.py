@@ -163,8 +163,6 @@ def _verdict(
         blocking.append("auth_profile_missing")
     if coverage < NOT_READY_BELOW:
         blocking.append("schema_coverage_low")
-    if blocking:
-        return "not_ready", tuple(blocking)
     work: list[str] = []
     if coverage < threshold:
         work.append("schema_coverage_below")
@@ -174,4 +172,5 @@ def _verdict(
         work.append("name_collisions")
     if auth.get("mismatches"):
         work.append("auth_profile_mismatch")
-    return ("needs_work", tuple(work)) if work else ("ready", ())
+    verdict: Verdict = "not_ready" if blocking else "needs_work" if work else "ready"
+    return verdict, (*blocking, *work)  # every reason, the blocking ones first

@@ -174,31 +174,31 @@ class Resolver:
     def _lookup(
         self, ref: str, key: str, doc: Document, parts: tuple[str | int, ...]
     ) -> tuple[Document, list[str], Any]:
-        from referencing.exceptions import PointerToNowhere, Unresolvable, Unretrievable
+        from referencing.exceptions import PointerToNowhere, Unresolvable
 
         where = (*parts, "$ref")
         target_uri, fragment = urldefrag(key)
         if fragment and not fragment.startswith("/"):
             raise documents.error(
-                doc, where, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/…)"
+                doc, where, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/...)"
             )
         try:
             resolved = self._registry.resolver(base_uri=doc.uri).lookup(ref)
-        except PointerToNowhere:
-            raise documents.error(
-                doc,
-                where,
-                f"$ref {ref!r} points to nothing: {fragment or '/'} does not exist in "
-                f"{documents.display_for(self.root, target_uri)}; fix the reference or add the target",
-            ) from None
-        except Unretrievable as exc:
-            cause = exc.__cause__
-            why = str(cause) if isinstance(cause, SpecError) else f"{type(cause).__name__}: {cause}"
-            raise documents.error(
-                doc, where, f"$ref {ref!r}: cannot read the referenced document: {why}"
-            ) from None
         except Unresolvable as exc:
-            raise documents.error(doc, where, f"$ref {ref!r} cannot be resolved: {exc}") from None
+            chain = _causes(exc)
+            if any(isinstance(e, PointerToNowhere) for e in chain):
+                message = (
+                    f"$ref {ref!r} points to nothing: {fragment or '/'} does not exist in "
+                    f"{documents.display_for(self.root, target_uri)}; fix the reference or add the target"
+                )
+            else:
+                unreadable = next((e for e in chain if isinstance(e, SpecError)), None)
+                message = (
+                    f"$ref {ref!r}: cannot read the referenced document: {unreadable}"
+                    if unreadable is not None
+                    else f"$ref {ref!r} cannot be resolved: {exc}"
+                )
+            raise documents.error(doc, where, message) from None
         target = self._docs.get(target_uri)
         if target is None:  # referencing found it without retrieving: the root under another spelling
             target = self.root
@@ -228,6 +228,16 @@ class Resolver:
             rel = target_uri
         dotted = ".".join(unquote(p) for p in pointer_parts(fragment))
         return safe_name(self.source_name) + ":" + (safe_name(rel) + ":" if rel else "") + safe_name(dotted)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and everything it was raised from (referencing wraps a retrieval failure twice)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
 
 
 def safe_name(text: str) -> str:

@@ -1,0 +1,46 @@
+"""The source registry: literal, keyed by Source.kind, duplicates refused, unknown kinds explained."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qlab.collection import sources
+from qlab.collection.mcp import SOURCE as MCP
+from qlab.collection.openapi import SOURCE as OPENAPI
+from qlab.collection.python_source import SOURCE as PYTHON
+from qlab.errors import SpecError
+from qlab.project.model import Source
+
+
+def test_every_kind_of_the_config_model_has_a_source() -> None:
+    assert sources.get_source("openapi") is OPENAPI
+    assert sources.get_source("swagger") is OPENAPI
+    assert sources.get_source("mcp") is MCP
+    assert sources.get_source("python") is PYTHON
+
+
+def test_duplicates_are_refused() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        sources.register("openapi", OPENAPI)
+
+
+def test_register_and_use_a_new_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Static:
+        def snapshot(self, source: Source, *, base_dir: Path) -> sources.Snapshot:
+            return sources.Snapshot(source=source, digest="0" * 64)
+
+        def tools(self, snapshot: sources.Snapshot) -> sources.SourceTools:
+            return sources.SourceTools(tools=())
+
+    monkeypatch.setattr(sources, "SOURCES", dict(sources.SOURCES))
+    sources.register("static", Static())
+    assert isinstance(sources.get_source("static"), Static)
+
+
+def test_unknown_kind_suggests_a_known_one() -> None:
+    with pytest.raises(
+        SpecError, match=r"unknown collection source kind 'opnapi' .*Did you mean 'openapi'\?"
+    ):
+        sources.get_source("opnapi")
