@@ -56,16 +56,17 @@ def _pattern_path(suite_data: Any, name: str, index: int) -> JsonPath:
 
 
 def discover(
-    suites: Mapping[str, Suite], doc: Document, base: Path
+    suites: Mapping[str, Suite], doc: Document, base: Path, *, config_path: Path | None = None
 ) -> tuple[dict[Path, Suite], list[Diagnostic]]:
-    """Each case file matched by a suite's globs, with its suite, in suite and file order."""
+    """Each case file matched by a suite's globs, with its suite, in suite and file order. qlab.yaml itself is
+    never a case file, even when a glob such as ``*.yaml`` matches it."""
     owners: dict[Path, Suite] = {}
     out: list[Diagnostic] = []
     for name, suite in suites.items():
         suite_data = (doc.data.get("suites") or {}).get(name)
         for index, pattern in enumerate(suite.cases):
             where = _pattern_path(suite_data, name, index)
-            matches = expand_glob(base, pattern)
+            matches = [m for m in expand_glob(base, pattern) if config_path is None or m != config_path]
             if not matches:
                 if has_magic(pattern):
                     out.append(doc.diagnostic(where, f"{pattern!r} matches no file", severity="warning"))
@@ -77,12 +78,12 @@ def discover(
                     out.append(doc.diagnostic(where, f"{display_path(match)} is not a .yaml, .yml, .json or .jsonl "
                                               "file: skipped", severity="warning"))  # fmt: skip
                     continue
-                owner = owners.get(match.resolve())
+                owner = owners.get(match)
                 if owner is not None and owner.name != name:
                     out.append(doc.diagnostic(where, f"{display_path(match)} is already a case file of suite "
                                               f"{owner.name!r}; a case file belongs to one suite"))  # fmt: skip
                     continue
-                owners[match.resolve()] = suite
+                owners[match] = suite
     return owners, out
 
 
@@ -93,7 +94,7 @@ def attribute(files: Sequence[Path], suites: Mapping[str, Suite], base: Path) ->
         for pattern in suite.cases:
             for match in expand_glob(base, pattern):
                 matched.setdefault(match.resolve(), suite)
-    return {f.resolve(): matched.get(f.resolve()) for f in files}
+    return {f: matched.get(f.resolve()) for f in files}
 
 
 def _items(doc: Document) -> list[tuple[JsonPath, Any]] | None:
@@ -124,11 +125,15 @@ def load_file(path: Path, suite: Suite | None, *, base: Path, config: Config | N
     for at, data in items:
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             into.ids.append((data["id"], doc, at))
-        issues = schemas.validate(data, "case", definition="case", prefix=at)
+        issues = schemas.validate_case(data, prefix=at)
+        own_suite = suite or Suite("", data.get("mode", "search") if isinstance(data, dict) else "search", ())
         if issues:
             into.diagnostics.extend(messages.diagnostics(issues, doc))
+            if isinstance(data, dict):
+                into.diagnostics.extend(
+                    check_case(None, data, doc=doc, at=at, suite=own_suite, config=config)
+                )
             continue
-        own_suite = suite or Suite("", data.get("mode", "search"), ())
         line, col = doc.locate(at)
         origins = [
             Origin(rel, *doc.locate((*at, "assertions", i))) for i in range(len(data.get("assertions", [])))

@@ -33,22 +33,28 @@ def resolve(config: Config | str | Path, rel: str | Path) -> Path:
     return target if target.is_absolute() else config_path.parent / target
 
 
+def _relative(path: Path, base: Path) -> str | None:
+    """``path`` below ``base`` (both made absolute and normalised; symlinks are left alone, as resolving them
+    costs system calls per component, per file), or None. Plain string work: this runs once per case file."""
+    target = os.path.normpath(os.path.join(os.getcwd(), path))
+    folder = os.path.normpath(os.path.join(os.getcwd(), base))
+    if target == folder:
+        return "."
+    prefix = folder if folder.endswith(os.sep) else folder + os.sep
+    return target[len(prefix) :] if target.startswith(prefix) else None
+
+
 def display_path(path: Path, *, cwd: Path | None = None) -> str:
-    """``path`` relative to the working directory when it lies below it, else absolute (POSIX separators
-    either way are not forced: this is what the user's shell shows)."""
-    here = (cwd or Path.cwd()).resolve()
-    try:
-        return str(path.resolve().relative_to(here))
-    except ValueError:
-        return str(path.resolve())
+    """``path`` relative to the working directory when it lies below it, else absolute: what the user's shell
+    would show, so a message's location can be clicked."""
+    rel = _relative(path, cwd or Path.cwd())
+    return rel if rel is not None else os.path.normpath(os.path.join(os.getcwd(), path))
 
 
 def project_relative(path: Path, base: Path) -> str:
     """``path`` relative to the config folder ``base``, with forward slashes (as stored in models and results)."""
-    try:
-        return path.resolve().relative_to(base.resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
+    rel = _relative(path, base)
+    return Path(rel if rel is not None else os.path.normpath(os.path.join(os.getcwd(), path))).as_posix()
 
 
 def find_config(start: Path | None = None) -> Path:

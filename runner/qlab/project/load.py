@@ -94,7 +94,9 @@ def load_project(
     suite's globs are expanded. Raises ConfigError with every error and warning, sorted by file and line.
     """
     config_path = Path(path) if path is not None else find_config()
-    config_path = config_path if config_path.is_absolute() else Path.cwd() / config_path
+    config_path = Path(
+        os.path.normpath(config_path if config_path.is_absolute() else Path.cwd() / config_path)
+    )
     base = config_path.parent
     doc, digest, found = _read_config(config_path, os.environ if environ is None else environ)
     config: Config | None = None
@@ -106,7 +108,7 @@ def load_project(
 
     loaded = CaseSet()
     if case_files is None:
-        owners, discovered = discover(suites, doc, base)
+        owners, discovered = discover(suites, doc, base, config_path=config_path)
         found.extend(discovered)
         targets: dict[Path, Suite | None] = dict(owners)
     else:

@@ -83,9 +83,11 @@ def _types_match(declared: Any, value: Any) -> bool:
 
 
 def _alternatives(words: Sequence[str], joiner: str = "or") -> str:
+    """``a, b or c``; ``'tool', or 'method' and 'path'`` when an alternative is itself a conjunction."""
     if len(words) <= 1:
         return "".join(words)
-    return f"{', '.join(words[:-1])} {joiner} {words[-1]}"
+    comma = "," if any(" and " in w for w in words) else ""
+    return f"{', '.join(words[:-1])}{comma} {joiner} {words[-1]}"
 
 
 def suggestion(word: str, choices: Iterable[str]) -> str:

@@ -78,16 +78,28 @@ def _convert(error: ValidationError, root: Mapping[str, Any], prefix: JsonPath) 
     )
 
 
+def _inline(node: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
+    """``node`` with every local ``$ref`` replaced by its target (qlab's schemas are not recursive). Validation
+    without reference lookups is about 25% faster; siblings of a ``$ref`` (a ``title``) are kept."""
+    if depth > 50:
+        raise ValueError("schema references nest too deeply (a recursive $ref?)")
+    if isinstance(node, Mapping):
+        if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+            target = _inline(_resolve(root, {"$ref": node["$ref"]}), root, depth + 1)
+            return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return {key: _inline(value, root, depth + 1) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item, root, depth + 1) for item in node]
+    return node
+
+
 @lru_cache(maxsize=32)
 def _validator(name: str, definition: str | None) -> tuple[Draft7Validator, Mapping[str, Any]]:
     root = load_schema(name)
-    schema: Mapping[str, Any] = root
-    if definition is not None:
-        if definition not in root.get("definitions", {}):
-            raise KeyError(f"schema {name!r} has no definition {definition!r}")
-        # a reference into the same document: ``#/definitions/...`` refs inside resolve against it
-        schema = {"$ref": f"#/definitions/{definition}", "definitions": root["definitions"]}
-    return Draft7Validator(schema), root
+    if definition is not None and definition not in root.get("definitions", {}):
+        raise KeyError(f"schema {name!r} has no definition {definition!r}")
+    schema = root if definition is None else root["definitions"][definition]
+    return Draft7Validator(_inline(schema, root)), root
 
 
 def validate(
@@ -98,6 +110,35 @@ def validate(
     that sits inside a larger document (the third case of a list)."""
     validator, root = _validator(schema, definition)
     return [_convert(error, root, prefix) for error in validator.iter_errors(data)]
+
+
+@lru_cache(maxsize=1)
+def _case_parts() -> tuple[Draft7Validator, dict[str, Draft7Validator]]:
+    """The case schema without its assertions, and one validator per assertion type."""
+    root = load_schema("case")
+    case = _inline(root["definitions"]["case"], root)
+    case["properties"]["assertions"] = {**case["properties"]["assertions"], "items": {}}
+    branches = _inline(root["definitions"]["assertion"], root)["oneOf"]
+    return Draft7Validator(case), {b["properties"]["type"]["const"]: Draft7Validator(b) for b in branches}
+
+
+def validate_case(data: Any, *, prefix: JsonPath = ()) -> list[SchemaIssue]:
+    """The same issues as ``validate(data, "case", definition="case")``, faster: the assertions union is
+    dispatched on ``type`` here (one branch checked instead of all 18); an unknown or missing type goes through
+    the full union so it is worded as one "unknown assertion type" issue."""
+    root = load_schema("case")
+    case_validator, by_type = _case_parts()
+    issues = [_convert(error, root, prefix) for error in case_validator.iter_errors(data)]
+    assertions = data.get("assertions") if isinstance(data, dict) else None
+    for index, item in enumerate(assertions if isinstance(assertions, list) else ()):
+        at: JsonPath = (*prefix, "assertions", index)
+        kind = item.get("type") if isinstance(item, dict) else None
+        branch = by_type.get(kind) if isinstance(kind, str) else None
+        if branch is not None:
+            issues.extend(_convert(error, root, at) for error in branch.iter_errors(item))
+        else:
+            issues.extend(validate(item, "case", definition="assertion", prefix=at))
+    return issues
 
 
 def check_schema(schema: Mapping[str, Any]) -> list[str]:

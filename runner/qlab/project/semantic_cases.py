@@ -18,6 +18,7 @@ from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
 from qlab.project.model import Case, Config, Suite
 
+MODES = ("search", "plan", "execute")
 _CAPTURE_REF = re.compile(r"\$\{captures\.([^}]*)\}")
 
 
@@ -58,48 +59,69 @@ class CaseChecker:
         except re.error as exc:
             self.error(rel, f"invalid regular expression {expression!r}: {exc}")
 
+    def items(self, key: str) -> list[tuple[int, dict[str, Any]]]:
+        """The mapping items of list ``key`` (a case that failed the schema may hold anything)."""
+        value = self.data.get(key)
+        return (
+            [(i, item) for i, item in enumerate(value) if isinstance(item, dict)]
+            if isinstance(value, list)
+            else []
+        )
+
     def mode(self, suite: Suite) -> None:
         mode = self.data.get("mode")
-        if mode is not None and mode != suite.mode:
+        if suite.name and mode in MODES and mode != suite.mode:
+            article = "an" if mode == "execute" else "a"
             self.error(("mode",), f"mode {mode!r} differs from the mode of suite {suite.name!r} ({suite.mode}): "
-                       f"move the case to a {mode} suite, or remove `mode`")  # fmt: skip
+                       f"move the case to {article} {mode} suite, or remove `mode`")  # fmt: skip
 
     def assertions(self) -> None:
-        for index, item in enumerate(self.data.get("assertions", [])):
+        for index, item in self.items("assertions"):
             at: JsonPath = ("assertions", index)
-            if isinstance(item.get("path"), str):
-                self.jsonpath((*at, "path"), item["path"])
+            path = item.get("path")
+            if isinstance(path, str) and path.startswith("$"):  # other forms are the schema's to report
+                self.jsonpath((*at, "path"), path)
             for key in ("regex", "pattern"):
                 if item.get("type") == "json_path_matches" and isinstance(item.get(key), str):
                     self.regex((*at, key), item[key])
             bounds = item.get("range")
-            if isinstance(bounds, list) and len(bounds) == 2 and bounds[0] > bounds[1]:
+            if (
+                isinstance(bounds, list)
+                and len(bounds) == 2
+                and all(isinstance(b, int) for b in bounds)
+                and bounds[0] > bounds[1]
+            ):
                 self.error((*at, "range"), f"range [{bounds[0]}, {bounds[1]}] is empty: write [low, high]")
+            low, high = item.get("min"), item.get("max")
             if (
                 item.get("type") == "json_path_count"
-                and "min" in item
-                and "max" in item
-                and item["min"] > item["max"]
+                and isinstance(low, int)
+                and isinstance(high, int)
+                and low > high
             ):
-                self.error((*at, "max"), f"max {item['max']} is less than min {item['min']}")
+                self.error((*at, "max"), f"max {high} is less than min {low}")
 
     def captures(self) -> None:
         names: list[str] = []
-        for index, capture in enumerate(self.data.get("captures", [])):
-            if capture["name"] in names:
-                self.error(("captures", index, "name"), f"capture {capture['name']!r} is defined twice")
-            names.append(capture["name"])
-            self.jsonpath(("captures", index, "path"), capture["path"])
-        for index, step in enumerate(self.data.get("cleanup", [])):
+        for index, capture in self.items("captures"):
+            name, path = capture.get("name"), capture.get("path")
+            if isinstance(name, str):
+                if name in names:
+                    self.error(("captures", index, "name"), f"capture {name!r} is defined twice")
+                names.append(name)
+            if isinstance(path, str) and path.startswith("$"):
+                self.jsonpath(("captures", index, "path"), path)
+        for index, step in self.items("cleanup"):
             for rel, text in _strings(step, ("cleanup", index)):
                 for match in _CAPTURE_REF.finditer(text):
                     name = match.group(1)
                     if name not in names:
-                        hint = suggestion(name, names) or (
+                        listed = (
                             f" Captures of this case: {', '.join(names)}."
                             if names
                             else " Add it under `captures`."
                         )
+                        hint = suggestion(name, names) or listed
                         self.error(rel, f"${{captures.{name}}} refers to no capture of this case.{hint}")
 
     def safety(self, case: Case, config: Config | None, suite: Suite) -> None:
@@ -121,15 +143,23 @@ class CaseChecker:
 
 
 def check_case(
-    case: Case, data: Mapping[str, Any], *, doc: Document, at: JsonPath, suite: Suite, config: Config | None
+    case: Case | None,
+    data: Mapping[str, Any],
+    *,
+    doc: Document,
+    at: JsonPath,
+    suite: Suite,
+    config: Config | None,
 ) -> list[Diagnostic]:
-    """Every finding of one case (errors and warnings)."""
+    """Every finding of one case (errors and warnings). ``case`` is None when the case failed the schema: the
+    checks that read the raw data still run, so one pass reports everything."""
     checker = CaseChecker(doc, at, data)
     checker.mode(suite)
     checker.assertions()
     checker.captures()
-    checker.safety(case, config, suite)
-    checker.purpose(case)
+    if case is not None:
+        checker.safety(case, config, suite)
+        checker.purpose(case)
     return checker.out
 
 

@@ -44,6 +44,11 @@ def _pos(mark: Any) -> Position:
     return (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
 
 
+def _short(tag: str) -> str:
+    """``tag:yaml.org,2002:python/object`` -> ``!!python/object`` (as it was written)."""
+    return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
+
+
 class _Fatal(Exception):
     """Stops building: the rest of the file cannot be trusted (syntax, depth, alias bomb)."""
 
@@ -188,7 +193,9 @@ class _Builder:
             self.error(event.start_mark, path, f"{value!r} is not a valid !!{name}")
         else:
             self.error(
-                event.start_mark, path, f"unsupported YAML tag {tag!r}: qlab files hold plain data only"
+                event.start_mark,
+                path,
+                f"unsupported YAML tag {_short(tag)!r}: qlab files hold plain data only",
             )
         return value
 
@@ -205,7 +212,9 @@ class _Builder:
         tag = event.tag
         if tag is not None and tag not in ("!", _CORE + ("map" if kind == "map" else "seq")):
             self.error(
-                event.start_mark, path, f"unsupported YAML tag {tag!r}: qlab files hold plain data only"
+                event.start_mark,
+                path,
+                f"unsupported YAML tag {_short(tag)!r}: qlab files hold plain data only",
             )
         self.values[path] = _pos(event.start_mark)
         if event.anchor is not None:
@@ -296,8 +305,15 @@ def parse_yaml(
     """Parse one YAML document. Raises ConfigError with every located problem (syntax errors stop at the first)."""
     builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            builder.feed(event)
+        loader = _Loader(text)
+        try:  # get_event directly: yaml.parse's generator doubles the calls per event
+            feed, end = builder.feed, ev.StreamEndEvent
+            event: Any = loader.get_event()
+            while type(event) is not end:
+                feed(event)
+                event = loader.get_event()
+        finally:
+            loader.dispose()
     except _Fatal:
         pass
     except yaml.MarkedYAMLError as exc:

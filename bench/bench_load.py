@@ -1,0 +1,115 @@
+"""Benchmark: loading 2,000 small case files (the project layer's hot path).
+
+Run by hand: ``python bench/bench_load.py [--files 2000] [--repeat 5]``. It writes the files into a temporary
+folder, then times, best of ``--repeat``:
+
+1. ``yaml.load(CSafeLoader)``: plain PyYAML with libyaml, no positions (the baseline);
+2. ``qlab.project.yamlio.parse_yaml`` with libyaml (events -> data + positions, duplicate-key and alias checks);
+3. the same with PyYAML's pure-Python parser (what a machine without libyaml gets);
+4. ``parse_json`` on the same cases written as JSON;
+5. ``load_project`` end to end (read, parse, JSON Schema, build, semantic checks) over all 2,000 files.
+
+Figures are wall-clock seconds on this machine; compare them as ratios to the baseline of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+from qlab.project import load_project, yamlio
+from qlab.project.jsonio import parse_json
+
+CASE = """# yaml-language-server: $schema=../schemas/case.schema.json
+id: bench-{n:05d}
+mode: search
+query: Find member delivery detail number {n}
+expected_target: getMemberDeliveryDetail
+expected_top_k: 8
+tags: [deliveries, bench]
+assertions:
+  - {{type: top_k_contains, tool: getMemberDeliveryDetail, k: 8}}
+"""
+
+
+def best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "cases").mkdir()
+        (root / "json").mkdir()
+        texts = []
+        for n in range(args.files):
+            text = CASE.format(n=n)
+            texts.append(text)
+            (root / "cases" / f"case-{n:05d}.yaml").write_text(text)
+            (root / "json" / f"case-{n:05d}.json").write_text(json.dumps(yaml.safe_load(text)))
+        (root / "qlab.yaml").write_text(
+            "version: 1\nproject: bench\ncollection:\n  sources:\n    - openapi: https://example.com/openapi.json\n"
+            "suites:\n  search:\n    mode: search\n    cases: [cases/*.yaml]\ngates:\n  - stage: search\n"
+            "    suites: [search]\n"
+        )
+        jsons = [p.read_text() for p in sorted((root / "json").iterdir())]
+
+        def baseline() -> None:
+            for text in texts:
+                yaml.load(text, Loader=yaml.CSafeLoader)
+
+        def qlab_c() -> None:
+            for text in texts:
+                yamlio.parse_yaml(text, "case.yaml")
+
+        def qlab_py() -> None:
+            saved = yamlio._Loader
+            yamlio._Loader = yaml.SafeLoader  # type: ignore[misc] - force the pure-Python parser
+            try:
+                for text in texts:
+                    yamlio.parse_yaml(text, "case.yaml")
+            finally:
+                yamlio._Loader = saved  # type: ignore[misc]
+
+        def qlab_json() -> None:
+            for text in jsons:
+                parse_json(text, "case.json")
+
+        def project() -> None:
+            loaded = load_project(root / "qlab.yaml", environ={})
+            assert len(loaded.cases) == args.files
+
+        rows = [
+            ("yaml.load, CSafeLoader (baseline, no positions)", best(baseline, args.repeat)),
+            ("qlab parse_yaml, libyaml events", best(qlab_c, args.repeat)),
+            ("qlab parse_yaml, pure-Python parser", best(qlab_py, max(1, args.repeat // 2))),
+            ("qlab parse_json", best(qlab_json, args.repeat)),
+            (
+                "load_project end to end (read, parse, schema, build, checks)",
+                best(project, max(1, args.repeat // 2)),
+            ),
+        ]
+    base = rows[0][1]
+    print(f"{args.files} case files, libyaml: {yamlio.HAVE_LIBYAML}")
+    print(f"{'what':64} {'seconds':>8} {'x baseline':>10}")
+    for name, seconds in rows:
+        print(f"{name:64} {seconds:8.3f} {seconds / base:10.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qlab.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    captured = capsys.readouterr()
+    code = stopped.value.code
+    return (code if isinstance(code, int) else 0), captured.out, captured.err
+
+
+def test_a_fresh_demo_project_validates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    code, out, err = run(["init", str(tmp_path / "demo")], capsys)
+    assert (code, err) == (0, "")
+    assert f"created {tmp_path / 'demo' / 'qlab.yaml'}" in out
+    assert (tmp_path / "demo" / "openapi.yaml").read_bytes() == (
+        ROOT / "runner/qlab/demo/openapi.yaml"
+    ).read_bytes()
+    monkeypatch.chdir(tmp_path / "demo")
+    code, out, err = run(["validate"], capsys)
+    assert (code, err) == (0, "")
+    assert out == "valid: 50 cases in 9 files, 5 suites, 6 gates\n"
+
+
+def test_init_does_not_overwrite_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "qlab.yaml").write_text("mine\n")
+    code, _, err = run(["init", str(tmp_path)], capsys)
+    assert code == 2
+    assert err.startswith(f"error: {tmp_path}: would overwrite qlab.yaml; pass --force")
+    assert (tmp_path / "qlab.yaml").read_text() == "mine\n"
+    assert not (tmp_path / "gates").exists()
+    code, _, _ = run(["init", str(tmp_path), "--force"], capsys)
+    assert code == 0
+    assert (
+        (tmp_path / "qlab.yaml")
+        .read_text()
+        .startswith("# yaml-language-server: $schema=schemas/qlab.schema.json")
+    )
+
+
+def test_init_from_openapi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
+    code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
+    assert (code, err) == (0, "")
+    monkeypatch.chdir(tmp_path / "api")
+    code, out, err = run(["validate"], capsys)
+    assert (code, err) == (0, "")
+    assert out == "valid: 14 cases in 1 file, 1 suite, 2 gates\n"
+
+
+def test_init_from_a_broken_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("openapi: 3.0.3\npaths: [\n")
+    code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
+    assert code == 2
+    assert "bad.yaml:" in err and "Traceback" not in err
+    assert not (tmp_path / "api" / "qlab.yaml").exists()
