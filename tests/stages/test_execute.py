@@ -208,7 +208,7 @@ def test_wrong_token_is_auth_failed_and_sensitive_fields_are_scrubbed(
     assert profile.failure is not None and profile.failure.reason == "auth_failed"
     assert profile.to_dict()["execute"]["http_status"] == 401
     member = json.dumps(results["member"].to_dict())
-    assert "hana.kim@example.com" not in member and "[REDACTED]" in member
+    assert "mina.park@example.com" not in member and "[REDACTED]" in member
     assert results["member"].failure is not None and results["member"].failure.reason == "assertion_failed"
     assert report.metrics["auth_ready_rate"] == 1.0  # the preflight was fine; the API said no
 

@@ -1,6 +1,8 @@
-"""The demo API's seed data (members M-1001..M-1003, deliveries D-5001..D-5005, orders O-9001..O-9004).
+"""The demo API's seed data: exactly the "Demo data contract" of ``gates/README.md`` (members M-1001..M-1003,
+deliveries D-5001..D-5003, orders O-9001..O-9004, carriers CJ/HJ/LT, account A-1).
 
-Gate cases under ``gates/`` are written against these values; change them together. ``seed()`` returns fresh
+The gate cases under ``gates/`` are written against these values; change the contract, this file and the cases
+together. ``seed()`` returns fresh
 copies, so each server (and each test) starts from the same state.
 """
 
@@ -12,21 +14,21 @@ from typing import Any
 DEFAULT_TOKEN = "demo-token"  # the bearer token the demo server accepts when its token env var is unset
 
 ACCOUNT: dict[str, Any] = {
-    "accountId": "A-7001",
+    "accountId": "A-1",
     "memberNo": "M-1001",
-    "scopes": ["profile:read", "orders:write", "deliveries:write"],
+    "scopes": ["members:read", "orders:write"],
 }
 
 MEMBERS: list[dict[str, Any]] = [
-    {"memberNo": "M-1001", "name": "Hana Kim", "tier": "premium", "email": "hana.kim@example.com"},
-    {"memberNo": "M-1002", "name": "Luis Ortega", "tier": "plus", "email": "luis.ortega@example.com"},
-    {"memberNo": "M-1003", "name": "Amara Okafor", "tier": "basic", "email": "amara.okafor@example.com"},
+    {"memberNo": "M-1001", "name": "Mina Park", "tier": "premium", "email": "mina.park@example.com"},
+    {"memberNo": "M-1002", "name": "Jun Lee", "tier": "plus", "email": "jun.lee@example.com"},
+    {"memberNo": "M-1003", "name": "Ara Kim", "tier": "basic", "email": "ara.kim@example.com"},
 ]
 
 CARRIERS: list[dict[str, Any]] = [
-    {"carrierCode": "PX", "name": "ParcelExpress"},
-    {"carrierCode": "SW", "name": "Swift Couriers"},
-    {"carrierCode": "GP", "name": "GreenPost"},
+    {"carrierCode": "CJ", "name": "CJ Logistics"},
+    {"carrierCode": "HJ", "name": "Hanjin"},
+    {"carrierCode": "LT", "name": "Lotte Global"},
 ]
 
 ORDERS: list[dict[str, Any]] = [
@@ -34,45 +36,45 @@ ORDERS: list[dict[str, Any]] = [
         "orderId": "O-9001",
         "memberNo": "M-1001",
         "status": "shipped",
-        "items": ["SKU-100", "SKU-205"],
-        "address": "12 Harbour Road, Busan",
+        "items": ["SKU-100"],
+        "address": "1 Garden Road",
     },
     {
         "orderId": "O-9002",
         "memberNo": "M-1001",
         "status": "paid",
-        "items": ["SKU-310"],
-        "address": "12 Harbour Road, Busan",
+        "items": ["SKU-200"],
+        "address": "1 Garden Road",
     },
     {
         "orderId": "O-9003",
         "memberNo": "M-1002",
         "status": "shipped",
-        "items": ["SKU-100"],
-        "address": "4 Calle Mayor, Madrid",
+        "items": ["SKU-100", "SKU-300"],
+        "address": "5 Lake View",
     },
     {
         "orderId": "O-9004",
         "memberNo": "M-1003",
         "status": "open",
-        "items": ["SKU-777", "SKU-778"],
-        "address": "9 Marina Street, Lagos",
+        "items": ["SKU-300"],
+        "address": "7 Hill Street",
     },
 ]
 
-# Deliveries carry their detail (address, events); the list endpoints drop those two fields.
+# Deliveries carry their detail (address, events oldest first); the list endpoints drop those two fields.
 DELIVERIES: list[dict[str, Any]] = [
     {
         "deliveryId": "D-5001",
         "memberNo": "M-1001",
         "orderId": "O-9001",
         "status": "in_transit",
-        "carrierCode": "PX",
-        "eta": "2026-03-14",
-        "address": "12 Harbour Road, Busan",
+        "carrierCode": "CJ",
+        "eta": "2025-07-03",
+        "address": "1 Garden Road",
         "events": [
-            {"at": "2026-03-10T08:00:00Z", "status": "picked_up", "location": "Incheon hub"},
-            {"at": "2026-03-11T17:30:00Z", "status": "in_transit", "location": "Daegu sorting centre"},
+            {"at": "2025-07-01T08:00:00Z", "status": "picked_up", "location": "Icheon hub"},
+            {"at": "2025-07-02T17:30:00Z", "status": "in_transit", "location": "Daejeon sorting centre"},
         ],
     },
     {
@@ -80,43 +82,23 @@ DELIVERIES: list[dict[str, Any]] = [
         "memberNo": "M-1001",
         "orderId": "O-9002",
         "status": "scheduled",
-        "carrierCode": "SW",
-        "eta": "2026-03-20",
-        "address": "12 Harbour Road, Busan",
-        "events": [{"at": "2026-03-12T09:15:00Z", "status": "label_created", "location": "Seoul warehouse"}],
+        "carrierCode": "HJ",
+        "eta": "2025-07-10",
+        "address": "1 Garden Road",
+        "events": [{"at": "2025-07-05T09:15:00Z", "status": "label_created", "location": "Seoul warehouse"}],
     },
     {
         "deliveryId": "D-5003",
         "memberNo": "M-1002",
         "orderId": "O-9003",
         "status": "delivered",
-        "carrierCode": "GP",
-        "eta": "2026-03-02",
-        "address": "4 Calle Mayor, Madrid",
+        "carrierCode": "CJ",
+        "eta": "2025-06-28",
+        "address": "5 Lake View",
         "events": [
-            {"at": "2026-02-27T10:00:00Z", "status": "picked_up", "location": "Zaragoza depot"},
-            {"at": "2026-03-02T12:41:00Z", "status": "delivered", "location": "Madrid"},
+            {"at": "2025-06-26T10:00:00Z", "status": "picked_up", "location": "Busan depot"},
+            {"at": "2025-06-28T12:41:00Z", "status": "delivered", "location": "5 Lake View"},
         ],
-    },
-    {
-        "deliveryId": "D-5004",
-        "memberNo": "M-1003",
-        "orderId": "O-9004",
-        "status": "failed",
-        "carrierCode": "PX",
-        "eta": "2026-03-09",
-        "address": "9 Marina Street, Lagos",
-        "events": [{"at": "2026-03-09T15:05:00Z", "status": "recipient_absent", "location": "Lagos"}],
-    },
-    {
-        "deliveryId": "D-5005",
-        "memberNo": "M-1002",
-        "orderId": "O-9003",
-        "status": "scheduled",
-        "carrierCode": "SW",
-        "eta": "2026-03-25",
-        "address": "4 Calle Mayor, Madrid",
-        "events": [],
     },
 ]
 
