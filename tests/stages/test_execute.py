@@ -463,6 +463,32 @@ def test_httpbin_failure_classes(tmp_path: Path, httpbin_url: str, monkeypatch: 
     assert "pw-CANARY-1" not in text and "sess-CANARY-2" not in text
 
 
+def test_cleanup_runs_after_a_timeout(tmp_path: Path, httpbin_url: str) -> None:
+    tools = {
+        "slowCreate": tool("slowCreate", "POST", "/delay/{n}", params=(param("n", "path", required=True),)),
+        "undo": tool("undo", "DELETE", "/anything/{what}", params=(param("what", "path", required=True),)),
+    }
+    c = case(
+        "slow",
+        mutation_safety="allow_mutation",
+        timeout_sec=0.5,
+        assertions=(a("http_status", in_=[200]),),
+        cleanup=(CleanupStep(tool="undo", arguments={"what": "slow-order"}),),
+    )
+    _r, results, _c, _l = execute(
+        tmp_path,
+        [c],
+        tools,
+        env(httpbin_url, allowed_hosts=("127.0.0.1",)),
+        plans={"slow": plan(step("slowCreate", n=3))},
+    )
+    record = results["slow"].to_dict()
+    assert record["failure"]["reason"] == "timeout"
+    assert record["execute"]["cleanup"][0]["outcome"] == "passed"
+    assert record["execute"]["cleanup"][0]["path"] == "/anything/slow-order"
+    assert [e["event"] for e in record["execute"]["events"]][-1] == "cleanup"
+
+
 def test_secret_canaries_never_reach_results_logs_or_the_console(
     tmp_path: Path, httpbin_url: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
