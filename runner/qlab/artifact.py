@@ -119,19 +119,19 @@ def summarize(
     cases = artifact["cases"]
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
-    checks = [g for stage in artifact.get("stages", {}).values() for g in stage.get("guards", ())]
-    checked = sum(
-        int(s.get("details", {}).get("schema", {}).get("checked", 0))
-        for s in artifact.get("stages", {}).values()
-    )
-    valid = sum(
-        int(s.get("details", {}).get("schema", {}).get("valid", 0))
-        for s in artifact.get("stages", {}).values()
-    )
-    artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
     artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
+    return conclude(artifact, exit_zero=exit_zero, budget=budget)
+
+
+def conclude(artifact: dict[str, Any], *, exit_zero: bool = False, budget: Any = None) -> dict[str, Any]:
+    """The sections that depend on the gates and checks, not on the cases' metrics: schema validity, the
+    run-level guard list, the decision and the scorecard. (A run's learn gate only changes these.)"""
+    stages = artifact.get("stages", {}).values()
+    checked = sum(int(s.get("details", {}).get("schema", {}).get("checked", 0)) for s in stages)
+    valid = sum(int(s.get("details", {}).get("schema", {}).get("valid", 0)) for s in stages)
+    artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
     prerun = artifact.get("prerun", [])
-    artifact["guards"] = [*prerun, *checks]
+    artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
     artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
     card = scorecard(artifact, budget=budget)
     if card is not None:

@@ -256,6 +256,7 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
     learn = state.options.seams.stages.get("learn")
     module = importlib.import_module("qlab.stages.learn")
     provisional = state.artifact(final=False)
+    state.provisional = provisional
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
         emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
         paths = [*emit(provisional), *state.log_paths()]

@@ -54,6 +54,7 @@ class RunState:
     schema: dict[str, boundary.SchemaTally] = field(default_factory=dict)
     collection_digest: str | None = None
     blocked_by: str | None = None
+    provisional: dict[str, Any] | None = None  # the learn gate's copy; finish() only concludes it again
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -242,7 +243,19 @@ class RunState:
     def finish(self) -> RunOutcome:
         from qlab.runner import RunOutcome
 
-        result = self.artifact(final=True)
+        complete = all(g.name in self.gates for g in self.config.gates)
+        if self.provisional is not None and complete and self.config.gates[-1].stage == "learn":
+            # the learn gate changes no case: reuse the case-derived sections of the provisional artifact
+            result = dict(self.provisional)
+            result["ended_at"] = _iso(datetime.now(timezone.utc))
+            result["duration_ms"] = round((time.monotonic() - self.started) * 1000, 3)
+            result["stages"] = self.stages
+            result["gates"] = [self.gates[g.name] for g in self.config.gates if g.name in self.gates]
+            result["prerun"] = [guard_dict(g) for g in self.prerun]
+            result["metrics"] = dict(result["metrics"])
+            result = artifact.conclude(result, exit_zero=self.options.exit_zero, budget=self.config.budget)
+        else:
+            result = self.artifact(final=True)
         return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
 
 

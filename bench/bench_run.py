@@ -1,0 +1,176 @@
+"""Benchmark of ``qlab run`` at scale (by hand, not a test): N generated search cases over a generated
+collection → load, run (build → search → learn gates, real stages and built-in engine), result JSON + JUnit +
+summary. Each size runs in a fresh process so its peak RSS is its own.
+
+    python bench/bench_run.py                    # 10,000 and 100,000 cases, 1,000 tools
+    python bench/bench_run.py --cases 100000     # one size
+    python bench/bench_run.py --fake-search      # the runner alone: a trivial search stage instead of the engine
+
+Target (issue 6): 100,000 cases → run + JSON + JUnit in ≤ 30 s and ≤ 500 MiB, growing linearly from 10,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WORDS = ["member", "delivery", "order", "parcel", "carrier", "invoice", "account", "profile", "address", "payment", "refund", "return", "shipment", "tracking", "status", "label", "warehouse", "stock", "item", "product", "price", "discount", "coupon", "voucher", "subscription", "plan", "schedule", "slot", "route", "driver", "vehicle", "region", "zone", "store", "branch", "customer", "contact", "email", "phone", "note", "review", "rating", "ticket", "claim", "damage", "insurance", "fee", "tax", "currency", "report", "export", "import", "batch", "event", "history", "log"]
+VERBS = ("get", "list", "search", "create", "update", "cancel", "find", "count")
+
+
+def _tool(i: int, rng: random.Random) -> tuple[str, str]:
+    a, b, c = rng.sample(WORDS, 3)
+    verb = VERBS[i % len(VERBS)]
+    op_id = f"{verb}{a.title()}{b.title()}{i}"
+    return op_id, f"{verb} the {a} {b} of a {c} number {i}"
+
+
+def generate(folder: Path, *, cases: int, tools: int, seed: int = 6) -> Path:
+    """A project on disk: an OpenAPI document, a JSON Lines case file, and qlab.yaml."""
+    rng = random.Random(seed)
+    made = [_tool(i, rng) for i in range(tools)]
+    paths = {
+        f"/things{i}/{{id}}": {
+            "get": {
+                "operationId": op_id,
+                "summary": summary,
+                "description": f"Returns the {summary}.",
+                "tags": [summary.split()[2]],
+                "parameters": [
+                    {
+                        "name": "id",
+                        "in": "path",
+                        "required": True,
+                        "description": "The id.",
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        }
+        for i, (op_id, summary) in enumerate(made)
+    }
+    spec = {"openapi": "3.0.3", "info": {"title": "bench", "version": "1"}, "paths": paths}
+    (folder / "api.json").write_text(json.dumps(spec), encoding="utf-8")
+    with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
+        for n in range(cases):
+            op_id, summary = made[rng.randrange(tools)]
+            words = summary.split()
+            rng.shuffle(words)
+            handle.write(
+                json.dumps({"id": f"case-{n:06d}", "query": " ".join(words[:5]), "expected_target": op_id})
+                + "\n"
+            )
+    config = folder / "qlab.yaml"
+    config.write_text(
+        "version: 1\nproject: bench\ncollection:\n  sources:\n    - name: api\n      openapi: api.json\n"
+        "suites:\n  search_core:\n    mode: search\n    cases: [cases.jsonl]\n    k: 5\n"
+        "gates:\n  - name: build\n    stage: build\n  - name: search\n    stage: search\n    suites: [search_core]\n"
+        '    thresholds:\n      hit_at_k: ">= 0.0"\n  - name: learn\n    stage: learn\n    stop_if: [scrub_failed]\n'
+        "output:\n  dir: out\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def _fake_search(ctx: Any, cases: Any, results: Any) -> Any:
+    from qlab.stages.base import StageReport
+
+    for case in cases:
+        result = results[case.id]
+        result.search = {"hit": True, "hit_rank": 1, "top_k": 5, "rows": []}
+        result.latency_ms["search"] = 0.01
+    return StageReport("search")
+
+
+class _FakeEngine:
+    """--fake-search: no engine work at all (the runner's own cost)."""
+
+    name = "fake"
+
+    def __init__(self, config: Any, collection: Any) -> None:
+        self.collection = collection
+
+
+def measure(config: Path, *, fake_search: bool) -> dict[str, Any]:
+    """One run in this process; returns seconds per phase and the peak RSS."""
+    from qlab.outputs import output_paths, write_outputs
+    from qlab.project import load_project
+    from qlab.runner import RunOptions, Seams, run
+
+    t0 = time.perf_counter()
+    project = load_project(config)
+    t1 = time.perf_counter()
+    seams = Seams(stages={"search": _fake_search}, engine=_FakeEngine) if fake_search else Seams()
+    paths = output_paths(project.config)
+    outcome = run(project, options=RunOptions(seams=seams, emit=lambda art: write_outputs(art, paths)))
+    t2 = time.perf_counter()
+    write_outputs(outcome.artifact, paths)
+    t3 = time.perf_counter()
+    return {
+        "cases": len(project.cases),
+        "load_s": round(t1 - t0, 2),
+        "run_s": round(t2 - t1, 2),
+        "write_s": round(t3 - t2, 2),
+        "run_and_outputs_s": round(t3 - t1, 2),
+        "total_s": round(t3 - t0, 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "exit_code": outcome.exit_code,
+        "hit_at_k": outcome.artifact["metrics"]["search_hit_at_k"],
+        "result_mib": round(paths.result.stat().st_size / 2**20, 1),
+        "junit_mib": round(paths.junit.stat().st_size / 2**20, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--tools", type=int, default=1_000)
+    parser.add_argument("--fake-search", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(Path(args.child), fake_search=args.fake_search)))
+        return
+    rows = []
+    for n in args.cases:
+        with tempfile.TemporaryDirectory(prefix="qlab-bench-") as tmp:
+            config = generate(Path(tmp), cases=n, tools=args.tools)
+            cmd = [sys.executable, __file__, "--child", str(config)] + (
+                ["--fake-search"] if args.fake_search else []
+            )
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                sys.exit(f"size {n} failed:\n{done.stderr[-3000:]}")
+            rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    keys = list(rows[0])
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
+    for row in rows:
+        print("| " + " | ".join(str(row[k]) for k in keys) + " |")
+    if len(rows) >= 2:
+        small, big = rows[0], rows[-1]
+        factor = big["cases"] / small["cases"]
+        ratio = big["run_and_outputs_s"] / max(small["run_and_outputs_s"], 1e-9)
+        print(
+            f"\ngrowth: {factor:g}x cases -> {ratio:.2f}x run+outputs time ({ratio / factor:.2f} of linear)"
+        )
+
+
+if __name__ == "__main__":
+    main()
