@@ -1,0 +1,142 @@
+"""End to end: ``qlab run`` on the repository's own qlab.yaml (the demo project, real stages, the demo server
+started by qlab itself), in process through ``qlab.cli.main``; the exit code is asserted with the output as
+the failure message."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from qlab.cli import main
+from qlab.resources import load_schema
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import servers
+
+ROOT = Path(__file__).resolve().parents[2]
+CI = ROOT.parent / "shared" / "ci"
+CANARY = "canary-e2e-token-7f3a9c"
+pytestmark = pytest.mark.slow
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out + out.err
+
+
+@pytest.fixture
+def demo_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A free port for the demo server, and a canary token (the server and the auth profile both read it)."""
+    monkeypatch.setenv("QLAB_DEMO_PORT", str(servers.free_port()))
+    monkeypatch.setenv("QLAB_DEMO_TOKEN", CANARY)
+
+
+def _result(out: Path, name: str = "result.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / name).read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator(load_schema("result")).validate(data)
+    return data
+
+
+def test_qlab_run_on_the_demo_passes(
+    demo_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code, text = _cli(["run", "--config", str(ROOT / "qlab.yaml"), "--out", str(out)], capsys)
+    assert code == 0, text
+    result = _result(out)
+    assert result["decision"]["verdict"] == "pass"
+    assert [g["name"] for g in result["gates"]] == ["build", "search", "select", "plan", "execute", "learn"]
+    assert all(g["status"] in ("passed", "warned") for g in result["gates"]), result["gates"]
+    assert {c["status"] for c in result["cases"]} <= {"passed", "failed"}  # flaky/required:false may fail
+    assert result["metrics"]["execute_read_success_rate"] == 1.0
+    assert result["fingerprint"]["collection_digest"] and result["provenance"]["dataset"]["files"]
+    # the secret never reaches an output (the learn gate checked the same files)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert CANARY not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert CANARY not in text
+    if CI.is_dir():
+        import xmlschema
+
+        for xsd in ("jenkins-xunit-junit-10.xsd", "windyroad-JUnit.xsd"):
+            xmlschema.XMLSchema(str(CI / xsd)).validate(str(out / "junit.xml"))
+
+
+def _copy_demo(tmp_path: Path) -> Path:
+    """The demo project in a temporary folder (same qlab.yaml, same case files), to change it safely."""
+    for name in ("qlab.yaml",):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "gates", tmp_path / "gates")
+    (tmp_path / "runner" / "qlab" / "demo").mkdir(parents=True)
+    shutil.copy(
+        ROOT / "runner" / "qlab" / "demo" / "openapi.yaml",
+        tmp_path / "runner" / "qlab" / "demo" / "openapi.yaml",
+    )
+    return tmp_path / "qlab.yaml"
+
+
+def test_a_failing_search_gate_blocks_the_later_stages(
+    demo_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _copy_demo(tmp_path)
+    (tmp_path / "gates" / "search_core" / "zz-broken.yaml").write_text(
+        "- id: search-broken-001\n  query: quantum flux capacitor calibration\n  expected_target: getHealth\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code, text = _cli(["run", "--config", str(config), "--out", str(out), "--no-server"], capsys)
+    assert code == 1, text
+    result = _result(out)
+    gates = {g["name"]: g["status"] for g in result["gates"]}
+    assert gates["search"] == "blocked" and gates["select"] == gates["plan"] == gates["execute"] == "skipped"
+    broken = next(c for c in result["cases"] if c["case_id"] == "search-broken-001")
+    assert broken["failure"]["reason"] == "expected_target_absent"
+    later = [c for c in result["cases"] if c["suite"] != "search_core"]
+    assert later and all(c["status"] == "blocked" for c in later)
+    assert {(c["failure"]["stage"], c["failure"]["reason"]) for c in later} == {
+        ("search", "blocked_by_stage")
+    }
+
+
+def test_three_merged_shards_equal_the_unsharded_run(
+    demo_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = [
+        "--config",
+        str(ROOT / "qlab.yaml"),
+        "--suite",
+        "search_core",
+        "--suite",
+        "plan_e2e",
+        "--suite",
+        "regression",
+    ]
+    whole = tmp_path / "whole"
+    code, text = _cli(["run", *base, "--out", str(whole), "-q"], capsys)
+    assert code == 0, text
+    shards = tmp_path / "shards"
+    for i in (1, 2, 3):
+        code, text = _cli(["run", *base, "--shard", f"{i}/3", "--out", str(shards), "-q"], capsys)
+        assert code == 0, text
+    code, text = _cli(["merge", str(shards), "--out", str(tmp_path / "merged"), "-q"], capsys)
+    assert code == 0, text
+    a, b = _result(whole), _result(tmp_path / "merged")
+    assert b["metrics"] == a["metrics"]
+    assert {k: v["metrics"] for k, v in b["suites"].items()} == {
+        k: v["metrics"] for k, v in a["suites"].items()
+    }
+    assert [(c["case_id"], c["status"]) for c in b["cases"]] == [
+        (c["case_id"], c["status"]) for c in a["cases"]
+    ]
+    code, text = _cli(
+        ["merge", str(shards / "qlab-shard-1-of-3.json"), str(shards / "qlab-shard-3-of-3.json")], capsys
+    )
+    assert code == 2 and "missing shard(s) 2/3" in text
