@@ -282,6 +282,14 @@ def bench_latency(n: int, concurrency: int, delay_ms: float, repeat: int) -> Non
             (qlab_run(base, n, concurrency, "/items/{id}") for _ in range(repeat)), key=lambda f: f["stage_s"]
         )
         assert best["passed"] == n, best
+        mode = f"threads{concurrency}"
+        raw = min(
+            (child(["-c", ALTERNATIVES_CHILD, base, str(n), mode]) for _ in range(repeat)),
+            key=lambda f: f["loop_s"],
+        )
+        print(
+            f"raw httpx thread pool ({mode}): {raw['loop_s']:.3f}s = {raw['loop_s'] / ideal:.2f}x ideal (this machine's floor)"
+        )
         print(
             f"qlab stage {best['stage_s']:.3f}s = {best['stage_s'] / ideal:.2f}x ideal (process {best['process_s']:.3f}s)"
         )
