@@ -153,15 +153,28 @@ def dumps(artifact: Mapping[str, Any]) -> str:
 
     Compact values keep the C encoder (``indent`` would switch json to its pure-Python encoder, 5x slower on a
     100,000-case artifact); one case per line keeps diffs and ``grep`` readable."""
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    encode = _ENCODER.encode
     parts = []
     for key, value in artifact.items():
         if key == "cases" and isinstance(value, list) and value:
-            body = ",\n  ".join(encode(case) for case in value)
-            parts.append(f'"cases": [\n  {body}\n ]')
+            parts.append(f'"cases": [\n  {_encoded_cases(value)}\n ]')
         else:
             parts.append(f"{encode(key)}: {encode(value)}")
     return "{\n " + ",\n ".join(parts) + "\n}\n"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+# The run writes its outputs twice (the learn gate scans a provisional copy, then the final one is written) and
+# both share one ``cases`` list: it is encoded once. Case dicts are not changed after they were written.
+_LAST_CASES: list[tuple[list[Any], int, str]] = []
+
+
+def _encoded_cases(cases: list[Any]) -> str:
+    if _LAST_CASES and _LAST_CASES[0][0] is cases and _LAST_CASES[0][1] == len(cases):
+        return _LAST_CASES[0][2]
+    body = ",\n  ".join(_ENCODER.encode(case) for case in cases)
+    _LAST_CASES[:] = [(cases, len(cases), body)]
+    return body
 
 
 def write_atomic(path: str | Path, text: str) -> Path:
