@@ -7,7 +7,8 @@ folder, then times, best of ``--repeat``:
 2. ``qlab.project.yamlio.parse_yaml`` with libyaml (events -> data + positions, duplicate-key and alias checks);
 3. the same with PyYAML's pure-Python parser (what a machine without libyaml gets);
 4. ``parse_json`` on the same cases written as JSON;
-5. ``load_project`` end to end (read, parse, JSON Schema, build, semantic checks) over all 2,000 files.
+5. the JSON Schema check alone (``schemas.validate_case``, jsonschema underneath);
+6. ``load_project`` end to end (read, parse, JSON Schema, build, semantic checks) over all 2,000 files.
 
 Figures are wall-clock seconds on this machine; compare them as ratios to the baseline of the same run.
 """
@@ -25,6 +26,7 @@ import yaml
 
 from qlab.project import load_project, yamlio
 from qlab.project.jsonio import parse_json
+from qlab.project.schemas import validate_case
 
 CASE = """# yaml-language-server: $schema=../schemas/case.schema.json
 id: bench-{n:05d}
@@ -90,6 +92,12 @@ def main() -> None:
             for text in jsons:
                 parse_json(text, "case.json")
 
+        cases = [yaml.safe_load(text) for text in texts]
+
+        def schema() -> None:
+            for case in cases:
+                assert not validate_case(case)
+
         def project() -> None:
             loaded = load_project(root / "qlab.yaml", environ={})
             assert len(loaded.cases) == args.files
@@ -99,6 +107,7 @@ def main() -> None:
             ("qlab parse_yaml, libyaml events", best(qlab_c, args.repeat)),
             ("qlab parse_yaml, pure-Python parser", best(qlab_py, max(1, args.repeat // 2))),
             ("qlab parse_json", best(qlab_json, args.repeat)),
+            ("JSON Schema check of the parsed cases (schemas.validate_case)", best(schema, args.repeat)),
             (
                 "load_project end to end (read, parse, schema, build, checks)",
                 best(project, max(1, args.repeat // 2)),
