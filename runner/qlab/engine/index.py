@@ -1,0 +1,188 @@
+"""The built-in search: rank the tools of a collection for a query, with the evidence behind each row.
+
+The ranking model (BM25F over seven tool fields, stems plus exact words) is built by ``qlab.engine.bm25f``.
+This module answers queries. Each distinct query word is resolved once into a ``WordPosting``: its stem's
+postings plus ``exact_weight`` times its exact word's, or, for a word the collection does not have, the
+postings of the vocabulary word ``qlab.engine.spelling`` rescues it to, times ``correction_weight``. A query
+is then a sum of its words' postings, and the Top-K rows carry the evidence: the total score, its split over
+the fields, the matched terms (stems) and the corrections.
+
+Ranking is deterministic: score descending, then tool id ascending (documents are numbered in id order, and a
+stable sort on the score keeps that order among equal scores).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from qlab.collection.model import Tool
+from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
+from qlab.engine.spelling import Speller
+from qlab.engine.text import Analyzer
+from qlab.engine.types import SearchResult, SearchRow
+
+_MEMO_LIMIT = 200_000
+
+
+class WordPosting:
+    """What one query word adds to every tool's score, with the model terms it stands for."""
+
+    __slots__ = ("_shares", "by_doc", "correction", "docs", "parts", "scores", "term")
+
+    def __init__(
+        self,
+        model: Model,
+        term: str,
+        parts: tuple[tuple[str, float], ...],
+        correction: tuple[str, str] | None,
+    ) -> None:
+        self.term = term  # the stem the word matched (or was corrected to)
+        self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
+        self.correction = correction  # (misspelt word, vocabulary word) for a rescued word
+        first = model.posting(parts[0][0])
+        (docs, scores), by_doc = first if first is not None else (((), ()), {})
+        if parts[0][1] != 1.0:
+            scores = tuple([score * parts[0][1] for score in scores])
+        for extra_term, extra_weight in parts[1:]:
+            # an exact word's texts are a subset of its stem's: the documents stay the same
+            extra = model.posting(extra_term)
+            if extra is not None:
+                more = extra[1]
+                scores = tuple(
+                    [s + extra_weight * more.get(d, 0.0) for d, s in zip(docs, scores, strict=True)]
+                )
+        self.docs = docs
+        self.scores = scores
+        self.by_doc = (
+            by_doc if len(parts) == 1 and parts[0][1] == 1.0 else dict(zip(docs, scores, strict=True))
+        )
+        self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
+
+    def shares(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
+        """How this word's score in document ``d`` splits over the fields: (field, share), summing to 1."""
+        found = self._shares.get(d)
+        if found is not None:
+            return found
+        split: dict[str, float] = {}
+        for model_term, weight in self.parts:
+            posting = model.posting(model_term)
+            score = posting[1].get(d) if posting is not None else None
+            if not score:
+                continue
+            for name, share in model.shares(model_term, d):
+                split[name] = split.get(name, 0.0) + score * weight * share
+        total = sum(split.values()) or 1.0
+        found = self._shares[d] = tuple((name, value / total) for name, value in split.items())
+        return found
+
+
+class SearchIndex:
+    """An immutable index over ``tools``. Build once per collection; ``search`` is cheap.
+
+    Not thread-safe: queries reuse one score buffer rather than allocating one per query.
+    """
+
+    def __init__(self, tools: Sequence[Tool], *, settings: SearchSettings = DEFAULT_SETTINGS) -> None:
+        self.settings = settings
+        self.analyzer = Analyzer()
+        self.tools: tuple[Tool, ...] = tuple(sorted(tools, key=lambda tool: tool.id))
+        self._ids = tuple(tool.id for tool in self.tools)
+        self._model = Model(self.tools, self.analyzer, settings)
+        self._speller: Speller | None = None
+        self._words: dict[str, WordPosting | None] = {}  # surface word (case kept) -> its posting
+        self._buffer = [0.0] * len(self.tools)
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        """Every stem of the collection."""
+        return self._model.stems
+
+    def correct(self, word: str) -> tuple[str, str] | None:
+        """(vocabulary word, its stem) for a misspelt lowercase ``word``, or None."""
+        if self._speller is None:  # built on the first unknown word: many query sets never need it
+            self._speller = Speller(self._model.surface())
+        fixed = self._speller.correct(word)
+        if fixed is None:
+            return None
+        term = self.analyzer.term(fixed)
+        return (fixed, term) if self._model.has(term) else None
+
+    def _resolve(self, word: str) -> WordPosting | None:
+        term = self.analyzer.term(word)
+        if not term:
+            return None
+        model = self._model
+        exact_weight = self.settings.exact_weight
+        lower = word.lower()
+        if model.has(term):
+            if not exact_weight:
+                parts: tuple[tuple[str, float], ...] = ((term, 1.0),)
+            else:
+                forms = model.forms(term)
+                if forms == {lower}:
+                    parts = ((term, 1.0 + exact_weight),)  # its exact posting would equal the stem's
+                elif lower in forms:
+                    parts = ((term, 1.0), (EXACT + lower, exact_weight))
+                else:
+                    parts = ((term, 1.0),)
+            return WordPosting(model, term, parts, None)
+        found = self.correct(lower)
+        if found is None:
+            return None
+        return WordPosting(model, found[1], ((found[1], self.settings.correction_weight),), (lower, found[0]))
+
+    def words(self, query: str) -> list[WordPosting]:
+        """The postings of the query's words, one per stem (the first word with a stem wins), in query order."""
+        memo = self._words
+        if len(memo) > _MEMO_LIMIT:
+            memo.clear()
+        out: list[WordPosting] = []
+        seen: set[str] = set()
+        for word in self.analyzer.split(query):
+            if word in memo:
+                posting = memo[word]
+            else:
+                posting = memo[word] = self._resolve(word)
+            if posting is not None and posting.term not in seen:
+                seen.add(posting.term)
+                out.append(posting)
+        return out
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        """The ``k`` best tools for ``query``, best first, each row with its evidence."""
+        words = self.words(query)
+        terms = tuple(word.term for word in words)
+        if k <= 0 or not words:
+            return SearchResult(rows=(), query_terms=terms)
+        buffer = self._buffer
+        touched: set[int] = set()
+        for word in words:
+            touched.update(word.docs)
+            for d, s in zip(word.docs, word.scores, strict=True):
+                buffer[d] += s
+        order = sorted(touched)  # ascending ids; the stable sort below keeps them among equal scores
+        order.sort(key=buffer.__getitem__, reverse=True)
+        top = [(d, buffer[d]) for d in order[:k]]
+        for d in order:
+            buffer[d] = 0.0
+        row = self._row
+        return SearchResult(
+            rows=tuple([row(d, score, rank, words) for rank, (d, score) in enumerate(top, 1)]),
+            query_terms=terms,
+        )
+
+    def _row(self, d: int, score: float, rank: int, words: list[WordPosting]) -> SearchRow:
+        model = self._model
+        field_scores: dict[str, float] = {}
+        matched: list[str] = []
+        fixes: dict[str, str] = {}
+        for word in words:
+            word_score = word.by_doc.get(d)
+            if word_score is None:
+                continue
+            matched.append(word.term)
+            if word.correction is not None:
+                fixes[word.correction[0]] = word.correction[1]
+            for name, share in word.shares(model, d):
+                field_scores[name] = field_scores.get(name, 0.0) + word_score * share
+        return SearchRow(self._ids[d], rank, score, field_scores, tuple(matched), fixes)

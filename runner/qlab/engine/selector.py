@@ -1,0 +1,182 @@
+"""The target selector: pick the final tool among the Top-K rows, keeping or overriding an LLM's choice.
+
+Each row gets deterministic evidence (``Evidence``):
+
+- ``score``: its search score;
+- ``exact``: the query names the tool: its id appears as a whole word, or the terms of its id, name or one of
+  its aliases appear in the query in order (at least two terms, or all of the query's terms);
+- ``fit``: how many provided entities bind to its parameters (``qlab.engine.matching``, type-checked).
+
+A challenger ``c`` has **strong evidence** over an incumbent ``i`` when one of these holds:
+
+1. *exact*: ``c`` is named by the query and ``i`` is not;
+2. *margin*: ``c.score >= (1 + OVERRIDE_MARGIN) * i.score`` and ``c.fit >= i.fit``, unless ``i`` is named by
+   the query and ``c`` is not;
+3. *fit*: entities were provided, ``c`` binds all of them, ``c.fit > i.fit`` and
+   ``c.score >= FIT_SCORE_FLOOR * i.score``, unless ``i`` is named by the query and ``c`` is not.
+
+The decision, with the reason codes of ``qlab.engine.types``:
+
+- no rows: nothing is selected (``no_candidates``);
+- an LLM target among the rows is the incumbent. If a challenger has strong evidence over it, the best such
+  challenger (named first, then most entities bound, then highest score, then rank) is selected:
+  ``overrode_llm`` and ``llm_target_overridden`` + ``selected_by_strong_evidence``. Otherwise the LLM target is
+  kept (``llm_target_kept``);
+- with no LLM target (``no_llm_target``), or one outside the rows (``llm_target_not_in_top_k``, which also sets
+  ``overrode_llm``), the top row is the incumbent: a challenger with strong evidence over it is selected
+  (``selected_by_strong_evidence``), else the top row (``selected_top_rank``).
+
+**Ambiguity.** Two candidates cannot be told apart when they are alike on ``exact`` and ``fit`` and their
+scores are within ``AMBIGUITY_MARGIN`` of the higher one: ``|a - b| <= AMBIGUITY_MARGIN * max(a, b)``. When the
+selector picked a row by its own evidence (not by keeping the LLM target) and another row cannot be told apart
+from it, it reports ``ambiguous_candidates``, sets ``ambiguous`` and lists the tied ids in ``candidates``
+(the selected one first). A kept LLM target is the LLM's tie-break and is not ambiguous.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qlab.collection.model import Collection, Tool
+from qlab.engine.matching import match_entities
+from qlab.engine.text import Analyzer
+from qlab.engine.types import (
+    AMBIGUOUS_CANDIDATES,
+    LLM_TARGET_KEPT,
+    LLM_TARGET_NOT_IN_TOP_K,
+    LLM_TARGET_OVERRIDDEN,
+    NO_CANDIDATES,
+    NO_LLM_TARGET,
+    SELECTED_BY_STRONG_EVIDENCE,
+    SELECTED_TOP_RANK,
+    SearchResult,
+    Selection,
+)
+
+AMBIGUITY_MARGIN = 0.05  # scores within 5% of the higher one are a tie
+OVERRIDE_MARGIN = 0.25  # a challenger needs a 25% higher score to override on score alone
+FIT_SCORE_FLOOR = 0.5  # an entity-fit override needs at least half the incumbent's score
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    tool_id: str
+    rank: int
+    score: float
+    exact: bool
+    fit: int
+
+
+def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
+    n = len(needle)
+    return any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
+
+
+def named_by_query(query: str, tool: Tool, analyzer: Analyzer) -> bool:
+    """Whether the query names ``tool``: its id as a whole word, or its id, name or an alias as a phrase."""
+    if re.search(rf"(?<![\w-]){re.escape(tool.id)}(?![\w-])", query, flags=re.IGNORECASE):
+        return True
+    terms = analyzer.terms(query)
+    for phrase in (tool.id, tool.name, *tool.aliases):
+        needle = analyzer.terms(phrase)
+        if needle and (len(needle) >= 2 or len(terms) == len(needle)) and _contains(terms, needle):
+            return True
+    return False
+
+
+def gather_evidence(
+    query: str,
+    result: SearchResult,
+    *,
+    collection: Collection,
+    entities: Mapping[str, Any],
+    analyzer: Analyzer,
+) -> list[Evidence]:
+    """The evidence of every row of ``result``, in rank order."""
+    tools = collection.by_id()
+    out = []
+    for row in result.rows:
+        tool = tools.get(row.tool_id)
+        exact = tool is not None and named_by_query(query, tool, analyzer)
+        fit = len(match_entities(tool, entities)[0]) if tool is not None and entities else 0
+        out.append(Evidence(row.tool_id, row.rank, row.score, exact, fit))
+    return out
+
+
+def _strong(c: Evidence, i: Evidence, n_entities: int) -> bool:
+    if c.exact and not i.exact:
+        return True
+    if i.exact and not c.exact:
+        return False
+    if c.score >= (1.0 + OVERRIDE_MARGIN) * i.score and c.fit >= i.fit:
+        return True
+    return n_entities > 0 and c.fit == n_entities and c.fit > i.fit and c.score >= FIT_SCORE_FLOOR * i.score
+
+
+def _best(challengers: list[Evidence]) -> Evidence:
+    return min(challengers, key=lambda e: (not e.exact, -e.fit, -e.score, e.rank))
+
+
+def _tied(selected: Evidence, rows: list[Evidence]) -> list[str]:
+    return [
+        e.tool_id
+        for e in rows
+        if e.tool_id != selected.tool_id
+        and e.exact == selected.exact
+        and e.fit == selected.fit
+        and abs(e.score - selected.score) <= AMBIGUITY_MARGIN * max(e.score, selected.score)
+    ]
+
+
+def decide(evidence: list[Evidence], *, llm_target: str | None, n_entities: int) -> Selection:
+    """The guardrails over precomputed evidence (rank order). Pure: the same inputs give the same Selection."""
+    codes: list[str] = []
+    if llm_target is None:
+        codes.append(NO_LLM_TARGET)
+    incumbent = next((e for e in evidence if e.tool_id == llm_target), None)
+    if llm_target is not None and incumbent is None:
+        codes.append(LLM_TARGET_NOT_IN_TOP_K)
+    if not evidence:
+        codes.append(NO_CANDIDATES)
+        return Selection(llm_target, None, llm_target is not None, tuple(codes))
+    if incumbent is not None:
+        challengers = [e for e in evidence if e is not incumbent and _strong(e, incumbent, n_entities)]
+        if not challengers:
+            return Selection(llm_target, incumbent.tool_id, False, (LLM_TARGET_KEPT,))
+        selected = _best(challengers)
+        codes += [LLM_TARGET_OVERRIDDEN, SELECTED_BY_STRONG_EVIDENCE]
+    else:
+        top = evidence[0]
+        challengers = [e for e in evidence[1:] if _strong(e, top, n_entities)]
+        selected = _best(challengers) if challengers else top
+        codes.append(SELECTED_BY_STRONG_EVIDENCE if challengers else SELECTED_TOP_RANK)
+    tied = _tied(selected, evidence)
+    if tied:
+        codes.append(AMBIGUOUS_CANDIDATES)
+    return Selection(
+        llm_target=llm_target,
+        selected_target=selected.tool_id,
+        overrode_llm=llm_target is not None and selected.tool_id != llm_target,
+        reason_codes=tuple(codes),
+        ambiguous=bool(tied),
+        candidates=(selected.tool_id, *tied) if tied else (),
+    )
+
+
+def select(
+    query: str,
+    result: SearchResult,
+    *,
+    collection: Collection,
+    entities: Mapping[str, Any],
+    llm_target: str | None,
+    analyzer: Analyzer | None = None,
+) -> Selection:
+    """Pick the final target among ``result``'s rows (see the module docstring for the rules)."""
+    evidence = gather_evidence(
+        query, result, collection=collection, entities=entities, analyzer=analyzer or Analyzer()
+    )
+    return decide(evidence, llm_target=llm_target, n_entities=len(entities))

@@ -1,0 +1,145 @@
+"""Text analysis for the built-in search: split identifiers and prose into terms, drop stopwords, stem lightly.
+
+One analyzer serves both sides of the index, so a document term and a query term meet only when they were
+produced by the same steps:
+
+1. split on anything that is not a letter or digit, and inside words on camelCase boundaries
+   (``getMemberDeliveryDetail`` -> get member delivery detail; ``HTTPServer`` -> http server; ``v1`` -> v 1);
+2. lowercase; drop one-letter words and stopwords (a generic English list plus request fillers such as
+   "please");
+3. stem with a small suffix stripper (plurals, -ed, -ing, a final -e), so "deliveries" and "delivery",
+   "created" and "create" meet.
+
+Analyzing is memoized per surface word: API specs and query sets repeat the same words many times.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Uppercase run before a capitalized word | capitalized or lowercase word | uppercase run | digits |
+# any other letters (accented or non-Latin scripts), which have no camelCase to split.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+
+# fmt: off
+STOPWORDS: frozenset[str] = frozenset((
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "anyone",
+    "anything", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
+    "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "etc", "few",
+    "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
+    "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "kindly",
+    "let", "may", "me", "might", "more", "most", "must", "my", "myself", "no", "nor", "not", "of", "off",
+    "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "please",
+    "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs",
+    "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "via", "want", "wanted", "wants", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would",
+    "you", "your", "yours", "yourself", "yourselves",
+))
+# fmt: on
+
+_VOWELS = frozenset("aeiouy")
+_NO_UNDOUBLE = frozenset("lsz")
+_CACHE_LIMIT = 200_000
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper for lowercase English words (a subset of Porter's step 1 plus a final -e).
+
+    Words of three letters or fewer are kept as they are; a suffix is removed only when what remains still
+    has a vowel, so "string", "need" and "status" survive.
+    """
+    if len(word) <= 3:
+        return word
+    # plurals
+    if word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    # -ing / -ed, then undo a doubled consonant ("running" -> "run")
+    stripped = ""
+    if word.endswith("ing") and len(word) > 5:
+        stripped = word[:-3]
+    elif word.endswith("ed") and not word.endswith("eed") and len(word) > 4:
+        stripped = word[:-2]
+    if stripped and _VOWELS.intersection(stripped):
+        word = stripped
+        if (
+            len(word) > 2
+            and word[-1] == word[-2]
+            and word[-1] not in _VOWELS
+            and word[-1] not in _NO_UNDOUBLE
+        ):
+            word = word[:-1]
+    # a final -e, so "create", "created" and "creating" share one stem
+    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+        word = word[:-1]
+    return word
+
+
+class Analyzer:
+    """Turns text into terms, memoizing each surface word's term. One instance per index.
+
+    ``surface`` maps each lowercase surface word seen in analyzed text to its term; the fuzzy rescue of
+    misspelt query words searches these surface words.
+    """
+
+    __slots__ = ("memo",)
+
+    def __init__(self) -> None:
+        self.memo: dict[str, str] = {}  # surface word (case kept) -> term; read directly on hot paths
+
+    def term(self, word: str) -> str:
+        """The term for one surface word ('' for a stopword or a one-letter word)."""
+        found = self.memo.get(word)
+        if found is None:
+            if len(self.memo) > _CACHE_LIMIT:
+                self.memo.clear()
+            lower = word.lower()
+            found = "" if (len(lower) < 2 and not lower.isdigit()) or lower in STOPWORDS else stem(lower)
+            self.memo[word] = found
+        return found
+
+    def terms_of(self, words: list[str]) -> list[str]:
+        """The term of each surface word ('' for the dropped ones), in order."""
+        memo = self.memo
+        for word in set(words).difference(memo):
+            self.term(word)
+        return list(map(memo.__getitem__, words))
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of ``text``, in order, repeats kept."""
+        memo = self.memo
+        out: list[str] = []
+        for word in _WORD.findall(text):
+            found = memo.get(word)
+            if found is None:
+                found = self.term(word)
+            if found:
+                out.append(found)
+        return out
+
+    def split(self, text: str) -> list[str]:
+        """The surface words of ``text`` (case kept), before stopwords and stemming."""
+        return _WORD.findall(text)
+
+    def words(self, text: str) -> list[tuple[str, str]]:
+        """(lowercase surface word, term) pairs of ``text``; stopwords are kept with an empty term."""
+        return [(word.lower(), self.term(word)) for word in _WORD.findall(text)]
+
+
+def split_words(text: str) -> list[str]:
+    """The lowercase words of ``text`` split on separators and camelCase, nothing dropped."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def normalize_name(name: str) -> str:
+    """A parameter or entity name without case, ``_``, ``-``, spaces or dots: ``member_no`` == ``memberNo``."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def join_text(parts: Iterable[str | None]) -> str:
+    return " ".join(part for part in parts if part)
