@@ -77,6 +77,8 @@ class ResponseView:
                 self._json_error = (
                     f"body is not valid JSON ({exc})" if self.body else "body is empty, not JSON"
                 )
+            except RecursionError:  # the C decoder recurses: a body nested deeper than the interpreter allows
+                self._json_error = "body is nested too deeply to parse as JSON"
         if self._json_error is not None:
             raise InvalidJSON(self._json_error)
         return self._json
