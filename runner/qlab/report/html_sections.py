@@ -160,7 +160,8 @@ def _list(value: Any) -> Markup:
                 else str(show(item))
             )
         else:
-            rendered.append(f"<code>{esc(item)}</code>")
+            # a bare reason code reads as code; a sentence (it has spaces) as text
+            rendered.append(esc(item) if " " in str(item) else f"<code>{esc(item)}</code>")
     return Markup("<br>".join(rendered))
 
 
