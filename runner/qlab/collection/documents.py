@@ -125,6 +125,8 @@ def parse(text: str, *, display: str, uri: str = "") -> Any:
     if looks_json:
         try:
             return json.loads(text)
+        except RecursionError:
+            pass  # nested deeper than the recursive C decoder allows: the YAML reader has a located depth limit
         except json.JSONDecodeError as exc:
             if uri.endswith(".json") or display.endswith(".json"):
                 raise SpecError(f"{display}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
