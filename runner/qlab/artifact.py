@@ -220,6 +220,8 @@ def read(path: str | Path) -> dict[str, Any]:
         ) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}:{exc.lineno}:{exc.colno}: $: invalid JSON: {exc.msg}") from None
+    except RecursionError:  # the C decoder recurses: nesting deeper than the interpreter allows
+        raise InputError(f"{p}: $: JSON nested too deeply to read; is it a result.json?") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot be read: {exc.strerror}") from None
     if not isinstance(data, dict):

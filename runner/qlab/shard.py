@@ -90,7 +90,7 @@ def load_durations(path: str | Path) -> dict[str, float]:
         raise InputError(
             f"{p}: durations file not found; write one with `qlab merge` (durations.json)"
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"{p}: not a readable JSON durations file: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: $: expected an object {{case_id: seconds}}")
