@@ -73,6 +73,8 @@ def read_json(path: str | Path, *, what: str) -> Any:
         raise InputError(f"{p}: {what} is not UTF-8 text (byte {exc.start}); pass a JSON file") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}:{exc.lineno}:{exc.colno}: {what} is not valid JSON: {exc.msg}") from None
+    except RecursionError:  # the C decoder recurses: nesting deeper than the interpreter allows
+        raise InputError(f"{p}: {what} is nested too deeply to read as JSON") from None
 
 
 def load_artifact(path: str | Path) -> Artifact:
