@@ -113,6 +113,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 delay = float(sys.argv[2]) / 1000
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: Nagle + delayed ACK would add 40 ms
     def do_GET(self):
         time.sleep(delay)
         body = json.dumps({"data": {"path": self.path}}).encode()

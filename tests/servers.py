@@ -170,6 +170,7 @@ class CountingServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stall between headers and body
 
             def _any(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
