@@ -13,7 +13,9 @@ A challenger ``c`` has **strong evidence** over an incumbent ``i`` when one of t
 2. *margin*: ``c.score >= (1 + OVERRIDE_MARGIN) * i.score`` and ``c.fit >= i.fit``, unless ``i`` is named by
    the query and ``c`` is not;
 3. *fit*: entities were provided, ``c`` binds all of them, ``c.fit > i.fit`` and
-   ``c.score >= FIT_SCORE_FLOOR * i.score``, unless ``i`` is named by the query and ``c`` is not.
+   ``c.score >= FIT_SCORE_FLOOR * i.score``, unless ``i`` is named by the query and ``c`` is not;
+4. *safety*: ``c`` and ``i`` cannot be told apart (see Ambiguity) and ``c`` changes less: read-only before
+   mutating before destructive. A tie in relevance must not resolve to a side effect.
 
 The decision, with the reason codes of ``qlab.engine.types``:
 
@@ -40,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.collection.model import Collection, Tool
+from qlab.collection.model import Collection, MutationClass, Tool
 from qlab.engine.matching import match_entities
 from qlab.engine.text import Analyzer
 from qlab.engine.types import (
@@ -57,6 +59,7 @@ from qlab.engine.types import (
 )
 
 AMBIGUITY_MARGIN = 0.05  # scores within 5% of the higher one are a tie
+_MUTATION_ORDER = {MutationClass.READ_ONLY: 0, MutationClass.MUTATING: 1, MutationClass.DESTRUCTIVE: 2}
 OVERRIDE_MARGIN = 0.25  # a challenger needs a 25% higher score to override on score alone
 FIT_SCORE_FLOOR = 0.5  # an entity-fit override needs at least half the incumbent's score
 
@@ -68,6 +71,15 @@ class Evidence:
     score: float
     exact: bool
     fit: int
+    mutation: int = 0  # 0 read-only, 1 mutating, 2 destructive
+
+    def tied_with(self, other: Evidence) -> bool:
+        """Alike on ``exact`` and ``fit``, scores within ``AMBIGUITY_MARGIN`` of the higher one."""
+        return (
+            self.exact == other.exact
+            and self.fit == other.fit
+            and abs(self.score - other.score) <= AMBIGUITY_MARGIN * max(self.score, other.score)
+        )
 
 
 def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
@@ -102,7 +114,8 @@ def gather_evidence(
         tool = tools.get(row.tool_id)
         exact = tool is not None and named_by_query(query, tool, analyzer)
         fit = len(match_entities(tool, entities)[0]) if tool is not None and entities else 0
-        out.append(Evidence(row.tool_id, row.rank, row.score, exact, fit))
+        mutation = _MUTATION_ORDER.get(tool.mutation, 0) if tool is not None else 0
+        out.append(Evidence(row.tool_id, row.rank, row.score, exact, fit, mutation))
     return out
 
 
@@ -113,22 +126,17 @@ def _strong(c: Evidence, i: Evidence, n_entities: int) -> bool:
         return False
     if c.score >= (1.0 + OVERRIDE_MARGIN) * i.score and c.fit >= i.fit:
         return True
-    return n_entities > 0 and c.fit == n_entities and c.fit > i.fit and c.score >= FIT_SCORE_FLOOR * i.score
+    if n_entities > 0 and c.fit == n_entities and c.fit > i.fit and c.score >= FIT_SCORE_FLOOR * i.score:
+        return True
+    return c.mutation < i.mutation and c.tied_with(i)
 
 
 def _best(challengers: list[Evidence]) -> Evidence:
-    return min(challengers, key=lambda e: (not e.exact, -e.fit, -e.score, e.rank))
+    return min(challengers, key=lambda e: (not e.exact, -e.fit, -e.score, e.mutation, e.rank))
 
 
 def _tied(selected: Evidence, rows: list[Evidence]) -> list[str]:
-    return [
-        e.tool_id
-        for e in rows
-        if e.tool_id != selected.tool_id
-        and e.exact == selected.exact
-        and e.fit == selected.fit
-        and abs(e.score - selected.score) <= AMBIGUITY_MARGIN * max(e.score, selected.score)
-    ]
+    return [e.tool_id for e in rows if e.tool_id != selected.tool_id and e.tied_with(selected)]
 
 
 def decide(evidence: list[Evidence], *, llm_target: str | None, n_entities: int) -> Selection:

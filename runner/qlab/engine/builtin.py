@@ -1,0 +1,85 @@
+"""The built-in engine: qlab's own search index, target selector and planner, in process.
+
+It is the default engine (``engine.type: builtin``). With ``engine.llm`` configured, ``select`` asks that
+endpoint for a target when the case recorded none (``qlab.engine.llm``); the deterministic guardrails of
+``qlab.engine.selector`` then keep or override it, and the call's usage lands in ``Selection.llm_usage``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from qlab.collection.model import Collection
+from qlab.engine import planner, selector
+from qlab.engine.bm25f import DEFAULT_SETTINGS, SearchSettings
+from qlab.engine.index import SearchIndex
+from qlab.engine.llm import Candidate, LLMClient
+from qlab.engine.types import Plan, SearchResult, Selection
+
+
+class BuiltinEngine:
+    """Search, select and plan over ``collection``. The index is built on the first search."""
+
+    name = "builtin"
+
+    def __init__(
+        self,
+        collection: Collection,
+        *,
+        llm: LLMClient | None = None,
+        settings: SearchSettings = DEFAULT_SETTINGS,
+    ) -> None:
+        self.collection = collection
+        self.llm = llm
+        self.settings = settings
+        self._index: SearchIndex | None = None
+
+    @property
+    def index(self) -> SearchIndex:
+        if self._index is None:
+            self._index = SearchIndex(self.collection.tools, settings=self.settings)
+        return self._index
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        return self.index.search(query, k=k)
+
+    def select(
+        self,
+        query: str,
+        result: SearchResult,
+        *,
+        entities: Mapping[str, Any],
+        llm_target: str | None,
+    ) -> Selection:
+        usage: Mapping[str, Any] = {}
+        if llm_target is None and self.llm is not None and result.rows:
+            tools = self.collection.by_id()
+            candidates = [
+                Candidate(row.tool_id, _summary(tools[row.tool_id]) if row.tool_id in tools else "")
+                for row in result.rows
+            ]
+            choice = self.llm.choose(query, candidates, entities)
+            llm_target, usage = choice.target, choice.usage
+        selection = selector.select(
+            query,
+            result,
+            collection=self.collection,
+            entities=entities,
+            llm_target=llm_target,
+            analyzer=self.index.analyzer,
+        )
+        return replace(selection, llm_usage=dict(usage)) if usage else selection
+
+    def plan(self, query: str, target: str, *, entities: Mapping[str, Any]) -> Plan:
+        return planner.synthesize(target, entities, collection=self.collection)
+
+    def close(self) -> None:
+        if self.llm is not None:
+            self.llm.close()
+
+
+def _summary(tool: Any) -> str:
+    text = str(tool.summary or tool.description or "")
+    return text if len(text) <= 200 else text[:197] + "..."

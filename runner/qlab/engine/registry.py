@@ -1,0 +1,63 @@
+"""The engine registry: ``engine.type`` in qlab.yaml -> a factory that builds the engine under test.
+
+A literal dict, the one place that lists the engine kinds; ``register`` adds one (a plugin) and refuses a
+duplicate name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from qlab import fuzzy
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
+from qlab.errors import InputError, QlabError
+from qlab.project.model import EngineConfig
+
+EngineFactory = Callable[[EngineConfig, Collection, Path], Engine]
+
+
+def _builtin(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
+    from qlab.engine.builtin import BuiltinEngine
+    from qlab.engine.llm import LLMClient
+
+    llm = LLMClient(config.llm, base_dir=base_dir) if config.llm is not None else None
+    return BuiltinEngine(collection, llm=llm)
+
+
+def _http(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
+    from qlab.engine.http_engine import HttpEngine
+
+    return HttpEngine(config)
+
+
+def _python(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
+    from qlab.engine.python_engine import make_python_engine
+
+    if not config.object:
+        raise InputError("engine.object: a python engine needs 'module:attr' (engine.object)")
+    return make_python_engine(config.object, collection, base_dir=base_dir)
+
+
+ENGINES: dict[str, EngineFactory] = {
+    "builtin": _builtin,
+    "http": _http,
+    "python": _python,
+}
+
+
+def register(name: str, factory: EngineFactory) -> None:
+    """Add an engine kind. A name already registered is refused: two engines must not share one."""
+    if name in ENGINES:
+        raise QlabError(f"engine {name!r} is already registered")
+    ENGINES[name] = factory
+
+
+def make_engine(config: EngineConfig, collection: Collection, *, base_dir: Path) -> Engine:
+    """The engine ``config`` asks for, over ``collection``. Relative paths resolve from ``base_dir``."""
+    factory = ENGINES.get(config.type)
+    if factory is None:
+        hint = fuzzy.did_you_mean(config.type, ENGINES)
+        raise InputError(f"engine.type: {config.type!r} is not a known engine ({', '.join(ENGINES)}).{hint}")
+    return factory(config, collection, base_dir)

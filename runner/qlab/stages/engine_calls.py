@@ -1,0 +1,191 @@
+"""What the search, select and plan stages share: one engine call per case and stage, cached for later stages.
+
+A plan-mode case goes search → select → plan even when its suite sits only in the plan gate: each stage asks
+for the previous stage's answer with ``searched``/``selected``, which reuse the answer an earlier gate stored
+in ``ctx.shared`` or make the call once (recording its result object, latency and failure on the case). The
+cache is keyed by the CaseResult, so each attempt of a repeated case (``Suite.repeat``) calls the engine on
+its own. The plan stage leaves each Plan in ``ctx.shared["plans"][case_id]``, where the execute stage looks
+first.
+
+An engine that raises (an http engine's bad reply, a python engine's bug) fails the case with
+``engine_error`` (status ``error``) in the stage that called it; the other cases go on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from qlab import fuzzy, metrics
+from qlab.engine import wire
+from qlab.engine.types import SearchResult, Selection
+from qlab.project.model import Case
+from qlab.results import CaseResult
+from qlab.stages import engine_checks
+from qlab.stages.base import RunContext, StopHit
+
+T = TypeVar("T")
+SEARCHES = "engine.searches"  # ctx.shared key: id(CaseResult) -> (CaseResult, SearchResult)
+SELECTIONS = "engine.selections"
+PLANS = "plans"  # case id -> Plan (read by qlab.execute.plans)
+
+
+def top_k(ctx: RunContext, case: Case) -> int:
+    """The K of the case: ``expected_top_k``, else its suite's ``k``."""
+    suite = ctx.config.suites.get(case.suite)
+    return case.expected_top_k or (suite.k if suite is not None else 8)
+
+
+def fetch_k(ctx: RunContext, case: Case) -> int:
+    """How many rows to ask for: the case's K, or more when a ``top_k_contains`` assertion asks for more."""
+    wanted = [top_k(ctx, case)]
+    for assertion in case.assertions:
+        k = assertion.args.get("k") if assertion.type == "top_k_contains" else None
+        if isinstance(k, int) and k > 0:
+            wanted.append(k)
+    return max(wanted)
+
+
+def call(result: CaseResult, stage: str, latency_key: str, ctx: RunContext, fn: Callable[[], T]) -> T | None:
+    """Run one engine call, recording its latency; an exception fails the case with ``engine_error``."""
+    started = time.perf_counter()
+    try:
+        value = fn()
+    except Exception as exc:  # the engine under test may fail in any way; the run goes on
+        result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
+        name = getattr(ctx.engine, "name", "engine")
+        result.fail(stage, "engine_error", f"{name}: {type(exc).__name__}: {exc}", status="error")
+        return None
+    result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
+    return value
+
+
+def _cached(ctx: RunContext, key: str, result: CaseResult) -> Any:
+    entry = ctx.shared.get(key, {}).get(id(result))
+    return entry[1] if entry is not None and entry[0] is result else None
+
+
+def _store(ctx: RunContext, key: str, result: CaseResult, value: Any) -> None:
+    ctx.shared.setdefault(key, {})[id(result)] = (result, value)
+
+
+def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | None:
+    """The case's search (run once): writes ``result.search``, checks the target and the search assertions.
+
+    None when the case failed at search (engine error, unknown or absent expected target, failed assertion).
+    """
+    cached = _cached(ctx, SEARCHES, result)
+    if cached is not None:
+        return None if result.done else cached  # type: ignore[no-any-return]
+    found = call(result, "search", "search", ctx, lambda: ctx.engine.search(case.query, k=fetch_k(ctx, case)))
+    if found is None:
+        return None
+    _store(ctx, SEARCHES, result, found)
+    k = top_k(ctx, case)
+    rank = found.rank_of(case.expected_target) if case.expected_target else None
+    hit = None if not case.expected_target else rank is not None and rank <= k
+    result.search = {
+        "hit": hit,
+        "hit_rank": rank if hit else None,
+        "top_k": k,
+        "rows": [wire.row_to_dict(row) for row in found.rows],
+        "query_terms": list(found.query_terms),
+    }
+    if case.expected_target and ctx.collection.tool(case.expected_target) is None:
+        hint = fuzzy.did_you_mean(case.expected_target, [t.id for t in ctx.collection.tools])
+        result.fail(
+            "search",
+            "expected_target_unknown",
+            f"{case.expected_target!r} is not a tool of the collection.{hint}",
+        )
+    elif hit is False:
+        shown = ", ".join(f"{row.rank}. {row.tool_id}" for row in found.rows[:3]) or "no rows"
+        where = f"at rank {rank}" if rank is not None else "not in the results"
+        result.fail(
+            "search", "expected_target_absent", f"{case.expected_target} is {where} (K={k}); top: {shown}"
+        )
+    engine_checks.check_search(case, result, found)
+    return None if result.done else found
+
+
+def selected(ctx: RunContext, case: Case, result: CaseResult) -> Selection | None:
+    """The case's selection (run once, after its search): writes ``result.target_selector`` and checks it.
+
+    None when the case failed before or at select.
+    """
+    cached = _cached(ctx, SELECTIONS, result)
+    if cached is not None:
+        return None if result.done else cached  # type: ignore[no-any-return]
+    found = searched(ctx, case, result)
+    if found is None:
+        return None
+    entities = dict(case.provided_entities)
+    selection = call(
+        result,
+        "select",
+        "target_selection",
+        ctx,
+        lambda: ctx.engine.select(case.query, found, entities=entities, llm_target=case.llm_target),
+    )
+    if selection is None:
+        return None
+    _store(ctx, SELECTIONS, result, selection)
+    result.target_selector = wire.selection_to_dict(selection)
+    critical = result.critical or case.id in _critical(ctx, case)
+    if selection.ambiguous and critical:
+        tied = ", ".join(selection.candidates)
+        result.fail(
+            "select", "ambiguous_critical", f"critical case: the selector could not tell apart {tied}"
+        )
+    elif case.expected_target and selection.selected_target != case.expected_target:
+        why = ", ".join(selection.reason_codes)
+        result.fail(
+            "select",
+            "wrong_target_selected",
+            f"selected {selection.selected_target}, expected {case.expected_target} ({why})",
+        )
+    engine_checks.check_select(case, result, selection)
+    return None if result.done else selection
+
+
+def _critical(ctx: RunContext, case: Case) -> tuple[str, ...]:
+    suite = ctx.config.suites.get(case.suite)
+    return suite.critical if suite is not None else ()
+
+
+# --------------------------------------------------------------------------------------------- reporting
+
+
+def suite_groups(cases: Sequence[Case], results: Mapping[str, CaseResult]) -> dict[str, list[dict[str, Any]]]:
+    """The case dicts of ``cases`` by suite, in first-seen order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        groups.setdefault(case.suite, []).append(results[case.id].to_dict())
+    return groups
+
+
+def latency_metrics(dicts: Sequence[Mapping[str, Any]], key: str) -> dict[str, float | None]:
+    figures = metrics.latency(dicts).get(key, {"p50": None, "p95": None})
+    return {f"latency_{key}_p50_ms": figures["p50"], f"latency_{key}_p95_ms": figures["p95"]}
+
+
+def stops_for(
+    condition: str,
+    reasons: frozenset[str],
+    cases: Sequence[Case],
+    results: Mapping[str, CaseResult],
+    stage: str,
+) -> list[StopHit]:
+    """A StopHit for ``condition`` over the cases that failed in ``stage`` with one of ``reasons``."""
+    ids = [
+        c.id
+        for c in cases
+        if (failure := results[c.id].failure) is not None
+        and failure.stage == stage
+        and failure.reason in reasons
+    ]
+    if not ids:
+        return []
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    return [StopHit(condition, tuple(ids), f"{len(ids)} case(s): {shown}")]
