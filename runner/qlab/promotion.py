@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qlab import promotion_checks as checks
-from qlab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, paired_interval
+from qlab.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from qlab.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_PASS
 from qlab.project.model import PromotionRule
 from qlab.promotion_checks import Check
 from qlab.promotion_comparable import compared_cases, refusals
-from qlab.promotion_rules import CHANGE_MODES, case_metric
+from qlab.promotion_metrics import MetricCheck, metric_checks
+from qlab.promotion_rules import CHANGE_MODES
 from qlab.records import Artifact, evidence
 
 CHANGE_KINDS: tuple[str, ...] = ("regressed", "fixed", "still_failing", "new", "removed", "passing")
@@ -49,50 +50,6 @@ class CaseChange:
             "flaky": self.flaky,
             "baseline": {"status": self.baseline_status, "evidence": self.baseline},
             "candidate": {"status": self.candidate_status, "evidence": self.candidate},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class MetricCheck:
-    """A metric of both runs. ``regressed`` follows the noise rule (tolerance, bootstrap interval)."""
-
-    metric: str
-    source: str  # "cases" (per-case values, paired) or "suite:<name>" (a suite-level figure)
-    baseline: float | None
-    candidate: float | None
-    n: int
-    tolerance: float
-    interval: Interval | None = None
-
-    @property
-    def delta(self) -> float | None:
-        if self.baseline is None or self.candidate is None:
-            return None
-        return self.candidate - self.baseline
-
-    @property
-    def regressed(self) -> bool:
-        delta = self.delta
-        if delta is None:
-            return False
-        beyond_tolerance = delta < -self.tolerance - _EPS
-        if self.interval is None:
-            return beyond_tolerance
-        # bootstrap: the drop must be beyond tolerance AND the whole interval must lie below zero
-        return beyond_tolerance and self.interval.high < -_EPS
-
-    def to_dict(self) -> dict[str, Any]:
-        delta = self.delta
-        return {
-            "metric": self.metric,
-            "source": self.source,
-            "baseline": _round(self.baseline),
-            "candidate": _round(self.candidate),
-            "delta": _round(delta),
-            "n": self.n,
-            "tolerance": self.tolerance,
-            "interval": self.interval.to_dict() if self.interval else None,
-            "regressed": self.regressed,
         }
 
 
@@ -164,9 +121,7 @@ def compare(
     if refused:
         return PromotionReport(change_type, rule, "refused", tuple(refused), *runs, suites=tuple(suites))
     changes = _classify(base_cases, cand_cases, baseline, candidate)
-    metrics = tuple(
-        _metric_checks(rule, base_cases, cand_cases, baseline, candidate, suites, seed, resamples)
-    )
+    metrics = tuple(metric_checks(rule, base_cases, cand_cases, baseline, candidate, suites, seed, resamples))
     results: list[Check] = []
     for name in dict.fromkeys((*rule.require, "no_required_regression")):
         results.append(
@@ -256,62 +211,6 @@ def _classify(
                 candidate_status=str(c["status"]) if c is not None else None,
             )
         )
-    return out
-
-
-def _metric_checks(
-    rule: PromotionRule,
-    base: Mapping[str, Mapping[str, Any]],
-    cand: Mapping[str, Mapping[str, Any]],
-    baseline: Artifact,
-    candidate: Artifact,
-    suites: list[str],
-    seed: int,
-    resamples: int,
-) -> list[MetricCheck]:
-    out: list[MetricCheck] = []
-    for metric in rule.metrics or ("pass_rate",):
-        value_of = case_metric(metric)
-        if value_of is None:
-            out += _suite_metric_checks(metric, rule, baseline, candidate, suites)
-            continue
-        pairs: list[tuple[float, float]] = []
-        for case_id, b in base.items():
-            c = cand.get(case_id)
-            if c is None:
-                continue
-            bv, cv = value_of(b), value_of(c)
-            if bv is None and cv is None:
-                continue
-            # a case with data on one side only (e.g. blocked before the stage) scores 0 on the other
-            pairs.append((bv or 0.0, cv or 0.0))
-        if not pairs:
-            out.append(MetricCheck(metric, "cases", None, None, 0, rule.tolerance))
-            continue
-        bs, cs = [p[0] for p in pairs], [p[1] for p in pairs]
-        interval = paired_interval(bs, cs, seed=seed, resamples=resamples) if rule.bootstrap else None
-        out.append(
-            MetricCheck(
-                metric, "cases", sum(bs) / len(bs), sum(cs) / len(cs), len(pairs), rule.tolerance, interval
-            )
-        )
-    return out
-
-
-def _suite_metric_checks(
-    metric: str, rule: PromotionRule, baseline: Artifact, candidate: Artifact, suites: list[str]
-) -> list[MetricCheck]:
-    """A metric only suites report (e.g. ndcg_at_k): compared per suite, tolerance only (no per-case values)."""
-    out: list[MetricCheck] = []
-    for suite in suites:
-        b = (_suite_info(baseline, suite).get("metrics") or {}).get(metric)
-        c = (_suite_info(candidate, suite).get("metrics") or {}).get(metric)
-        if isinstance(b, (int, float)) or isinstance(c, (int, float)):
-            bf = float(b) if isinstance(b, (int, float)) else None
-            cf = float(c) if isinstance(c, (int, float)) else None
-            out.append(MetricCheck(metric, f"suite:{suite}", bf, cf, 0, rule.tolerance))
-    if not out:
-        out.append(MetricCheck(metric, "suites", None, None, 0, rule.tolerance))
     return out
 
 

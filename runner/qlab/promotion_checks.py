@@ -15,7 +15,8 @@ from qlab.promotion_rules import selection_correct
 from qlab.records import Artifact
 
 if TYPE_CHECKING:  # promotion imports this module; only the type hints need promotion's classes
-    from qlab.promotion import CaseChange, MetricCheck
+    from qlab.promotion import CaseChange
+    from qlab.promotion_metrics import MetricCheck
 
 AUTH_REASONS = frozenset(
     {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed", "auth_failed"}
@@ -104,9 +105,11 @@ def _metric_not_worse(name: str, x: _Inputs) -> Check:
             )
         elif m.regressed:
             noise = f", interval [{m.interval.low:+.4f}, {m.interval.high:+.4f}]" if m.interval else ""
+            shown = ", ".join(m.worse[:5]) + (f" and {len(m.worse) - 5} more" if len(m.worse) > 5 else "")
+            evidence = f"; worse on {shown}" if m.worse else ""
             reasons.append(
                 f"{m.metric} ({m.source}) dropped {m.baseline:.4f} -> {m.candidate:.4f} "
-                f"(tolerance {m.tolerance}{noise})"
+                f"(tolerance {m.tolerance}{noise}){evidence}"
             )
     return _result(name, reasons)
 

@@ -20,6 +20,7 @@ _TITLES = {
     "removed": "Removed (only in the baseline)",
 }
 _MAX_CELL = 160
+_MAX_WORSE = 20  # side-by-side tables of passing cases that got worse on a metric
 
 
 def markdown(report: PromotionReport) -> str:
@@ -40,8 +41,8 @@ def markdown(report: PromotionReport) -> str:
         "",
         "## Metrics",
         "",
-        "| metric | source | baseline | candidate | delta | noise | regressed |",
-        "|---|---|---:|---:|---:|---|---|",
+        "| metric | source | baseline | candidate | delta | noise | worse / better cases | regressed |",
+        "|---|---|---:|---:|---:|---|---:|---|",
     ]
     for m in report.metrics:
         noise = f"tolerance {m.tolerance}"
@@ -49,7 +50,7 @@ def markdown(report: PromotionReport) -> str:
             noise += f"; {m.interval.confidence:.0%} CI [{m.interval.low:+.4f}, {m.interval.high:+.4f}]"
         out.append(
             f"| {m.metric} | {m.source} | {_num(m.baseline)} | {_num(m.candidate)} | {_num(m.delta, sign=True)} "
-            f"| {noise} | {'yes' if m.regressed else 'no'} |"
+            f"| {noise} | {len(m.worse)} / {len(m.better)} | {'yes' if m.regressed else 'no'} |"
         )
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in report.counts.items())
     out += ["", f"Cases in {', '.join(report.suites) or 'no suite'}: {counts}.", ""]
@@ -60,6 +61,15 @@ def markdown(report: PromotionReport) -> str:
         out += [f"## {title}", ""]
         for change in changes:
             out += _side_by_side(change)
+    # cases that pass in both runs but score lower on a metric: the evidence behind a metric drop
+    worse = {case_id for m in report.metrics for case_id in m.worse}
+    passing = [c for c in report.of_kind("passing") if c.case_id in worse]
+    if passing:
+        out += ["## Passing in both runs, but worse on a metric", ""]
+        for change in passing[:_MAX_WORSE]:
+            out += _side_by_side(change)
+        if len(passing) > _MAX_WORSE:
+            out += [f"… and {len(passing) - _MAX_WORSE} more (see the JSON report).", ""]
     return "\n".join(out)
 
 

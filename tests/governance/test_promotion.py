@@ -124,7 +124,9 @@ def test_metric_drop_counts_only_beyond_tolerance() -> None:
     worse = _art(_many(20, 2, run_id="c"), "c")  # 0.90: beyond 0.05
     report = compare(base, worse, change_type="alias_or_semantic_metadata", rule=lenient)
     assert report.verdict == "block"
-    assert report.reasons == ("hit_at_k (cases) dropped 1.0000 -> 0.9000 (tolerance 0.05)",)
+    assert report.reasons == (
+        "hit_at_k (cases) dropped 1.0000 -> 0.9000 (tolerance 0.05); worse on q-00, q-01",
+    )
 
 
 def test_bootstrap_keeps_a_drop_inside_the_noise_and_blocks_a_real_one() -> None:
@@ -356,3 +358,18 @@ def test_execute_enablement_needs_auth_readiness_and_passing_read_assertions() -
 def test_unknown_change_type_is_a_usage_error_with_a_suggestion() -> None:
     with pytest.raises(UsageError, match="Did you mean 'execute_enablement'"):
         rule_for("execute_enablment", None)
+
+
+def test_a_metric_drop_shows_the_passing_cases_behind_it_side_by_side() -> None:
+    base = _art(artifact([search_case("s-1", rank=1, top=["a", "b"]), search_case("s-2")]), "a")
+    cand = _art(artifact([search_case("s-1", rank=2, top=["b", "a"]), search_case("s-2")], run_id="b"), "b")
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
+    )
+    assert report.verdict == "block"
+    top_1 = next(m for m in report.metrics if m.metric == "top_1")
+    assert (top_1.worse, top_1.better) == (("s-1",), ())
+    assert "top_1 (cases) dropped 1.0000 -> 0.5000 (tolerance 0.0); worse on s-1" in report.reasons
+    text = markdown(report)
+    assert "## Passing in both runs, but worse on a metric" in text
+    assert "| search | hit at rank 1 of top 5 (1. a, 2. b) | hit at rank 2 of top 5 (1. b, 2. a) |" in text
