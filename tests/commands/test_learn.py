@@ -87,3 +87,34 @@ def test_accept_twice_or_an_unknown_id_exits_2(tmp_path: Path, capsys: pytest.Ca
     assert code == 2 and "already accepted (by alice)" in err
     code, _, err = _cli(["learn", "accept", "sg-ffff", "--by", "bob", "--config", str(config)], capsys)
     assert code == 2 and "no suggestion 'sg-ffff'" in err
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    # .qlab/ holds qlab's own state (the collection cache, the suggestions file), not project files
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".qlab" not in p.parts
+    }
+
+
+def test_shadow_stores_pending_suggestions_and_changes_no_project_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from governance.builders import artifact, search_case, write
+
+    config = make_project(tmp_path, aliases="getMember:\n  - member profile\n")
+    miss = search_case("s-parcel", rank=None, top=["listCarriers"], top_k=5)
+    (tmp_path / ".qlab").mkdir()
+    result = write(tmp_path / ".qlab" / "result.json", artifact([miss]))
+    before = _files(tmp_path)
+    code, out, err = _cli(["learn", "shadow", "--result", str(result), "--config", str(config)], capsys)
+    assert code == 0, err
+    assert "trackDelivery += parcel" in out
+    assert "shadow rank over" in out and "improved s-parcel" in out
+    assert _files(tmp_path) == before
+    stored = json.loads((tmp_path / ".qlab" / "suggestions.json").read_text())["suggestions"]
+    assert [(s["tool_id"], s["aliases"], s["status"]) for s in stored] == [
+        ("trackDelivery", ["parcel"], "pending_review")
+    ]
+    assert stored[0]["shadow"]["improved"] == ["s-parcel"]

@@ -1,0 +1,122 @@
+"""``qlab approve`` and ``qlab release`` in process, on the demo API with the built-in engine."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.builders import artifact, make_project, plan_case, write
+from qlab.cli import main
+from qlab.governance_env import collection_and_engines
+from qlab.project import load_project
+
+REPO = Path(__file__).resolve().parents[2]
+RELEASE = """\
+release:
+  member-delivery-skill:
+    trigger_cases: release/trigger-cases.json
+    golden_cases: release/golden-cases.json
+    permissions: [members, deliveries]
+    max_tool_calls: 3
+    max_latency_ms: 2000
+"""
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    out = capsys.readouterr()
+    return int(exc.value.code or 0), out.out, out.err
+
+
+def _setup(tmp_path: Path) -> tuple[Path, str]:
+    """The demo's trigger and golden cases, one regression case; returns qlab.yaml and the collection digest."""
+    (tmp_path / "release").mkdir()
+    for name in ("trigger-cases.json", "golden-cases.json"):
+        shutil.copy(REPO / "gates" / "release" / name, tmp_path / "release" / name)
+    config = make_project(tmp_path, extra=RELEASE)
+    (tmp_path / "gates" / "regression" / "r.yaml").write_text(
+        "id: reg-1\nquery: track delivery D-5001\nexpected_target: trackDelivery\n", encoding="utf-8"
+    )
+    collection, _ = collection_and_engines(load_project(config).config)
+    return config, collection.digest
+
+
+def _result(tmp_path: Path, digest: str, name: str, *, passed: bool = True) -> Path:
+    case: dict[str, Any] = plan_case("reg-1", suite="regression", selected="trackDelivery", correct=passed)
+    return write(tmp_path / name, artifact([case], collection=digest))
+
+
+def test_approve_then_release_publishes_and_a_new_result_needs_a_new_review(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, digest = _setup(tmp_path)
+    first = _result(tmp_path, digest, "r1.json")
+    base = ["--config", str(config)]
+
+    code, out, err = _cli(["release", "member-delivery-skill", "--result", str(first), *base], capsys)
+    assert code == 1, out + err
+    assert "FAIL  human_review: no review of this result" in out
+
+    code, out, err = _cli(
+        ["approve", "member-delivery-skill", "--result", str(first), "--reviewer", "alice", *base], capsys
+    )
+    assert code == 0, err
+    assert out.startswith("approved member-delivery-skill for result sha256:")
+
+    code, out, err = _cli(
+        ["release", "member-delivery-skill", "--result", str(first), "--json", "-", *base], capsys
+    )
+    assert code == 0, out + err
+    outcome = json.loads(out)
+    assert outcome["status"] == "published"
+    assert [g["status"] for g in outcome["gates"]] == ["passed"] * 5
+
+    # a new run (other bytes): alice's approval of the old result does not count
+    second = _result(tmp_path, digest, "r2.json")
+    data = json.loads(second.read_text())
+    data["run_id"] = "run-2"
+    second.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = _cli(["release", "member-delivery-skill", "--result", str(second), *base], capsys)
+    assert code == 1
+    assert "reviews of other results do not count" in out
+    record = json.loads((tmp_path / ".qlab" / "releases.json").read_text())["skills"]["member-delivery-skill"]
+    assert record["status"] == "draft"
+    assert record["published"]["digest"] != record["history"][-1]["result"]["digest"]
+    assert [h["status"] for h in record["history"]] == ["draft", "published", "draft"]
+
+
+def test_a_failing_regression_case_keeps_the_skill_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, digest = _setup(tmp_path)
+    failing = _result(tmp_path, digest, "r.json", passed=False)
+    _cli(
+        [
+            "approve",
+            "member-delivery-skill",
+            "--result",
+            str(failing),
+            "--by",
+            "alice",
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    code, out, _ = _cli(
+        ["release", "member-delivery-skill", "--result", str(failing), "--config", str(config)], capsys
+    )
+    assert code == 1
+    assert "FAIL  regression_eval: reg-1: failed at select/wrong_target_selected" in out
+    assert "skip  human_review" in out
+
+
+def test_unknown_skill_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config, _ = _setup(tmp_path)
+    code, _, err = _cli(["release", "member-delivery", "--config", str(config)], capsys)
+    assert code == 2 and "Did you mean 'member-delivery-skill'?" in err
