@@ -10,6 +10,8 @@ becomes ``Collection.digest`` and part of the run fingerprint.
 Schemas that came from a ``$ref`` are shared in memory (``refs.NamedSchema``) and stored once, under
 ``schemas.<name>``; where a tool uses one, the artifact has ``{"$ref": "#/schemas/<name>"}`` — a JSON pointer
 into the artifact itself — with the keys that override it beside the ``$ref`` (``refs.MergedSchema``).
+Parameters that came from a ``$ref`` (``refs.NamedParameter``) are stored once the same way, under
+``parameters.<name>``, and a tool lists ``{"$ref": "#/parameters/<name>"}`` for them.
 ``from_json`` puts the shared objects back, so a loaded collection equals a built one.
 """
 
@@ -24,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from qlab.collection.model import Collection, IOContract, MutationClass, Parameter, Tool
-from qlab.collection.refs import MergedSchema, NamedSchema
+from qlab.collection.refs import MergedSchema, NamedParameter, NamedSchema
 from qlab.errors import InputError
 
 FORMAT = 1
 SCHEMA_ID = "https://qlab.dev/schemas/collection.schema.json"
 _REF_PREFIX = "#/schemas/"
+_PARAM_PREFIX = "#/parameters/"
 
 
 def canonical(value: Any) -> str:
@@ -37,8 +40,13 @@ def canonical(value: Any) -> str:
 
 
 def _digest(members: Mapping[str, str]) -> str:
-    body = "{" + ",".join(f"{json.dumps(k)}:{members[k]}" for k in sorted(members) if k != "digest") + "}"
-    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+    """sha256 of ``{"k":v,...}`` over every member but ``digest``, hashed piece by piece (no 10 MB join)."""
+    digest = hashlib.sha256(b"{")
+    for i, key in enumerate(k for k in sorted(members) if k != "digest"):
+        digest.update(f"{',' if i else ''}{json.dumps(key)}:".encode())
+        digest.update(members[key].encode("utf-8"))
+    digest.update(b"}")
+    return "sha256:" + digest.hexdigest()
 
 
 def _join(members: Mapping[str, str]) -> str:
@@ -53,21 +61,28 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.table: dict[str, Any] = {}
+        self.params: dict[str, Parameter] = {}  # NamedParameter.ref -> the parameter stored
+        self.param_table: dict[str, Any] = {}
         self._names: dict[int, str] = {}  # id(NamedSchema) -> table key
         self._keep: list[Any] = []
 
     def value(self, node: Any) -> Any:
-        if isinstance(node, NamedSchema):
+        kind = type(node)
+        if kind is str or kind is int or kind is bool or kind is float or node is None:
+            return node
+        if kind is dict:  # the common case first: plain schema nodes, keys already strings
+            return {k: self.value(v) for k, v in node.items()}
+        if kind is list or kind is tuple:
+            return [self.value(v) for v in node]
+        if kind is NamedSchema:
             return {"$ref": _REF_PREFIX + self._name(node)}
-        if isinstance(node, MergedSchema):  # the shared target once, plus what its $ref's siblings override
+        if kind is MergedSchema:  # the shared target once, plus what its $ref's siblings override
             return {
                 **{str(k): self.value(v) for k, v in node.overrides.items()},
                 "$ref": _REF_PREFIX + self._name(node.base),
             }
         if isinstance(node, Mapping):
             return {str(k): self.value(v) for k, v in node.items()}
-        if isinstance(node, (list, tuple)):
-            return [self.value(v) for v in node]
         return node
 
     def _name(self, node: NamedSchema) -> str:
@@ -83,6 +98,27 @@ class _Encoder:
         self.table[key] = {str(k): self.value(v) for k, v in node.items()}
         return key
 
+    def parameter(self, param: Parameter) -> dict[str, Any]:
+        """A parameter object, or a reference to the shared one for a NamedParameter (stored once)."""
+        if isinstance(param, NamedParameter) and param.ref:
+            key, n = param.ref, 2
+            while key in self.params and self.params[key] is not param and self.params[key] != param:
+                key, n = f"{param.ref}~{n}", n + 1  # a different parameter under the same name: keep both
+            if key not in self.params:
+                self.params[key] = param
+                self.param_table[key] = self._parameter(param)
+            return {"$ref": _PARAM_PREFIX + key}
+        return self._parameter(param)
+
+    def _parameter(self, param: Parameter) -> dict[str, Any]:
+        return {
+            "name": param.name,
+            "location": param.location,
+            "required": param.required,
+            "schema": self.value(param.schema),
+            "description": param.description,
+        }
+
     def tool(self, tool: Tool) -> dict[str, Any]:
         return {
             "id": tool.id,
@@ -94,16 +130,7 @@ class _Encoder:
             "description": tool.description,
             "method": tool.method,
             "path": tool.path,
-            "parameters": [
-                {
-                    "name": p.name,
-                    "location": p.location,
-                    "required": p.required,
-                    "schema": self.value(p.schema),
-                    "description": p.description,
-                }
-                for p in tool.parameters
-            ],
+            "parameters": [self.parameter(p) for p in tool.parameters],
             "request_body": None if tool.request_body is None else self.value(tool.request_body),
             "request_content_type": tool.request_content_type,
             "responses": {str(s): self.value(v) for s, v in tool.responses.items()},
@@ -139,6 +166,7 @@ def _members(
         "tools": canonical(encoded_tools),
         "contracts": canonical([_contract(c) for c in contracts]),
         "schemas": canonical(encoder.table),
+        "parameters": canonical(encoder.param_table),
     }
 
 
@@ -223,6 +251,25 @@ def _decode(data: Mapping[str, Any]) -> Collection:
             return [value(v) for v in node]
         return node
 
+    param_table: Mapping[str, Any] = data.get("parameters") or {}
+    params: dict[str, NamedParameter] = {}
+
+    def parameter(node: Mapping[str, Any]) -> Parameter:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_PARAM_PREFIX):
+            key = ref[len(_PARAM_PREFIX) :]
+            hit = params.get(key)
+            if hit is None:
+                p = param_table[key]
+                hit = NamedParameter(
+                    p["name"], p["location"], p["required"], value(p["schema"]), p["description"], ref=key
+                )
+                params[key] = hit
+            return hit
+        return Parameter(
+            node["name"], node["location"], node["required"], value(node["schema"]), node["description"]
+        )
+
     tools = tuple(
         Tool(
             id=t["id"],
@@ -234,10 +281,7 @@ def _decode(data: Mapping[str, Any]) -> Collection:
             description=t["description"],
             method=t["method"],
             path=t["path"],
-            parameters=tuple(
-                Parameter(p["name"], p["location"], p["required"], value(p["schema"]), p["description"])
-                for p in t["parameters"]
-            ),
+            parameters=tuple(parameter(p) for p in t["parameters"]),
             request_body=None if t["request_body"] is None else value(t["request_body"]),
             request_content_type=t["request_content_type"],
             responses={s: value(v) for s, v in t["responses"].items()},

@@ -26,7 +26,7 @@ so the output is the same on every run.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -121,7 +121,7 @@ class ContractIndex:
     def __init__(self, tools: Sequence[Tool], *, wanted: set[str] | None = None) -> None:
         """``wanted``: the only keys any consumer will look up (None: all)."""
         self.by_key: dict[str, list[Offer]] = defaultdict(list)
-        finder = FieldFinder()
+        finder = FieldFinder(None if wanted is None else _relevance(wanted))
         for tool in tools:
             producer = _PRODUCER.get(tool.mutation)
             if producer is None:
@@ -155,6 +155,19 @@ class ContractIndex:
         if list_path:
             picked += self.by_path.get((key, list_path), [])
         return picked
+
+
+def _relevance(wanted: set[str]) -> Callable[[str], bool]:
+    """Whether a field name can produce any wanted key: by its name, its canonical name, or (id-like) a noun."""
+    memo: dict[str, bool] = {}
+
+    def relevant(name: str) -> bool:
+        hit = memo.get(name)
+        if hit is None:
+            hit = memo[name] = normalize(name) in wanted or canonical(name) in wanted or is_id_like(name)
+        return hit
+
+    return relevant
 
 
 def _rank(offer: Offer) -> tuple[float, str, str]:

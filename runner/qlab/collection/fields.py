@@ -14,7 +14,7 @@ on its parent's nouns), and for the top-level object the last static segment of 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -94,22 +94,34 @@ class FieldFinder:
     """Finds response fields, remembering each (schema, nouns, depth) walk: the operations of a large API share
     their response schemas (Kubernetes' read/replace/patch of a Pod all return a Pod)."""
 
-    def __init__(self) -> None:
+    def __init__(self, relevant: Callable[[str], bool] | None = None) -> None:
+        """``relevant``: a filter on field names (the contract index keeps only names some input could match)."""
+        self._relevant = relevant
         self._memo: dict[tuple[int, tuple[str, ...], int], Walk] = {}
+        self._tools: dict[tuple[tuple[int, ...], tuple[str, ...]], list[Field]] = {}
         self._keep: list[Mapping[str, Any]] = []  # keeps memoized schemas alive, so their ids stay unique
 
     def fields(self, tool: Tool) -> list[Field]:
         """Every field of the tool's success responses (deduplicated by path, first response first)."""
-        out: dict[str, Field] = {}
+        schemas = [s for _status, s in success_schemas(tool.responses) if isinstance(s, Mapping) and s]
         top = tool_nouns(tool)
-        for _status, schema in success_schemas(tool.responses):
-            if not isinstance(schema, Mapping) or not schema:
-                continue
+        key = (tuple(id(s) for s in schemas), top)
+        known = self._tools.get(key)
+        if known is not None:
+            return known
+        out: dict[str, Field] = {}
+        for schema in schemas:
             for parts, name, kind, nouns, depth in self._walk(schema, top, 0, frozenset()):
                 path = _path(parts)
                 if path not in out and len(out) < MAX_FIELDS:
                     out[path] = Field(name, path, kind, nouns, depth)
-        return list(out.values())
+        found = list(out.values())
+        self._tools[key] = found
+        self._keep.extend(schemas)
+        return found
+
+    def _wanted(self, name: str) -> bool:
+        return self._relevant is None or self._relevant(name)
 
     def _walk(
         self, schema: Mapping[str, Any], nouns: tuple[str, ...], steps: int, active: frozenset[int]
@@ -141,11 +153,13 @@ class FieldFinder:
                 if prop_kind in _SCALARS or (
                     prop_kind is None and not _properties(prop) and "items" not in prop
                 ):
-                    found.append(((name,), name, prop_kind, own, max(depth, 1)))
+                    if self._wanted(name):
+                        found.append(((name,), name, prop_kind, own, max(depth, 1)))
                     continue
                 inner = prop.get("items")
                 if prop_kind == "array" and isinstance(inner, Mapping) and schema_type(inner) in _SCALARS:
-                    found.append(((name, "[*]"), name, schema_type(inner), own, max(depth, 1)))
+                    if self._wanted(name):
+                        found.append(((name, "[*]"), name, schema_type(inner), own, max(depth, 1)))
                     continue
                 if depth >= MAX_STEPS:
                     continue

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
+from qlab.collection.model import ParamLocation
 from qlab.collection.operations import (
     ErrorAt,
     Parts,
@@ -41,7 +42,14 @@ def operation_parts(op: Mapping[str, Any], shared: Any, *, where: Where, error_a
             schema = media["schema"] if isinstance(media.get("schema"), Mapping) else {}
         required = True if location == "path" else bool(raw.get("required", False))
         parts.parameters.append(
-            parameter(name, location, required=required, schema=schema, description=raw.get("description"))  # type: ignore[arg-type]
+            parameter(
+                name,
+                cast(ParamLocation, location),  # checked against _LOCATIONS above
+                required=required,
+                schema=schema,
+                description=raw.get("description"),
+                raw=raw,
+            )
         )
         found, value = parameter_example(raw, schema)
         if found:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qlab.collection.model import MutationClass, Parameter, ParamLocation
+from qlab.collection.refs import NamedParameter, NamedSchema
 from qlab.collection.schemas import example_of, object_properties
 from qlab.errors import SpecError
 
@@ -107,9 +108,19 @@ def flatten_body(
 
 
 def parameter(
-    name: str, location: ParamLocation, *, required: bool, schema: Mapping[str, Any], description: Any
+    name: str,
+    location: ParamLocation,
+    *,
+    required: bool,
+    schema: Mapping[str, Any],
+    description: Any,
+    raw: Mapping[str, Any] | None = None,
 ) -> Parameter:
-    return Parameter(name, location, bool(required), schema, str(description or "").strip())
+    """A Parameter; a NamedParameter when ``raw`` (the parameter object) came from a ``$ref``."""
+    text = str(description or "").strip()
+    if isinstance(raw, NamedSchema):
+        return NamedParameter(name, location, bool(required), schema, text, ref=raw.ref)
+    return Parameter(name, location, bool(required), schema, text)
 
 
 def parameter_example(param: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[bool, Any]:

@@ -24,12 +24,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
 from urllib.request import url2pathname
 
 from qlab.collection import documents
 from qlab.collection.documents import Document
+from qlab.collection.model import Parameter
 from qlab.collection.names import pointer_parts
 from qlab.errors import SpecError
 
@@ -74,6 +77,26 @@ class NamedSchema(dict[str, Any]):
         self.ref = ref
 
 
+@dataclass(frozen=True, slots=True)
+class NamedParameter(Parameter):
+    """A Parameter that came from a ``$ref`` (``#/components/parameters/…``, Swagger ``#/parameters/…``): the
+    artifact stores it once, under ``ref``, as it stores a NamedSchema (Kubernetes repeats its long parameter
+    descriptions in a thousand operations)."""
+
+    ref: str = ""
+
+
+class _Unresolved(Exception):
+    """A ``$ref`` that cannot be followed; ``parts`` (innermost first) fill in as it leaves the walk."""
+
+    def __init__(self, doc: Document, message: str) -> None:
+        super().__init__(message)
+        self.doc = doc
+        self.message = message
+        self.parts: list[str | int] = ["$ref"]
+        self.done = False  # True once the path reaches the top of ``doc``
+
+
 class MergedSchema(dict[str, Any]):
     """A shared target with the sibling keys of its ``$ref`` laid over it (``{"$ref": …, "description": …}``).
 
@@ -112,41 +135,76 @@ class Resolver:
     def resolve(self, node: Any, parts: Sequence[str | int] = ()) -> Any:
         """``node`` (found at ``parts`` of the root document) with every ``$ref`` resolved."""
         try:
-            return self._walk(node, self.root, tuple(parts), False)
+            return self._walk(node, self.root, False)
+        except _Unresolved as exc:
+            inner = tuple(reversed(exc.parts))
+            where = inner if exc.done else (*parts, *inner)
+            raise documents.error(exc.doc, where, exc.message) from None
         except RecursionError:
             raise documents.error(
                 self.root, parts, "nesting is too deep to resolve (hundreds of levels); flatten the schema"
             ) from None
 
     # ------------------------------------------------------------------------------------------ walking
+    # The walk keeps no path (that would cost a tuple per node): an error collects its JSON path on its way
+    # out, each frame adding its key, until the frame that entered the document holding the error.
 
-    def _walk(self, node: Any, doc: Document, parts: tuple[str | int, ...], names: bool) -> Any:
-        if isinstance(node, dict):
+    def _walk(self, node: Any, doc: Document, names: bool) -> Any:
+        """``node`` with its refs resolved. A subtree without refs is returned as it is (not copied): most of
+        a spec is plain text and numbers, and copying it would cost more than the resolution itself."""
+        if type(node) is dict:
             if not names:
                 ref = node.get("$ref")
                 if isinstance(ref, str):
-                    return self._deref(node, ref, doc, parts)
-            out: dict[str, Any] = {}
-            for key, value in node.items():
-                if names:
-                    out[key] = self._walk(value, doc, (*parts, key), False)
-                elif (
-                    key in _LITERALS
-                    or key.startswith("x-")
-                    or (key == "examples" and not isinstance(value, dict))
-                ):
-                    out[key] = value
-                else:
-                    is_map = key in _NAME_MAPS or (
-                        key in ("parameters", "examples") and isinstance(value, dict)
-                    )
-                    out[key] = self._walk(value, doc, (*parts, key), is_map)
+                    return self._deref(node, ref, doc)
+            out: dict[str, Any] | None = None  # made on the first child that changed
+            for index, (key, value) in enumerate(node.items()):
+                try:
+                    if names:
+                        new = self._walk(value, doc, False)
+                    elif (
+                        key in _LITERALS
+                        or key.startswith("x-")
+                        or (key == "examples" and type(value) is not dict)
+                    ):
+                        continue
+                    else:
+                        is_map = key in _NAME_MAPS or (
+                            key in ("parameters", "examples") and type(value) is dict
+                        )
+                        new = self._walk(value, doc, is_map)
+                except _Unresolved as exc:
+                    if not exc.done:
+                        exc.parts.append(key)
+                    raise
+                if out is None:
+                    if new is value:
+                        continue
+                    out = dict(islice(node.items(), index))
+                out[key] = new
+            if out is None:
+                return node
+            if len(out) < len(node):  # literal keys after the first change were skipped above
+                out = {key: out.get(key, value) for key, value in node.items()}
             return out
-        if isinstance(node, list):
-            return [self._walk(v, doc, (*parts, i), False) for i, v in enumerate(node)]
+        if type(node) is list:
+            items: list[Any] | None = None
+            for index, value in enumerate(node):
+                try:
+                    new = self._walk(value, doc, False)
+                except _Unresolved as exc:
+                    if not exc.done:
+                        exc.parts.append(index)
+                    raise
+                if items is None:
+                    if new is value:
+                        continue
+                    items = list(node[:index])
+                items.append(new)
+            return node if items is None else items
         return node
 
-    def _deref(self, node: dict[str, Any], ref: str, doc: Document, parts: tuple[str | int, ...]) -> Any:
+    def _deref(self, node: dict[str, Any], ref: str, doc: Document) -> Any:
         key = doc.uri + ref if ref.startswith("#") else urljoin(doc.uri, ref)
         resolved = self._memo.get(key)
         if resolved is None:
@@ -154,10 +212,15 @@ class Resolver:
                 return {RECURSIVE_REF: self._name(key)}  # closes a cycle: not memoized, the target is
             if len(self._active) >= MAX_REF_DEPTH:
                 return {DEPTH_LIMIT_REF: self._name(key)}
-            target_doc, target_parts, contents = self._lookup(ref, key, doc, parts)
+            target_doc, target_parts, contents = self._lookup(ref, key, doc)
             self._active.add(key)
             try:
-                resolved = self._walk(contents, target_doc, tuple(target_parts), False)
+                resolved = self._walk(contents, target_doc, False)
+            except _Unresolved as exc:
+                if not exc.done:  # the error is inside the target: its path starts at the target's pointer
+                    exc.parts.extend(reversed(target_parts))
+                    exc.done = True
+                raise
             finally:
                 self._active.discard(key)
             if isinstance(resolved, dict):
@@ -165,23 +228,18 @@ class Resolver:
             self._memo[key] = resolved
         if len(node) > 1 and isinstance(resolved, NamedSchema):
             # OpenAPI 3.1 (and common practice) lets siblings such as description override the target's
-            overrides = self._walk({k: v for k, v in node.items() if k != "$ref"}, doc, parts, False)
+            overrides = self._walk({k: v for k, v in node.items() if k != "$ref"}, doc, False)
             return MergedSchema(resolved, overrides)
         return resolved
 
     # ------------------------------------------------------------------------------------------ lookups
 
-    def _lookup(
-        self, ref: str, key: str, doc: Document, parts: tuple[str | int, ...]
-    ) -> tuple[Document, list[str], Any]:
+    def _lookup(self, ref: str, key: str, doc: Document) -> tuple[Document, list[str], Any]:
         from referencing.exceptions import PointerToNowhere, Unresolvable
 
-        where = (*parts, "$ref")
         target_uri, fragment = urldefrag(key)
         if fragment and not fragment.startswith("/"):
-            raise documents.error(
-                doc, where, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/...)"
-            )
+            raise _Unresolved(doc, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/...)")
         try:
             resolved = self._registry.resolver(base_uri=doc.uri).lookup(ref)
         except Unresolvable as exc:
@@ -198,7 +256,7 @@ class Resolver:
                     if unreadable is not None
                     else f"$ref {ref!r} cannot be resolved: {exc}"
                 )
-            raise documents.error(doc, where, message) from None
+            raise _Unresolved(doc, message) from None
         target = self._docs.get(target_uri)
         if target is None:  # referencing found it without retrieving: the root under another spelling
             target = self.root

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from qlab.collection.model import Parameter
+from qlab.collection.model import Parameter, ParamLocation
 from qlab.collection.operations import (
     ErrorAt,
     Parts,
@@ -80,10 +80,19 @@ def operation_parts(
         required = True if location == "path" else bool(raw.get("required", False))
         described = raw.get("description")
         if location == "formData":
-            form.append(parameter(name, "body", required=required, schema=schema, description=described))
+            form.append(
+                parameter(name, "body", required=required, schema=schema, description=described, raw=raw)
+            )
         else:
             parts.parameters.append(
-                parameter(name, location, required=required, schema=schema, description=described)  # type: ignore[arg-type]
+                parameter(
+                    name,
+                    cast(ParamLocation, location),
+                    required=required,
+                    schema=schema,
+                    description=described,
+                    raw=raw,
+                )
             )
         found, value = parameter_example(raw, schema)
         if found:
