@@ -71,7 +71,14 @@ def test_select_plan_execute() -> None:
         "selector_accuracy": 0.5,
         "override_rate": 1.0,
         "override_correct_rate": 0.5,
+        "override_precision": 0.5,
+        "llm_tokens": 0.0,
+        "llm_cost_usd": 0.0,
     }
+    usage = {"llm_usage": {"prompt_tokens": 30, "completion_tokens": 5, "cost_usd": 0.25}}
+    assert metrics.llm_usage(
+        [{"target_selector": usage}, {"target_selector": {"llm_usage": {"total_tokens": 7}}}]
+    ) == (42, 0.25)
     assert metrics.plan_metrics(cases) == {"plan_hit_rate": 0.5}
     out = metrics.execute_metrics(cases)
     assert out["execute_read_success_rate"] == 0.5 and out["execute_success_rate"] == round(2 / 3, 6)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab import resultschema
+from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult
@@ -155,16 +155,7 @@ def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:
 
 def llm_usage(results: Sequence[CaseResult]) -> tuple[float, int]:
     """Total LLM cost (USD) and tokens recorded in the target selector blocks so far."""
-    cost = 0.0
-    tokens = 0
-    for result in results:
-        usage = (result.target_selector or {}).get("llm_usage") or {}
-        if isinstance(usage.get("cost_usd"), int | float):
-            cost += float(usage["cost_usd"])
-        if isinstance(usage.get("tokens"), int):
-            tokens += int(usage["tokens"])
-        else:
-            tokens += int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    tokens, cost = metrics.llm_usage({"target_selector": r.target_selector} for r in results)
     return cost, tokens
 
 

@@ -113,11 +113,38 @@ def select_metrics(cases: Sequence[Case]) -> Metrics:
     with_llm = [c for c in evaluated if (c.get("target_selector") or {}).get("llm_target")]
     overrides = [c for c in with_llm if (c.get("target_selector") or {}).get("overrode_llm")]
     overrides_right = sum(1 for c in overrides if not _failed_at(c, "select"))
+    tokens, cost = llm_usage(evaluated)
     return {
         "selector_accuracy": _rate(correct, len(evaluated)),
         "override_rate": _rate(len(overrides), len(with_llm)),
         "override_correct_rate": _rate(overrides_right, len(overrides)),
+        "override_precision": _rate(overrides_right, len(overrides)),  # the issue's name for the same figure
+        "llm_tokens": float(tokens),
+        "llm_cost_usd": round(cost, 8),
     }
+
+
+def usage_tokens(usage: Mapping[str, Any]) -> int:
+    """Tokens of one LLM call, however the client spelled them."""
+    for key in ("total_tokens", "tokens"):
+        if isinstance(usage.get(key), int):
+            return int(usage[key])
+    return int(usage.get("input_tokens") or usage.get("prompt_tokens") or 0) + int(
+        usage.get("output_tokens") or usage.get("completion_tokens") or 0
+    )
+
+
+def llm_usage(cases: Iterable[Case]) -> tuple[int, float]:
+    """Total LLM tokens and cost (USD) recorded in the cases' target selector blocks."""
+    tokens = 0
+    cost = 0.0
+    for case in cases:
+        usage = (case.get("target_selector") or {}).get("llm_usage") or {}
+        if usage:
+            tokens += usage_tokens(usage)
+            if isinstance(usage.get("cost_usd"), int | float):
+                cost += float(usage["cost_usd"])
+    return tokens, cost
 
 
 def plan_metrics(cases: Sequence[Case]) -> Metrics:

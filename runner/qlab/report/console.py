@@ -77,7 +77,7 @@ def gate_table(artifact: Mapping[str, Any], *, color: bool = False) -> str:
     rows = [("gate", "stage", "status", "numbers")]
     for gate in artifact.get("gates") or ():
         numbers = ", ".join(
-            f"{t.get('metric')}={_num(t.get('actual'))}{t.get('op')}{t.get('value')}"
+            f"{t.get('metric')}{_where(t)}={_num(t.get('actual'))}{t.get('op')}{t.get('value')}"
             for t in gate.get("thresholds") or ()
         )
         rows.append((str(gate.get("name")), str(gate.get("stage")), str(gate.get("status")), numbers))
@@ -100,6 +100,10 @@ def gate_table(artifact: Mapping[str, Any], *, color: bool = False) -> str:
     )
     lines += [f"  - {r}" for r in (decision.get("reasons") or ())[:10]]
     return "\n".join(lines)
+
+
+def _where(row: Mapping[str, Any]) -> str:
+    return f"[{row['suite']}]" if row.get("suite") else ""
 
 
 def _num(value: Any) -> str:
