@@ -154,3 +154,12 @@ def test_httpbin_cookies_are_not_shared_between_requests(httpbin_url: str) -> No
         assert exchange.cookies == {"session": "abc123"}
         echoed = _send(client, _req(url=f"{httpbin_url}/cookies"))
         assert b"abc123" not in echoed.body
+
+
+def test_the_tools_idempotent_flag_overrides_the_method() -> None:
+    client, seen = _mock([503, 200])
+    put_not_idempotent = PreparedRequest("PUT", "http://api.test/x", "/x", idempotent=False)
+    assert _send(client, put_not_idempotent).status == 503 and len(seen) == 1
+    client, seen = _mock([503, 200])
+    post_idempotent = PreparedRequest("POST", "http://api.test/x", "/x", idempotent=True)
+    assert _send(client, post_idempotent).status == 200 and len(seen) == 2

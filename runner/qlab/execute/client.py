@@ -5,7 +5,8 @@ sequential sync httpx does ~2,100 req/s while 16 concurrent requests on one Asyn
 new client costs ~20 ms (the CA bundle), so a run makes exactly one. The pool keeps ``max_connections`` equal
 to the concurrency: httpcore scans its pool on every request, so extra idle connections only cost time.
 
-Retries happen only for idempotent methods (a POST that may have reached the server is never sent twice) and
+Retries happen only for idempotent requests — the tool's ``idempotent`` flag when it has one, else the method
+(a POST that may have reached the server is never sent twice) — and
 only on connect errors, 429 and 503. A 429/503 ``Retry-After`` is honoured, capped at ``max_retry_after_sec``
 and by the case's deadline; otherwise the wait is ``backoff_sec * 2**(attempt-1)``.
 """
@@ -124,7 +125,9 @@ def send(
         kwargs["headers"] = {**kwargs.get("headers", {}), **auth_headers}
     if auth_params:
         kwargs["params"] = [*kwargs.get("params", []), *auth_params.items()]
-    idempotent = request.method in IDEMPOTENT_METHODS
+    idempotent = (
+        request.idempotent if request.idempotent is not None else request.method in IDEMPOTENT_METHODS
+    )
     attempt = 0
     while True:
         attempt += 1

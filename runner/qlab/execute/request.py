@@ -49,6 +49,7 @@ class PreparedRequest:
     body: Any = None
     tool_id: str | None = None
     ignored: tuple[str, ...] = ()  # arguments the tool has no parameter for
+    idempotent: bool | None = None  # the tool's own say (MCP idempotentHint, ...); None: judge by the method
 
     def httpx_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``Client.build_request``."""
@@ -176,7 +177,16 @@ def build_request(
         )
     ignored = tuple(sorted(set(arguments) - used))
     return PreparedRequest(
-        method, join_url(base_url, path), path, tuple(params), out_headers, kind, payload, tool.id, ignored
+        method,
+        join_url(base_url, path),
+        path,
+        tuple(params),
+        out_headers,
+        kind,
+        payload,
+        tool.id,
+        ignored,
+        tool.idempotent,
     )
 
 
