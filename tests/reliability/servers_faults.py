@@ -9,13 +9,14 @@ Routes (any method unless said otherwise; ``<n>`` is a number):
 ==========================  =====================================================================================
 ``/health``, ``/ok``        200 ``{"data": {"ok": true, ...}}``
 ``/status/<code>``          that status with a JSON error body (401 also sends ``WWW-Authenticate``)
-``/flaky/<code>/<n>``       ``<code>`` for the first ``n`` hits of this path, then 200; ``?retry_after=S`` adds
-                            ``Retry-After: S`` to the failures
+``/flaky/<code>/<n>``       ``<code>`` for the first ``n`` hits of this path, then 200; a 429 carries
+                            ``Retry-After: 1`` (``?retry_after=S`` sets it for any code)
 ``/retry-after/<s>``        always 429 with ``Retry-After: <s>``
 ``/slow/<s>``               answers 200 after ``s`` seconds (a float)
 ``/reset``                  promises 1 MB, sends 1 KB of it, then resets the connection (TCP RST)
 ``/invalid-json``           200 ``application/json`` whose body is cut JSON
 ``/big/<mb>``               200 JSON of about ``mb`` MiB (streamed: the server never holds it)
+``/deep/<n>``               200 JSON nested ``n`` levels deep (``{"data": {"a": {"a": ...}}}``)
 ``/redirect-loop``          302 to itself, forever
 ``/wrong-type``             200 ``text/html`` page
 ``/json-as-text``           200 valid JSON sent as ``text/plain``
@@ -186,7 +187,10 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             elif m := re.fullmatch(r"/flaky/(\d{3})/(\d+)", path):
                 code, failures = int(m.group(1)), int(m.group(2))
                 if count <= failures:
-                    extra = {"Retry-After": query["retry_after"]} if "retry_after" in query else {}
+                    # a 429 says when to come back (1 s unless ?retry_after= says otherwise)
+                    default = {"retry_after": "1"} if code == 429 else {}
+                    after = {**default, **query}.get("retry_after")
+                    extra = {"Retry-After": after} if after is not None else {}
                     self._json(code, {"error": {"status": code, "hit": count}}, headers=extra)
                 else:
                     self._json(200, {"data": {"ok": True, "hit": count}})
@@ -201,6 +205,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"data": [1, 2, {"cut": ')
             elif m := re.fullmatch(r"/big/(\d+)", path):
                 self._big(int(m.group(1)))
+            elif m := re.fullmatch(r"/deep/(\d+)", path):
+                depth = int(m.group(1))
+                self._send(200, b'{"data": ' + b'{"a": ' * depth + b"1" + b"}" * (depth + 1))
             elif path == "/redirect-loop":
                 self._send(302, b"", headers={"Location": "/redirect-loop"})
             elif path == "/wrong-type":

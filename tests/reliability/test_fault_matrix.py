@@ -8,6 +8,7 @@ thread pool (concurrency 8), so a fault in one case cannot damage another case's
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages.base import StageReport
 from qlab.stages.execute import close_shared, run
+from reliability.project import Op, fault_server_env, qlab, reasons, result_cases, write_project
 from reliability.servers_faults import FaultServer, closed_port
+from servers import free_port
 
 BIG_MIB = 10
 RETRIES = 2
@@ -62,13 +65,12 @@ def _tools() -> dict[str, Any]:
         "reset": "/reset",
         "invalid_json": "/invalid-json",
         "big": f"/big/{BIG_MIB}",
+        "deep": "/deep/100000",
         "redirect_loop": "/redirect-loop",
         "wrong_type": "/wrong-type",
         "json_as_text": "/json-as-text",
     }
     tools = {name: tool(name, "GET", path) for name, path in paths.items()}
-    # Retry-After on the first 429: the tool carries the query the server reads
-    tools["flaky429"] = tool("flaky429", "GET", "/flaky/429/1?retry_after=1")
     return tools
 
 
@@ -98,6 +100,12 @@ MATRIX: dict[str, tuple[str, dict[str, Any], tuple[str, str | None]]] = {
     "10mb-body-passes": (
         "big",
         {"assertions": (a("json_path_exists", path="$.data.blob"),)},
+        ("passed", None),
+    ),
+    "json-nested-100k-deep": ("deep", {"assertions": JSON}, ("failed", "invalid_json")),
+    "json-nested-100k-deep-unchecked": (
+        "deep",
+        {"assertions": (a("http_status", in_=[200]),)},
         ("passed", None),
     ),
     "redirect-loop": ("redirect_loop", {}, ("failed", "http_error")),
@@ -155,7 +163,7 @@ def test_every_fault_gets_its_failure_class_and_healthy_cases_pass(matrix: Matri
         "auth_failed": 2,
         "connection_error": 2,
         "http_error": 6,
-        "invalid_json": 2,
+        "invalid_json": 3,
         "timeout": 1,
     }
     # bounded: no case waited on Retry-After: 3600, nor on the 5 s server beyond its own timeout
@@ -206,3 +214,113 @@ def test_a_10mb_body_is_truncated_in_results(matrix: Matrix) -> None:
     assert len(json.dumps(failed)) < 20_000
     passed = results["10mb-body-passes"].to_dict()
     assert "response_excerpt" not in passed["execute"] and len(json.dumps(passed)) < 20_000
+
+
+# ---------------------------------------------------------------------------------------------- the whole CLI
+
+CLI_OPS = [
+    Op("checkHealth", "GET", "/ok", "Check that the service is healthy"),
+    Op("triggerInternalFailure", "GET", "/status/500", "Trigger an internal server failure"),
+    Op("callBadGateway", "GET", "/status/502", "Call the bad gateway proxy"),
+    Op("reachMaintenance", "GET", "/status/503", "Reach the unavailable maintenance service"),
+    Op("openVault", "GET", "/status/401", "Open the unauthorized vault"),
+    Op("enterArchive", "GET", "/status/403", "Enter the forbidden archive"),
+    Op("fetchMissingDocument", "GET", "/status/404", "Fetch the missing document"),
+    Op("recoverThrottle", "GET", "/flaky/429/1", "Recover from the throttled burst"),
+    Op("hitQuota", "GET", "/retry-after/3600", "Hit the exhausted quota"),
+    Op("waitExport", "GET", "/slow/5", "Wait for the sluggish report export"),
+    Op("downloadStream", "GET", "/reset", "Download the interrupted stream"),
+    Op("readLedger", "GET", "/invalid-json", "Read the corrupted ledger"),
+    Op("exportDump", "GET", f"/big/{BIG_MIB}", "Export the enormous archive dump"),
+    Op("inspectTree", "GET", "/deep/100000", "Inspect the nested tree"),
+    Op("followRedirect", "GET", "/redirect-loop", "Follow the circular redirect"),
+    Op("loadPage", "GET", "/wrong-type", "Load the maintenance page"),
+]
+OK_CLI = [
+    {"type": "http_status", "in": [200]},
+    {"type": "json_path_equals", "path": "$.data.ok", "equals": True},
+]
+JSON_CLI = [{"type": "json_path_exists", "path": "$.data"}]
+# case id -> (operation id, extra case keys, expected (status, failure reason))
+CLI_MATRIX: dict[str, tuple[str, dict[str, Any], tuple[str, str | None]]] = {
+    "healthy-1": ("checkHealth", {"assertions": OK_CLI}, ("passed", None)),
+    "500": ("triggerInternalFailure", {}, ("failed", "http_error")),
+    "502": ("callBadGateway", {}, ("failed", "http_error")),
+    "503": ("reachMaintenance", {}, ("failed", "http_error")),
+    "401": ("openVault", {}, ("failed", "auth_failed")),
+    "403": ("enterArchive", {}, ("failed", "auth_failed")),
+    "404": ("fetchMissingDocument", {}, ("failed", "http_error")),
+    "429-retry-after": ("recoverThrottle", {"assertions": OK_CLI}, ("passed", None)),
+    "429-retry-after-too-long": ("hitQuota", {"timeout_sec": 3}, ("failed", "http_error")),
+    "slower-than-timeout": ("waitExport", {"timeout_sec": 1}, ("failed", "timeout")),
+    "reset-mid-body": ("downloadStream", {}, ("failed", "connection_error")),
+    "invalid-json": ("readLedger", {"assertions": JSON_CLI}, ("failed", "invalid_json")),
+    "10mb-body": (
+        "exportDump",
+        {"assertions": [{"type": "body_contains", "text": "no-such-text"}]},
+        ("failed", "assertion_failed"),
+    ),
+    "deep-json": ("inspectTree", {"assertions": JSON_CLI}, ("failed", "invalid_json")),
+    "redirect-loop": ("followRedirect", {}, ("failed", "http_error")),
+    "wrong-content-type": ("loadPage", {"assertions": JSON_CLI}, ("failed", "invalid_json")),
+    "healthy-2": ("checkHealth", {"assertions": OK_CLI}, ("passed", None)),
+}
+
+
+def _summary(op_id: str) -> str:
+    return next(op.summary for op in CLI_OPS if op.op_id == op_id)
+
+
+def test_the_whole_cli_run_survives_every_fault(tmp_path: Path) -> None:
+    """``qlab run`` on a temp qlab.yaml: the fault server is the environment's dev server, every fault case
+    gets its class in result.json, the healthy ones pass, and the run ends blocked (exit 1), not crashed."""
+    port = free_port()
+    cases = [
+        {"id": cid, "query": _summary(op_id), "expected_target": op_id, **extra}
+        for cid, (op_id, extra, _expected) in CLI_MATRIX.items()
+    ]
+    refused = [
+        {"id": "connection-refused", "query": _summary("checkHealth"), "expected_target": "checkHealth"}
+    ]
+    config = write_project(
+        tmp_path / "project",
+        ops=CLI_OPS,
+        suites={"faults": {"mode": "execute", "environment": "dev"}, "down": {"mode": "execute", "environment": "down"}},
+        cases={"faults": cases, "down": refused},
+        environments={
+            "dev": fault_server_env(port, retries=RETRIES),
+            "down": {"base_url": f"http://127.0.0.1:{closed_port()}", "retry_backoff_sec": 0.05},
+        },
+        gates=[
+            {"name": "build", "stage": "build"},
+            {"name": "execute", "stage": "execute", "suites": ["faults", "down"],
+             "thresholds": {"execute_success_rate": ">= 1.0"}},
+            {"name": "learn", "stage": "learn", "stop_if": ["scrub_failed"]},
+        ],
+    )  # fmt: skip
+    out = tmp_path / "out"
+    done = qlab("run", "--config", str(config), "--out", str(out), cwd=tmp_path)
+    assert done.code == 1, done.console  # blocked by the execute gate's threshold: a verdict, not a crash
+    assert "Traceback" not in done.console and "internal error" not in done.console, done.console
+    expected = {cid: spec[2] for cid, spec in CLI_MATRIX.items()} | {
+        "connection-refused": ("failed", "connection_error")
+    }
+    assert reasons(out / "result.json") == expected, done.console
+    junit = (out / "junit.xml").read_text(encoding="utf-8")
+    assert junit.count('classname="qlab.faults"') + junit.count('classname="qlab.down"') == len(expected)
+    assert "connection_error" in junit and "invalid_json" in junit
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["decision"]["exit_code"] == 1
+    assert (out / "result.json").stat().st_size < 2 * 1024 * 1024  # the 10 MB body is not in it
+    retried = [
+        e
+        for e in result_cases(out / "result.json")["429-retry-after"]["execute"]["events"]
+        if e["event"] == "retry"
+    ]
+    assert [(e["reason"], e["wait_ms"]) for e in retried] == [("429", 1000)]  # Retry-After honoured
+    assert done.peak_rss_mib < 500, done.peak_rss_mib
+    # the dev server ran, logged its requests, and was stopped
+    log = (out / "server-dev.log").read_text(encoding="utf-8")
+    assert "GET /status/500 500" in log and "qlab: stopped" in log
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
