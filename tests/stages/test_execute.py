@@ -626,6 +626,7 @@ def test_plans_from_the_engine_from_result_dicts_and_missing_environments(
     finally:
         close_shared(ctx)
     assert results["engine"].status == "passed" and "plan" in results["engine"].latency_ms
+    assert ctx.shared["plans"]["engine"].tools == ("getThing",)  # the executed plan is kept for later stages
     assert results["dict"].status == "passed"
     assert ("GET", "/things/7") in counter.requests and ("GET", "/things/9") in counter.requests
     assert results["wrong"].failure is not None and (

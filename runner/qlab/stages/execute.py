@@ -62,7 +62,7 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
             add_secrets=ctx.secrets.update,
             cancel=threading.Event(),
         )
-        plans: dict[str, Plan] = ctx.shared.get("plans") or {}
+        plans: dict[str, Plan] = ctx.shared.setdefault("plans", {})
         for name, items in groups.items():
             ctx.log(f"execute: {len(items)} case(s) against environment {name} ({items[0][1].base_url})")
             if _start_server(ctx, items[0][1], items):
@@ -142,12 +142,13 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     return True
 
 
-def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: Mapping[str, Plan]) -> None:
+def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: dict[str, Plan]) -> None:
     ready: list[tuple[Case, Plan, Environment, CaseResult]] = []
     for case, env, result in items:
         suite = ctx.config.suites.get(case.suite)
         plan = plan_for(case, result, shared=plans, engine=ctx.engine, k=suite.k if suite else 8)
         if plan is not None:
+            plans.setdefault(case.id, plan)  # a later stage (learn) sees the plan that was executed
             ready.append((case, plan, env, result))
     width = items[0][1].concurrency
     if width <= 1 or len(ready) <= 1:
