@@ -26,7 +26,8 @@ class SearchRow:
     tool_id: str
     rank: int  # 1-based
     score: float
-    field_scores: Mapping[str, float] = field(default_factory=dict)  # per-field contribution, e.g. {"id": 2.1}
+    # per-field contribution, e.g. {"id": 2.1}
+    field_scores: Mapping[str, float] = field(default_factory=dict)
     matched_terms: tuple[str, ...] = ()
     corrections: Mapping[str, str] = field(default_factory=dict)  # misspelt query term -> vocabulary term
 
@@ -83,7 +84,8 @@ class Plan:
     status: PlanStatus
     steps: tuple[PlanStep, ...] = ()
     user_input_slots: tuple[InputSlot, ...] = ()
-    diagnostics: tuple[str, ...] = ()  # human-readable synthesis notes, e.g. "memberNo <- entity memberNo (exact)"
+    # human-readable synthesis notes, e.g. "memberNo <- entity memberNo (exact)"
+    diagnostics: tuple[str, ...] = ()
     reason: str | None = None  # for needs_input / failed: required_fields_unsatisfied, target_unknown, ...
 
     @property
