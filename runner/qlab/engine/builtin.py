@@ -68,7 +68,6 @@ class BuiltinEngine:
             collection=self.collection,
             entities=entities,
             llm_target=llm_target,
-            analyzer=self.index.analyzer,
         )
         return replace(selection, llm_usage=dict(usage)) if usage else selection
 

@@ -129,6 +129,8 @@ class _Synthesizer:
             inner = self.resolve(producer, depth=depth + 1, chain=(*chain, producer.id))
             if inner.slots:
                 missing = ", ".join(slot.parameter for slot in inner.slots)
+                # keep why the producer's own inputs failed (a deeper producer rejected, the depth limit)
+                sub.notes.extend(note for note in inner.notes if " not used for " in note)
                 sub.notes.append(f"{producer.id} not used for {tool.id}.{parameter}: it needs {missing}")
                 continue
             # best contract score first; among equals, the producer that adds the fewest steps

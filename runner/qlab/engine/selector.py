@@ -3,8 +3,8 @@
 Each row gets deterministic evidence (``Evidence``):
 
 - ``score``: its search score;
-- ``exact``: the query names the tool: its id appears as a whole word, or the terms of its id, name or one of
-  its aliases appear in the query in order (at least two terms, or all of the query's terms);
+- ``exact``: the query names the tool: its id appears as a whole word, or the words of its id, name or one of
+  its aliases appear in the query in order (stemmed, stopwords kept; at least two words, or the whole query);
 - ``fit``: how many provided entities bind to its parameters (``qlab.engine.matching``, type-checked).
 
 A challenger ``c`` has **strong evidence** over an incumbent ``i`` when one of these holds:
@@ -44,7 +44,7 @@ from typing import Any
 
 from qlab.collection.model import Collection, MutationClass, Tool
 from qlab.engine.matching import match_entities
-from qlab.engine.text import Analyzer
+from qlab.engine.text import split_words, stem
 from qlab.engine.types import (
     AMBIGUOUS_CANDIDATES,
     LLM_TARGET_KEPT,
@@ -87,14 +87,19 @@ def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     return any(list(haystack[i : i + n]) == list(needle) for i in range(len(haystack) - n + 1))
 
 
-def named_by_query(query: str, tool: Tool, analyzer: Analyzer) -> bool:
-    """Whether the query names ``tool``: its id as a whole word, or its id, name or an alias as a phrase."""
+def _words(text: str) -> list[str]:
+    return [stem(word) for word in split_words(text)]
+
+
+def named_by_query(query: str, tool: Tool) -> bool:
+    """Whether the query names ``tool``: its id as a whole word, or the words of its id, name or an alias in
+    order (stemmed, stopwords kept) when they are at least two words or the whole query."""
     if re.search(rf"(?<![\w-]){re.escape(tool.id)}(?![\w-])", query, flags=re.IGNORECASE):
         return True
-    terms = analyzer.terms(query)
+    words = _words(query)
     for phrase in (tool.id, tool.name, *tool.aliases):
-        needle = analyzer.terms(phrase)
-        if needle and (len(needle) >= 2 or len(terms) == len(needle)) and _contains(terms, needle):
+        needle = _words(phrase)
+        if needle and (len(needle) >= 2 or words == needle) and _contains(words, needle):
             return True
     return False
 
@@ -105,14 +110,13 @@ def gather_evidence(
     *,
     collection: Collection,
     entities: Mapping[str, Any],
-    analyzer: Analyzer,
 ) -> list[Evidence]:
     """The evidence of every row of ``result``, in rank order."""
     tools = collection.by_id()
     out = []
     for row in result.rows:
         tool = tools.get(row.tool_id)
-        exact = tool is not None and named_by_query(query, tool, analyzer)
+        exact = tool is not None and named_by_query(query, tool)
         fit = len(match_entities(tool, entities)[0]) if tool is not None and entities else 0
         mutation = _MUTATION_ORDER.get(tool.mutation, 0) if tool is not None else 0
         out.append(Evidence(row.tool_id, row.rank, row.score, exact, fit, mutation))
@@ -181,10 +185,7 @@ def select(
     collection: Collection,
     entities: Mapping[str, Any],
     llm_target: str | None,
-    analyzer: Analyzer | None = None,
 ) -> Selection:
     """Pick the final target among ``result``'s rows (see the module docstring for the rules)."""
-    evidence = gather_evidence(
-        query, result, collection=collection, entities=entities, analyzer=analyzer or Analyzer()
-    )
+    evidence = gather_evidence(query, result, collection=collection, entities=entities)
     return decide(evidence, llm_target=llm_target, n_entities=len(entities))

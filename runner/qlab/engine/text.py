@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-# Uppercase run before a capitalized word | capitalized or lowercase word | uppercase run | digits |
-# any other letters (accented or non-Latin scripts), which have no camelCase to split.
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+")
+# An uppercase run before a capitalized word ("HTTP" in HTTPServer) | an optionally capitalized word | an
+# uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and non-Latin words stay whole.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|[0-9]+")
 
 # fmt: off
 STOPWORDS: frozenset[str] = frozenset((
