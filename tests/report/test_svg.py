@@ -69,7 +69,16 @@ def test_line_chart_uses_tick_labels_and_marker() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(None, "no data"), (1.0, "1"), (0.5, "0.5"), (0.33333, "0.333"), (0.0, "0"), (120.0, "120")],
+    [
+        (None, "no data"),
+        (1.0, "1"),
+        (0.5, "0.5"),
+        (0.33333, "0.333"),
+        (0.0, "0"),
+        (120.0, "120"),
+        (1022.322, "1022.3"),
+        (10.952, "10.95"),
+    ],
 )
 def test_fmt(value: float | None, expected: str) -> None:
     assert fmt(value) == expected

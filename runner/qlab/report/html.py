@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from qlab import __version__
-from qlab.report import html_charts, html_compare, html_sections
+from qlab.report import html_charts, html_compare, html_details, html_sections
 from qlab.report.derive import Artifact
 from qlab.report.html_base import CSS, Markup
 from qlab.report.svg import esc
@@ -72,9 +72,9 @@ def render_html(
         body.append(html_compare.trends(series))
     body.extend(
         [
-            html_sections.suites(current),
-            html_sections.readiness(current),
-            html_sections.guards(current),
+            html_details.suites(current),
+            html_details.readiness(current),
+            html_details.guards(current),
             html_sections.failing_cases(current),
         ]
     )

@@ -134,7 +134,7 @@ table{border-collapse:collapse;width:100%;margin:6px 0;font-size:13px}
 th,td{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
 th{background:var(--panel);font-weight:600}
 tbody tr:nth-child(even){background:#fbfcfd}
-code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-all}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 .muted{color:var(--muted)} .note{color:var(--muted);font-size:12px;margin:4px 0}
 .badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid}
 .badge.ok{color:var(--ok)} .badge.bad{color:var(--bad)} .badge.warn{color:var(--warn)}

@@ -1,6 +1,6 @@
-"""The table sections of the HTML report for one run: header, decision, gates, acceptance metrics, suites,
-readiness, guards and failing cases. Each takes the artifact dict and returns ``Markup``. The chart sections
-are in ``qlab.report.html_charts``."""
+"""The table sections of the HTML report for one run: header, decision, gates, acceptance metrics and failing
+cases. Each takes the artifact dict and returns ``Markup``. The chart sections
+are in ``qlab.report.html_charts``, suites, readiness and guards in ``qlab.report.html_details``."""
 
 from __future__ import annotations
 
@@ -215,53 +215,6 @@ def acceptance_metrics(result: Artifact) -> Markup:
     )
 
 
-def suites(result: Artifact) -> Markup:
-    items = as_mapping(result.get("suites"))
-    if not items:
-        return section("suites", "Suites", empty("This result lists no suites."))
-    rows = []
-    for name, raw in items.items():
-        s = as_mapping(raw)
-        counts = as_mapping(s.get("counts"))
-        metrics = as_mapping(s.get("metrics"))
-        rows.append(
-            (
-                name,
-                s.get("mode", ""),
-                s.get("category", ""),
-                show(s.get("required")),
-                show(s.get("cadence")),
-                ", ".join(f"{k} {v}" for k, v in counts.items()) or "—",
-                Markup("<br>".join(f"{esc(k)} {esc(fmt(number(v)))}" for k, v in metrics.items())) or "—",
-            )
-        )
-    return section(
-        "suites",
-        "Suites",
-        table(["suite", "mode", "category", "required", "cadence", "counts", "metrics"], rows),
-    )
-
-
-def guards(result: Artifact) -> Markup:
-    items = result.get("guards")
-    if not isinstance(items, list) or not items:
-        return section("guards", "In-run guards", empty("No guard results were recorded."))
-    rows = []
-    for raw in items:
-        g = as_mapping(raw)
-        passed = g.get("passed")
-        rows.append(
-            (
-                g.get("guard", g.get("name", "")),
-                g.get("stage", ""),
-                g.get("mode", ""),
-                badge("passed" if passed else "failed"),
-                show(g.get("message")),
-            )
-        )
-    return section("guards", "In-run guards", table(["guard", "stage", "mode", "result", "message"], rows))
-
-
 def failing_cases(result: Artifact) -> Markup:
     bad = [c for c in derive.cases_of(result) if c.get("status") not in ("passed", None)]
     if not bad:
@@ -291,15 +244,3 @@ def failing_cases(result: Artifact) -> Markup:
         note,
         Markup("</details>"),
     )
-
-
-def readiness(result: Artifact) -> Markup:
-    data = as_mapping(result.get("readiness"))
-    if not data:
-        return Markup("")
-    scalars = [(k, v) for k, v in data.items() if not isinstance(v, (Mapping, list))]
-    nested = [k for k, v in data.items() if isinstance(v, (Mapping, list))]
-    body: list[object] = [kv(scalars) if scalars else empty("no summary values")]
-    if nested:
-        body.append(text(f"Also in the artifact: {', '.join(nested)}."))
-    return section("readiness", "Collection readiness", *body)

@@ -26,11 +26,16 @@ def esc(value: object) -> str:
 
 
 def fmt(value: float | None, *, digits: int = 3) -> str:
-    """A short number: integers without decimals, others with up to ``digits`` significant decimals."""
+    """A short number: integers without decimals, rates with up to ``digits`` decimals, and fewer decimals as the
+    magnitude grows (1022.3 ms, not 1022.322 ms)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "no data"
     if float(value).is_integer() and abs(value) >= 1:
         return str(int(value))
+    if abs(value) >= 100:
+        digits = min(digits, 1)
+    elif abs(value) >= 10:
+        digits = min(digits, 2)
     return f"{value:.{digits}f}".rstrip("0").rstrip(".") or "0"
 
 
