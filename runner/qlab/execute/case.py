@@ -94,14 +94,18 @@ class CaseRunner:
 
     def _scrubber(self, env: Environment, extra: set[str]) -> Scrubber:
         """The scrubber for a case: run secrets + the case's own sensitive values (cached when it has none)."""
+        # secrets only ever grow, so their count is their version: no copy of the set on the hot path
+        key = (len(self._secrets), env.sensitive_fields)
+        cached = None if extra else self._scrubbers.get(key)
+        if cached is not None:
+            return cached
         with self._secrets_lock:
             secrets = frozenset(self._secrets)
         if extra:
             return scrubber(secrets | extra, sensitive_fields=env.sensitive_fields)
-        key = (len(secrets), env.sensitive_fields)  # secrets only ever grow, so their count is their version
-        cached = self._scrubbers.get(key)
-        if cached is None:
-            cached = self._scrubbers[key] = scrubber(secrets, sensitive_fields=env.sensitive_fields)
+        cached = self._scrubbers[(len(secrets), env.sensitive_fields)] = scrubber(
+            secrets, sensitive_fields=env.sensitive_fields
+        )
         return cached
 
     def _secret(self, values: Iterable[str]) -> None:

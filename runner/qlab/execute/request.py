@@ -28,6 +28,7 @@ from qlab.errors import InputError
 BodyKind = Literal["none", "json", "form", "multipart", "text"]
 _CAPTURE = re.compile(r"\$\{captures\.([A-Za-z0-9_.\-]+)\}")
 _PLACEHOLDER = re.compile(r"\{([^{}/]+)\}")
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")  # needs no percent-encoding in a path segment
 _BODYLESS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"})
 
 
@@ -67,6 +68,12 @@ class PreparedRequest:
         elif self.body_kind == "text":
             kwargs["content"] = self.body
         return kwargs
+
+
+def segment(value: Any) -> str:
+    """A value as one percent-encoded path segment."""
+    text = render(value)
+    return text if _UNRESERVED.fullmatch(text) else quote(text, safe="")
 
 
 def render(value: Any) -> str:
@@ -156,7 +163,7 @@ def build_request(
         value = arguments[param.name]
         used.add(param.name)
         if param.location == "path":
-            path_values[param.name] = quote(render(value), safe="")
+            path_values[param.name] = segment(value)
         elif param.location == "query":
             items = value if isinstance(value, (list, tuple)) else [value]
             params.extend((param.name, render(v)) for v in items if v is not None)
@@ -202,7 +209,7 @@ def raw_request(
     rest goes to the query string (GET, DELETE, ...) or a JSON body (POST, PUT, PATCH)."""
     method = method.upper()
     used: set[str] = set()
-    values = {k: quote(render(v), safe="") for k, v in arguments.items()}
+    values = {k: segment(v) for k, v in arguments.items()}
     rendered = _fill_path(path, values, arguments, used, owner=f"{method} {path}")
     rest = {k: v for k, v in arguments.items() if k not in used}
     if method in _BODYLESS or not rest:
@@ -223,7 +230,7 @@ def _fill_path(
             return values[name]
         if name in arguments:
             used.add(name)
-            return quote(render(arguments[name]), safe="")
+            return segment(arguments[name])
         raise RequestError(f"{owner}: path parameter {name!r} has no value")
 
     return _PLACEHOLDER.sub(fill, template)
