@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -180,7 +181,15 @@ def _fake_qlab(tmp_path: Path, *, code: int) -> Path:
     return bin_dir
 
 
-def _run_step(tmp_path: Path, inputs: dict[str, str], *, code: int = 0) -> tuple[int, list[str], str, str]:
+def _run_step(
+    tmp_path: Path,
+    inputs: dict[str, str],
+    *,
+    code: int = 0,
+    bin_dir: Path | None = None,
+    cwd: Path | None = None,
+) -> tuple[int, list[str], str, str]:
+    """Run the action's `qlab` step as GitHub would; a fake qlab unless ``bin_dir`` holds a real one."""
     bash = shutil.which("bash")
     if bash is None:
         pytest.skip("bash is not installed")
@@ -194,7 +203,7 @@ def _run_step(tmp_path: Path, inputs: dict[str, str], *, code: int = 0) -> tuple
     }
     for key, expr in step["env"].items():
         match = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", expr)
-        env[key] = values[match.group(1)] if match else str(_fake_qlab(tmp_path, code=code))
+        env[key] = values[match.group(1)] if match else str(bin_dir or _fake_qlab(tmp_path, code=code))
     script = tmp_path / "step.sh"
     script.write_text(step["run"], encoding="utf-8")
     # exactly how GitHub runs `shell: bash`
@@ -203,8 +212,8 @@ def _run_step(tmp_path: Path, inputs: dict[str, str], *, code: int = 0) -> tuple
         capture_output=True,
         text=True,
         env=env,
-        cwd=tmp_path,
-        timeout=60,
+        cwd=cwd or tmp_path,
+        timeout=300,
         check=False,
     )
     argv_file = tmp_path / "argv"
@@ -263,6 +272,54 @@ def test_unknown_command_is_refused_with_exit_2(tmp_path: Path) -> None:
     code, argv, _, log = _run_step(tmp_path, {"command": "deploy"})
     assert code == 2 and argv == []
     assert "unknown command input 'deploy'" in log
+
+
+def _parse_outputs(text: str) -> dict[str, str]:
+    """$GITHUB_OUTPUT as the runner reads it: `name=value` and `name<<DELIM ... DELIM`; a later value wins."""
+    values: dict[str, str] = {}
+    lines = iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            body = []
+            for inner in lines:
+                if inner == delimiter:
+                    break
+                body.append(inner)
+            values[name] = "\n".join(body)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+@pytest.mark.slow
+def test_the_action_runs_the_real_qlab_and_its_outputs_resolve(tmp_path: Path) -> None:
+    """End to end: the run step with the installed qlab on a scaffolded demo project; every action output that
+    comes from the step resolves (first non-empty alternative, as GitHub evaluates `a || b`) to a real value."""
+    qlab = shutil.which("qlab") or str(Path(sys.executable).parent / "qlab")
+    if not Path(qlab).exists():
+        pytest.skip("the qlab console script is not installed (pip install -e .)")
+    subprocess.run([qlab, "init", "demo"], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    code, _, out, log = _run_step(
+        tmp_path, {"suites": "search_core"}, bin_dir=Path(qlab).parent, cwd=tmp_path / "demo"
+    )
+    assert code == 0, log[-3000:]
+    values = _parse_outputs(out)
+    resolved = {}
+    for name, output in _load(ACTION)["outputs"].items():
+        refs = _output_refs(output["value"])
+        if refs[0][0] == "qlab":
+            resolved[name] = next((values[o] for _, o in refs if values.get(o)), "")
+    assert resolved["decision"] == "pass"
+    assert resolved["exit-code"] == "0"
+    assert int(resolved["passed"]) == int(resolved["total"]) > 0
+    assert resolved["errors"] == resolved["failed"] == "0"
+    result = json.loads(Path(resolved["result"]).read_text(encoding="utf-8"))
+    assert result["decision"]["verdict"] == "pass"
+    assert Path(resolved["junit"]).read_text(encoding="utf-8").startswith("<?xml")
+    assert Path(resolved["summary"]).exists()
+    assert "qlab" in (tmp_path / "step-summary").read_text(encoding="utf-8")  # summary: true appends it
 
 
 # --------------------------------------------------------------------------------------------- workflows
