@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal, cast
 
 from qlab.collection.fields import Field, FieldFinder
 from qlab.collection.model import IOContract, MutationClass, Parameter, Tool
@@ -70,6 +71,7 @@ _SYNONYMS = {
     "nr": "no",
     "nbr": "no",
 }
+MatchKind = Literal["name", "alias", "schema"]
 _BASE = {"name": 0.8, "alias": 0.7, "schema": 0.65}
 _PRODUCER = {MutationClass.READ_ONLY: 1.0, MutationClass.MUTATING: 0.75}
 
@@ -244,7 +246,7 @@ def _contracts_for(index: ContractIndex, consumer: Tool, param: Parameter) -> li
                 best[slot] = (score, match)
     ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0]))[:TOP_K]
     return [
-        IOContract(producer, path, consumer.id, param.name, match, round(min(score, 1.0), 4))  # type: ignore[arg-type]
+        IOContract(producer, path, consumer.id, param.name, cast(MatchKind, match), round(min(score, 1.0), 4))
         for (producer, path), (score, match) in ranked
     ]
 

@@ -216,8 +216,11 @@ async def _list_page(session: Any, cursor: str | None) -> Any:
 
 
 def _leaf(exc: BaseException) -> str:
-    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:  # type: ignore[attr-defined]
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    """The first real error inside (possibly nested) exception groups."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, (list, tuple)) and inner:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
     return f"{type(exc).__name__}: {exc}"
 
 

@@ -154,12 +154,12 @@ def _tool(
     security_: Any,
 ) -> Tool:
     operation_id = op.get("operationId")
-    explicit = isinstance(operation_id, str) and bool(operation_id.strip())
-    tool_id = operation_id.strip() if explicit else derived_id(method, path)  # type: ignore[union-attr]
+    explicit = operation_id.strip() if isinstance(operation_id, str) else ""
+    tool_id = explicit or derived_id(method, path)
     tags = tuple(str(t) for t in op.get("tags") or () if isinstance(t, (str, int)))
     return Tool(
         id=tool_id,
-        name=tool_id if explicit else f"{method} {path}",
+        name=tool_id if explicit else f"{method} {path}",  # readiness tells derived ids by this name
         family=family_of(tags, path),
         source=source,
         kind=kind,

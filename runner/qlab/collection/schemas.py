@@ -72,7 +72,9 @@ def schema_type(schema: Mapping[str, Any]) -> str | None:
 
 def is_typed(schema: Mapping[str, Any] | None) -> bool:
     """True when the schema says something about the value's type or shape."""
-    return bool(schema) and any(key in schema for key in _TYPED_KEYS)  # type: ignore[operator]
+    if not schema:
+        return False
+    return any(key in schema for key in _TYPED_KEYS)
 
 
 def example_of(schema: Mapping[str, Any] | None) -> tuple[bool, Any]:
