@@ -1,0 +1,64 @@
+"""``qlab search`` in-process: the score breakdown table, --json, -k, --spec, corrections, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .engine_project import DEMO_SPEC, project, run
+
+
+def test_table_with_the_score_breakdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = project(tmp_path)
+    code, out, err = run(
+        ["search", "Find member delivery detail", "-k", "3", "--config", str(config)], capsys
+    )
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert lines[0] == "query: Find member delivery detail"
+    assert lines[1] == "engine: builtin   terms: member delivery detail"
+    header = lines[3].split()
+    assert header[:3] == ["#", "tool", "score"] and header[-1] == "matched"
+    assert {"id", "summary", "path"} <= set(header)
+    assert lines[4].split()[:2] == ["1", "getMemberDeliveryDetail"]
+    assert lines[4].endswith("member delivery detail")
+    assert len(lines) == 7  # three rows
+
+
+def test_json_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = project(tmp_path)
+    code, out, _ = run(["search", "trak my delivry", "--json", "--config", str(config)], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert (data["query"], data["k"], data["engine"]) == ("trak my delivry", 8, "builtin")
+    assert data["rows"][0]["corrections"] == {"delivry": "delivery"}
+    assert data["query_terms"] == ["delivery"]
+    assert all(
+        set(r) == {"tool_id", "rank", "score", "field_scores", "matched_terms", "corrections"}
+        for r in data["rows"]
+    )
+
+
+def test_spec_without_a_project(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["search", "cancel an order", "-k", "2", "--spec", str(DEMO_SPEC)], capsys)
+    assert code == 0
+    assert out.splitlines()[4].split()[:2] == ["1", "cancelOrder"]
+
+
+def test_corrections_and_no_match_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["search", "delivry", "--spec", str(DEMO_SPEC)], capsys)
+    assert "corrected: delivry -> delivery" in out.splitlines()
+    code, out, _ = run(["search", "the of and", "--spec", str(DEMO_SPEC)], capsys)
+    assert code == 0 and out.rstrip().endswith("no tool matched")
+
+
+def test_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["search", "x", "--spec", str(tmp_path / "missing.yaml")], capsys)
+    assert code == 2 and "missing.yaml" in err
+    code, _, err = run(["search", "x", "-k", "0", "--spec", str(DEMO_SPEC)], capsys)
+    assert code == 2
+    config = project(tmp_path, engine="engine: {type: nonsense}")
+    code, _, err = run(["search", "x", "--config", str(config)], capsys)
+    assert code == 2, err
