@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9 _./-]*[A-Za-z0-9_.]|[A-Za-z_]")
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 _RESERVED = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
 
 
@@ -33,7 +34,13 @@ def scalar(value: Any) -> str:
     text = str(value)
     if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED and "  " not in text:
         return text
-    return json.dumps(text, ensure_ascii=False)
+    # JSON escaping covers quotes, backslashes and C0 controls; YAML also refuses DEL, C1 controls, lone
+    # surrogates and U+FFFE/U+FFFF, and reads NEL and U+2028/9 as line breaks: those become \uXXXX escapes
+    return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False))
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def dump(data: Any) -> str:
