@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,13 @@ def test_live_server_everything(everything: Path, tmp_path: Path) -> None:
         "humidity",
     ]
     assert tools["toggle-simulated-logging"].mutation is MutationClass.MUTATING
+
+
+def test_live_source_without_the_sdk_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if qlab[mcp] were not installed
+    source = Source(name="m", kind="mcp", location=None, command="anything")
+    with pytest.raises(SpecError) as caught:
+        SOURCE.snapshot(source, base_dir=tmp_path)
+    assert str(caught.value) == "a live MCP source needs the MCP SDK: pip install 'qlab[mcp]'"
