@@ -71,7 +71,7 @@ def secret_variants(secret: str) -> set[str]:
 class Scrubber:
     """A compiled scrubber: build once per set of secrets, apply to many objects."""
 
-    __slots__ = ("_key_cache", "_keys", "_max_chars", "_pattern")
+    __slots__ = ("_key_cache", "_key_texts", "_keys", "_max_chars", "_pattern")
 
     def __init__(
         self,
@@ -92,6 +92,7 @@ class Scrubber:
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
         self._max_chars = max_chars
+        self._key_texts: dict[str, str] = {}  # key -> the key with secrets replaced (a secret can be a key)
 
     @property
     def knows_secrets(self) -> bool:
@@ -106,6 +107,13 @@ class Scrubber:
             return truncate(value, self._max_chars)
         return value
 
+    def _key_text(self, key: str) -> str:
+        clean = self._key_texts.get(key)
+        if clean is None:
+            pattern = self._pattern
+            clean = self._key_texts[key] = pattern.sub(REDACTED, key) if pattern is not None else key
+        return clean
+
     def __call__(self, obj: Any) -> Any:
         kind = type(obj)
         if kind is str:
@@ -119,6 +127,8 @@ class Scrubber:
                 secret = cache.get(key) if type(key) is str else False
                 if secret is None:
                     secret = cache[key] = normalize_key(key) in self._keys
+                if self._pattern is not None and type(key) is str:
+                    key = self._key_text(key)  # a secret as a key: an echoed cookie jar, a map keyed by token
                 vkind = type(value)
                 if secret and value is not None:
                     out[key] = _redact_whole(value)
