@@ -31,6 +31,7 @@ class Op:
     path: str
     summary: str
     security: bool = False  # needs the collection's auth (an OpenAPI security requirement)
+    query: tuple[str, ...] = ()  # required query parameters (strings), filled from the case's entities
 
 
 def spec(ops: Sequence[Op], *, title: str = "fault server") -> dict[str, Any]:
@@ -50,6 +51,17 @@ def spec(ops: Sequence[Op], *, title: str = "fault server") -> dict[str, Any]:
         }
         if op.security:
             operation["security"] = [{"bearerAuth": []}]
+        if op.query:
+            operation["parameters"] = [
+                {
+                    "name": name,
+                    "in": "query",
+                    "required": True,
+                    "description": name,
+                    "schema": {"type": "string"},
+                }
+                for name in op.query
+            ]
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     return {
         "openapi": "3.0.3",
