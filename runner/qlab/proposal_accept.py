@@ -57,6 +57,11 @@ def accept_case(proposal_path: Path, *, config_path: Path, by: str, now: str | N
     project = load_project(config_path)
     config = project.config
     suite = _regression_suite(config.learning.regression_suite, config.suites, config.path)
+    if not any(suite.name in gate.suites for gate in config.gates):
+        raise InputError(
+            f"{config.path}: $.gates: regression suite {suite.name!r} is in no gate, so no run would run it; "
+            f"add it to the suites of the {suite.mode} gate"
+        )
     case = dict(proposal["case"])
     mode = str(case.get("mode", proposal["input"].get("mode", suite.mode)))
     if (mode, suite.mode) not in _JOINS:

@@ -156,18 +156,18 @@ gates:
   - name: search
     stage: search
     suites: [search_core]
-learning:
+{plan_gate}learning:
   regression_suite: regression
 {extra}"""
 
 
 def make_project(
-    tmp_path: Path, *, required: bool = True, aliases: str | None = None, extra: str = ""
+    tmp_path: Path, *, required: bool = True, aliases: str | None = None, extra: str = "", gated: bool = True
 ) -> Path:
     """A small valid project on the demo API: suites search_core and regression (plan, ``required``).
 
     ``aliases``: the reviewed aliases file's text (collection.aliases: gates/aliases.yaml); ``extra``: YAML
-    appended to qlab.yaml (promotion:, release:, ...)."""
+    appended to qlab.yaml (promotion:, release:, ...); ``gated``: the plan gate runs the regression suite."""
     (tmp_path / "gates" / "search_core").mkdir(parents=True)
     (tmp_path / "gates" / "regression").mkdir(parents=True)
     shutil.copy(DEMO_API, tmp_path / "api.yaml")
@@ -177,6 +177,7 @@ def make_project(
         required=str(required).lower(),
         aliases="  aliases: gates/aliases.yaml\n" if aliases is not None else "",
         extra=extra,
+        plan_gate="  - name: plan\n    stage: plan\n    suites: [regression]\n" if gated else "",
     )
     (tmp_path / "qlab.yaml").write_text(text, encoding="utf-8")
     (tmp_path / "gates" / "search_core" / "cases.yaml").write_text(

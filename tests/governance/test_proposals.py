@@ -131,3 +131,10 @@ def write_json_path(tmp_path: Path, data: dict[str, Any]) -> Path:
     path = tmp_path / "proposal.json"
     write_json(path, data)
     return path
+
+
+def test_accept_case_refuses_a_regression_suite_that_no_gate_runs(tmp_path: Path) -> None:
+    config = make_project(tmp_path, gated=False)
+    path = write_json_path(tmp_path, _propose(tmp_path, config, corrected=False))
+    with pytest.raises(InputError, match="regression suite 'regression' is in no gate"):
+        accept_case(path, config_path=config, by="alice")
