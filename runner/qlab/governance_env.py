@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
+from qlab import release, suggestions
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.errors import InputError
@@ -48,6 +49,19 @@ def collection_and_engines(config: Config) -> tuple[Collection, EngineFactory]:
         return engine
 
     return collection, factory
+
+
+def review_decisions(config: Config) -> list[str]:
+    """Every human decision on record, for the scorecard's ``human_acceptance``: the status of each reviewed
+    learning suggestion (accepted / rejected) and each release review (approved / rejected)."""
+    decisions = [s for s in suggestions.review_statuses(config) if s != "pending_review"]
+    seen: set[Path] = set()
+    for skill in config.release.values():
+        path = release.approvals_path(config, skill)
+        if path not in seen:
+            seen.add(path)
+            decisions += [str(a.get("decision")) for a in release.load_approvals(path)]
+    return decisions
 
 
 def default_result(config: Config) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,3 +157,25 @@ def test_docs_state_every_formula_the_code_uses() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "scorecard.md").read_text(encoding="utf-8")
     for name, score in details(_run(), budget=Budget(max_llm_cost_usd=1, max_duration_sec=1)).items():
         assert f"| `{name}` | `{score.formula}` |" in doc, name
+
+
+def test_review_decisions_gathers_suggestions_and_release_reviews(tmp_path: Path) -> None:
+    import json
+
+    from governance.builders import make_project
+    from qlab.governance_env import review_decisions
+    from qlab.project import load_project
+
+    extra = "release:\n  s:\n    permissions: [deliveries]\n"
+    config = load_project(make_project(tmp_path, extra=extra)).config
+    (tmp_path / ".qlab").mkdir()
+    statuses = ["accepted", "rejected", "pending_review", "accepted"]
+    suggestions = [{"id": f"sg-{i:012d}", "status": s} for i, s in enumerate(statuses)]
+    (tmp_path / ".qlab" / "suggestions.json").write_text(
+        json.dumps({"version": 1, "suggestions": suggestions})
+    )
+    approvals = [{"skill": "s", "decision": "approved"}, {"skill": "s", "decision": "rejected"}]
+    (tmp_path / ".qlab" / "approvals.json").write_text(json.dumps({"version": 1, "approvals": approvals}))
+    decisions = review_decisions(config)
+    assert sorted(decisions) == ["accepted", "accepted", "approved", "rejected", "rejected"]
+    assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == 0.6
