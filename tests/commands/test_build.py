@@ -55,8 +55,11 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return (code if isinstance(code, int) else 0), captured.out, captured.err
 
 
-def test_table_and_artifact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_table_and_artifact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = _project(tmp_path)
+    monkeypatch.chdir(tmp_path)
     code, out, err = run(["build", "--config", str(config)], capsys)
     assert code == 0, out + err
     lines = out.splitlines()
@@ -64,7 +67,9 @@ def test_table_and_artifact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert "schema coverage    93.6% (threshold 80%)" in lines
     assert "contract coverage  100.0% (10/10 reference inputs have a producer)" in lines
     assert "auth               ok (profile bearer)" in lines and "verdict            READY" in lines
-    assert "tools pulling coverage down:" in lines
+    assert "tools pulling coverage down:" in lines and "artifact           out/collection.json" in lines
+    assert "needs entity       2 required input(s) have no producer: rescheduleDelivery.date (value), " \
+           "createOrder.items (value)" in lines  # fmt: skip
     artifact = tmp_path / "out" / "collection.json"
     data = json.loads(artifact.read_text(encoding="utf-8"))
     assert len(data["tools"]) == 14 and f"digest             {data['digest']}" in lines

@@ -62,13 +62,29 @@ def command(config_path: Path | None, as_json: bool, no_cache: bool) -> int:
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         color = sys.stdout.isatty()
-        click.echo(
-            render(report.details, target=target, stops=[s.message for s in report.stops], color=color)
-        )
+        shown = _from_cwd(target)
+        click.echo(render(report.details, target=shown, stops=[s.message for s in report.stops], color=color))
     return code
 
 
-def render(details: dict[str, Any], *, target: Path, stops: list[str], color: bool) -> str:
+def _from_cwd(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _needs_entity(unsatisfied: list[dict[str, Any]], shown: int = 4) -> str:
+    """``3 required input(s) have no producer: createOrder.items (value), ...``."""
+    if not unsatisfied:
+        return "none: every required input has a producer"
+    names = ", ".join(f"{u['tool']}.{u['parameter']} ({u['kind']})" for u in unsatisfied[:shown])
+    more = f", and {len(unsatisfied) - shown} more" if len(unsatisfied) > shown else ""
+    return f"{len(unsatisfied)} required input(s) have no producer: {names}{more}"
+
+
+def render(details: dict[str, Any], *, target: str, stops: list[str], color: bool) -> str:
     """The readiness report as aligned text: summary rows, then the tools pulling coverage down."""
     col = details["collection"]
     r = details["readiness"]
@@ -91,7 +107,7 @@ def render(details: dict[str, Any], *, target: Path, stops: list[str], color: bo
     rows = [
         ("collection", f"{col['tools']} tools from {sources}" + ("  [cached]" if col["cached"] else "")),
         ("digest", col["digest"]),
-        ("artifact", str(target)),
+        ("artifact", target),
         ("schema coverage", f"{r['schema_coverage']:.1%} (threshold {r['threshold']:.0%})"),
         ("contract coverage", contract_text),
         ("contracts", str(counts["contracts"])),
@@ -103,7 +119,7 @@ def render(details: dict[str, Any], *, target: Path, stops: list[str], color: bo
             )
             or "none",
         ),
-        ("needs entity", f"{counts['needs_entity']} required input(s) have no producer"),
+        ("needs entity", _needs_entity(r["unsatisfied"])),
     ]
     verdict = r["verdict"].replace("_", " ").upper() + (
         f" ({', '.join(r['reasons'])})" if r["reasons"] else ""
