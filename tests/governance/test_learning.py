@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from qlab import suggestions as store
 from qlab.errors import UsageError
 from qlab.learning import run_learning
 from qlab.project.model import CollectionConfig, Config, LearningConfig
+from qlab.project.schemas import validate
 from qlab.project.yamlio import parse_yaml
 
 CASES = [
@@ -165,6 +167,7 @@ def test_suggestions_never_change_a_file_without_accept(tmp_path: Path) -> None:
         "alice",
         "2026-12-02T09:30:00Z",
     )
+    assert validate(json.loads(path.read_text()), "suggestions") == []
 
     # a later run's save refreshes nothing of a reviewed suggestion
     store.save(path, _learn()["suggestions"], now="2026-12-03T00:00:00Z")

@@ -118,6 +118,12 @@ def test_all_five_gates_pass_and_the_skill_is_published(tmp_path: Path) -> None:
     assert saved["status"] == "published"
     assert saved["published"]["digest"] == load_artifact(result).digest
     assert saved["history"][-1]["gates"][4]["details"]["reviewer"] == "alice"
+    # the files follow their schemas
+    from qlab.project.schemas import validate
+
+    assert validate(load_record(path), "release-record") == []
+    approvals = json.loads((tmp_path / ".qlab" / "approvals.json").read_text())
+    assert validate(approvals, "release-record", definition="approvals_file") == []
 
 
 def _expect_draft(outcome: ReleaseOutcome, gate: str, reason: str) -> None:
