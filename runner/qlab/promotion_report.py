@@ -21,6 +21,7 @@ _TITLES = {
 }
 _MAX_CELL = 160
 _MAX_WORSE = 20  # side-by-side tables of passing cases that got worse on a metric
+_MAX_TABLES = 50  # side-by-side tables per kind: the JSON report has every case
 
 
 def markdown(report: PromotionReport) -> str:
@@ -59,8 +60,10 @@ def markdown(report: PromotionReport) -> str:
         if not changes:
             continue
         out += [f"## {title}", ""]
-        for change in changes:
+        for change in changes[:_MAX_TABLES]:
             out += _side_by_side(change)
+        if len(changes) > _MAX_TABLES:
+            out += [f"… and {len(changes) - _MAX_TABLES} more (see the JSON report, `--json`).", ""]
     # cases that pass in both runs but score lower on a metric: the evidence behind a metric drop
     worse = {case_id for m in report.metrics for case_id in m.worse}
     passing = [c for c in report.of_kind("passing") if c.case_id in worse]

@@ -107,3 +107,34 @@ def test_unknown_change_type_and_broken_artifact_exit_2(
         _args(write(tmp_path / "w.json", wrong), cand, "--change", "alias_or_semantic_metadata"), capsys
     )
     assert code == 2 and "$.cases[0].status: missing or not a string" in err
+
+
+def test_the_step_summary_gets_the_report_capped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    suites = {"s": {"mode": "search", "category": "flow", "required": False, "metrics": {}}}
+    long = "x" * 150
+    base = artifact([search_case(f"c-{i}-{long}", suite="s", rank=None) for i in range(3000)], suites=suites)
+    cand = artifact([search_case(f"c-{i}-{long}", suite="s", rank=1) for i in range(3000)], suites=suites)
+    args = _args(
+        write(tmp_path / "a.json", base),
+        write(tmp_path / "b.json", cand),
+        "--change",
+        "alias_or_semantic_metadata",
+    )
+    code, out, _ = _cli(args, capsys)
+    assert code == 0
+    assert "… and 2950 more (see the JSON report, `--json`)." in out
+    assert summary.read_text(encoding="utf-8").startswith("# Promotion")
+
+
+def test_a_report_over_1_mib_is_cut_with_a_notice() -> None:
+    from qlab.commands.promote import _capped
+
+    text = "# Promotion\n" + "é" * (1024 * 1024)
+    capped = _capped(text)
+    assert len(capped.encode("utf-8")) <= 1024 * 1024
+    assert capped.startswith("# Promotion\n") and capped.endswith("the JSON report has everything.\n")
+    assert _capped("short") == "short"

@@ -79,5 +79,16 @@ def command(
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+            handle.write(_capped(text) + "\n")
     return report.exit_code
+
+
+def _capped(text: str, limit: int = 1024 * 1024 - 200) -> str:
+    """GitHub refuses a step summary over 1 MiB: keep the head and say so."""
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return text
+    return (
+        raw[:limit].decode("utf-8", errors="ignore")
+        + "\n\n… truncated at 1 MiB; the JSON report has everything.\n"
+    )
