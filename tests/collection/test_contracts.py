@@ -106,4 +106,9 @@ def test_kubernetes_contracts_are_deterministic(shared_data: Path) -> None:
         "listCoreV1NamespacedPod",
         "$.items[*].metadata.name",
     )
+    # /namespaces/{namespace}: the namespace's own name, not the `metadata.namespace` some object carries
+    assert pairs[("readCoreV1NamespacedPod", "namespace")][0][:2] == (
+        "listCoreV1Namespace",
+        "$.items[*].metadata.name",
+    )
     assert max(len(v) for v in pairs.values()) <= 3

@@ -44,6 +44,7 @@ def test_unique_appends_a_counter() -> None:
         ("pets", "pet"),
         ("addresses", "address"),
         ("status", "status"),
+        ("statuses", "status"),
         ("boxes", "box"),
     ],
 )

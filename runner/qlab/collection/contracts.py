@@ -13,7 +13,9 @@ Only reference inputs get producers: path parameters, and inputs whose last word
 ``code``, ``key``, ``uri``… but not ``name`` outside the path). Values such as ``limit``, ``date`` or ``query``
 come from the case's entities, not from another call. An input is looked up by its normalized name, its
 canonical name, and, when the input is a bare id word (``/albums/{id}``), by the noun of the path segment
-before it (``albumid``); a bare ``id`` matched by name to a field of another entity scores x0.6. Types must be
+before it (``albumid``); an input named after its own segment (``/namespaces/{namespace}``) also looks for
+that entity's id or name (``namespaceid``, ``namespacename``). A bare ``id`` matched by name to a field of
+another entity, and a field named after its own entity (a Namespace's ``metadata.namespace``), score x0.6. Types must be
 compatible (an integer id may fill a string path parameter, not the other way round).
 
 Score (0-1): base by match (name 0.8, alias 0.7, schema 0.65) x type (exact 1, loose 0.9, unknown 0.95)
@@ -198,10 +200,14 @@ def _param_keys(param: Parameter, consumer: Tool) -> list[tuple[str, str | None]
     canon = canonical(param.name)
     if canon != plain:
         keys.append((canon, "alias"))
-    if is_id_like(param.name) and len(tokens(param.name)) == 1 and consumer.path:
+    if len(tokens(param.name)) == 1 and consumer.path:
         segment = segment_before(consumer.path, param.name)
-        if segment:
+        if segment and is_id_like(param.name):  # /albums/{id}: the id of an album
             keys.append((normalize(singular(segment)) + canon, "schema"))
+        elif (
+            segment and normalize(singular(segment)) == plain
+        ):  # /namespaces/{namespace}: a namespace's id or name
+            keys += [(plain + "id", "schema"), (plain + "name", "schema")]
     return keys
 
 
@@ -237,6 +243,8 @@ def _contracts_for(index: ContractIndex, consumer: Tool, param: Parameter) -> li
             )  # rebased when the lookup forced the match
             if noun and forced is None and noun not in offer.field.nouns:
                 score *= GENERIC_PENALTY  # `id` of /albums/{id} fed by the id of some other entity
+            elif forced is None and normalize(offer.field.name) in offer.field.nouns:
+                score *= GENERIC_PENALTY  # a namespace's own `namespace` field: not what names it
             if list_path and offer.tool.path == list_path:
                 score += 0.15
             if offer.tool.family == consumer.family:

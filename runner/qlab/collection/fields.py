@@ -76,12 +76,13 @@ def tool_nouns(tool: Tool) -> tuple[str, ...]:
 
 
 def ref_nouns(ref: str) -> tuple[str, ...]:
-    """``Delivery`` → delivery; ``DeliveryDetail`` → deliverydetail, delivery, detail."""
+    """``Delivery`` → delivery; ``PodResourceClaim`` → podresourceclaim, claim (the head noun is the last word:
+    a PodResourceClaim is a claim, not a pod)."""
     noun = schema_noun(ref)
     words = tokens(noun)
     out = [normalize(singular(noun))]
     if len(words) > 1:
-        out += [singular(words[0]), singular(words[-1])]
+        out.append(singular(words[-1]))
     return tuple(dict.fromkeys(n for n in out if n))
 
 
