@@ -209,6 +209,12 @@ def test_output_schema_guard_mode(tmp_path: Path, mode: str, status: str, code: 
     guard = next(g for g in search["guards"] if g["guard"] == "output_schema")
     assert guard["passed"] is False and "s1: $.search.top_k: expected integer, got string" in guard["message"]
     assert outcome.artifact["stages"]["search"]["metrics"]["schema_validity"] == 0.5
+    if mode == "warn":  # the run goes on; learning chokes on the bad object, which is shown and does not gate
+        learn = _gate(outcome.artifact, "learn")
+        failed = [g for g in learn["guards"] if not g["passed"]]
+        assert learn["status"] == "warned" and [(g["guard"], g["mode"]) for g in failed] == [
+            ("learning", "warn")
+        ]
 
 
 def test_budget_exceeded_blocks(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import importlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,36 +148,46 @@ def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def dumps(artifact: Mapping[str, Any]) -> str:
-    """The artifact as written: UTF-8 JSON, one top-level key per line and one case per line.
+def chunks(artifact: Mapping[str, Any]) -> Iterator[str]:
+    """The artifact as written, in pieces: UTF-8 JSON, one top-level key per line and one case per line.
 
     Compact values keep the C encoder (``indent`` would switch json to its pure-Python encoder, 5x slower on a
-    100,000-case artifact); one case per line keeps diffs and ``grep`` readable."""
-    encode = _ENCODER.encode
-    parts = []
-    for key, value in artifact.items():
+    100,000-case artifact); one case per line keeps diffs and ``grep`` readable; pieces keep a 100 MB artifact
+    from being built as one string."""
+    yield "{"
+    for index, (key, value) in enumerate(artifact.items()):
+        yield "\n " if index == 0 else ",\n "
         if key == "cases" and isinstance(value, list) and value:
-            parts.append(f'"cases": [\n  {_encoded_cases(value)}\n ]')
+            yield '"cases": [\n  '
+            for n, case in enumerate(_encoded_cases(value)):
+                yield case if n == 0 else ",\n  " + case
+            yield "\n ]"
         else:
-            parts.append(f"{encode(key)}: {encode(value)}")
-    return "{\n " + ",\n ".join(parts) + "\n}\n"
+            yield f"{_ENCODER.encode(key)}: {_ENCODER.encode(value)}"
+    yield "\n}\n"
+
+
+def dumps(artifact: Mapping[str, Any]) -> str:
+    """The artifact as one string (see ``chunks``)."""
+    return "".join(chunks(artifact))
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 # The run writes its outputs twice (the learn gate scans a provisional copy, then the final one is written) and
 # both share one ``cases`` list: it is encoded once. Case dicts are not changed after they were written.
-_LAST_CASES: list[tuple[list[Any], int, str]] = []
+_LAST_CASES: list[tuple[list[Any], int, list[str]]] = []
 
 
-def _encoded_cases(cases: list[Any]) -> str:
+def _encoded_cases(cases: list[Any]) -> list[str]:
     if _LAST_CASES and _LAST_CASES[0][0] is cases and _LAST_CASES[0][1] == len(cases):
         return _LAST_CASES[0][2]
-    body = ",\n  ".join(_ENCODER.encode(case) for case in cases)
-    _LAST_CASES[:] = [(cases, len(cases), body)]
-    return body
+    _LAST_CASES.clear()  # drop the previous run's strings before encoding this one
+    encoded = [_ENCODER.encode(case) for case in cases]
+    _LAST_CASES.append((cases, len(cases), encoded))
+    return encoded
 
 
-def write_atomic(path: str | Path, text: str) -> Path:
+def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part: a temp
     file in the same folder, flushed and fsynced, then ``os.replace``. The temp file is removed on failure."""
     target = Path(path)
@@ -185,7 +195,10 @@ def write_atomic(path: str | Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -204,7 +217,7 @@ def write_atomic(path: str | Path, text: str) -> Path:
 
 def write(path: str | Path, artifact: Mapping[str, Any]) -> Path:
     """Write the result artifact atomically."""
-    return write_atomic(path, dumps(artifact))
+    return write_atomic(path, chunks(artifact))
 
 
 def read(path: str | Path) -> dict[str, Any]:

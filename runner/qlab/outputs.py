@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.artifact import dumps, write_atomic
+from qlab.artifact import chunks, write_atomic
 from qlab.project.model import Config
 from qlab.report import junit, markdown
 from qlab.shard import ShardSpec
@@ -67,7 +67,7 @@ def output_paths(
 
 def write_outputs(artifact: Mapping[str, Any], paths: OutputPaths) -> list[Path]:
     """Write the result, JUnit and summary atomically; returns the paths written."""
-    write_atomic(paths.result, dumps(artifact))
+    write_atomic(paths.result, chunks(artifact))
     write_atomic(paths.junit, junit.render(artifact))
     write_atomic(paths.summary, markdown.render(artifact, links=paths.links()))
     return [paths.result, paths.junit, paths.summary]

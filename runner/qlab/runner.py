@@ -262,8 +262,9 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
         paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
+        # learning reads every case of the run (the learn gate has no suites of its own)
         report: StageReport = module.run(
-            ctx, gate_cases, state.lanes.lanes[0], paths=paths, artifact=provisional
+            ctx, state.cases, state.lanes.lanes[0], paths=paths, artifact=provisional
         )
         return report
 

@@ -83,8 +83,19 @@ def run(
     started = time.perf_counter()
     guard, stops, details = scrub(ctx, paths)
     metrics: dict[str, float | None] = {"scrub_leaks": float(details["leaks"])}
+    guards = [guard]
     if artifact is not None and not stops:
-        learned = suggestions(ctx, cases, artifact)
+        try:
+            learned = suggestions(ctx, cases, artifact)
+        except (
+            Exception
+        ) as exc:  # suggestions are advisory: a failure is shown, it does not take the run down
+            learned = None
+            guards.append(
+                GuardResult(
+                    "learning", STAGE, False, "warn", f"suggestions failed: {type(exc).__name__}: {exc}"
+                )
+            )
         if learned is not None:
             details["suggestions"] = learned.get("suggestions", [])
             details["shadow"] = learned.get("shadow", {})
@@ -95,7 +106,7 @@ def run(
         stage=STAGE,
         metrics=metrics,
         stops=stops,
-        guards=[guard],
+        guards=guards,
         details=details,
         duration_ms=(time.perf_counter() - started) * 1000,
     )
