@@ -23,6 +23,11 @@ SCHEMA_FILES: dict[str, str] = {
     "case": "case.schema.json",
     "result": "result.schema.json",
     "collection": "collection.schema.json",
+    "proposal": "proposal.schema.json",
+    "release-record": "release-record.schema.json",
+    "suggestions": "suggestions.schema.json",
+    "engine-request": "engine-request.schema.json",
+    "engine-response": "engine-response.schema.json",
 }
 
 

@@ -1,4 +1,4 @@
-"""``qlab schema config|case|result|collection``: print one of qlab's JSON Schemas (draft-07)."""
+"""``qlab schema NAME``: print one of qlab's JSON Schemas (draft-07), e.g. config, case, result, collection."""
 
 from __future__ import annotations
 
