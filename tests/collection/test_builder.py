@@ -67,3 +67,21 @@ def test_no_sources_and_broken_source(tmp_path: Path) -> None:
     assert str(caught.value).startswith(
         f"{tmp_path / 'api.yaml'}:13:23: $.paths['/pets'].get.responses['200']"
     )
+
+
+def test_write_to_puts_the_artifact_there_from_a_build_or_the_cache(tmp_path: Path) -> None:
+    from qlab.collection import artifact
+
+    cfg = config(tmp_path, [openapi("demo", DEMO_SPEC)])
+    target = tmp_path / "out" / "collection.json"
+    built = build_collection(cfg, write_to=target)
+    assert built.artifact_path == target and not built.cached
+    expected = artifact.to_json(built.collection) + "\n"
+    assert target.read_text(encoding="utf-8") == expected
+    target.unlink()
+    again = build_collection(cfg, write_to=target)
+    assert again.cached and target.read_text(encoding="utf-8") == expected
+    off = build_collection(cfg, use_cache=False, write_to=tmp_path / "other.json")
+    assert (tmp_path / "other.json").read_text(
+        encoding="utf-8"
+    ) == expected and off.artifact_path == tmp_path / "other.json"

@@ -201,6 +201,11 @@ def write(text: str, path: Path) -> Path:
     return path
 
 
+def copy(source: Path, target: Path) -> Path:
+    """Copy a stored artifact atomically; returns ``target``."""
+    return write(source.read_text(encoding="utf-8").rstrip("\n"), target)
+
+
 # ------------------------------------------------------------------------------------------ decode
 
 

@@ -33,8 +33,9 @@ from qlab.project.model import Config, Source
 
 @dataclass(frozen=True, slots=True)
 class BuildOutput:
-    """What a build produced. ``artifact_path`` is the cached artifact (None with the cache off); ``cached``
-    says the collection came from the cache without parsing any source."""
+    """What a build produced. ``artifact_path`` is where the artifact was written: ``write_to`` when given,
+    else the cache's copy (None with the cache off); ``cached`` says the collection came from the cache without
+    parsing any source."""
 
     collection: Collection
     readiness: Readiness
@@ -42,9 +43,10 @@ class BuildOutput:
     cached: bool
 
 
-def build_collection(config: Config, *, use_cache: bool = True) -> BuildOutput:
+def build_collection(config: Config, *, use_cache: bool = True, write_to: Path | None = None) -> BuildOutput:
     """Build (or reuse) the collection of ``config`` and compute its readiness report.
 
+    ``write_to``: also write the artifact there (``qlab build``), without serializing it a second time.
     Raises SpecError (exit 2) for a source that cannot be read, with ``file:line:col: $.json.path`` where known.
     """
     base_dir = Path(config.path).parent
@@ -69,10 +71,14 @@ def build_collection(config: Config, *, use_cache: bool = True) -> BuildOutput:
         if hit is not None:
             collection, artifact_path = hit
             cached = True
+            if write_to is not None:
+                artifact_path = artifact.copy(artifact_path, write_to)
         else:
             collection, text, dependencies = _build(readers, aliases)
             artifact_path = cache.store(key, text, dependencies) if cache is not None else None
             cached = False
+            if write_to is not None:
+                artifact_path = artifact.write(text, write_to)
     warnings = unknown_ids(aliases, (t.id for t in collection.tools))
     readiness = compute_readiness(collection, config, threshold=coverage_threshold(config), warnings=warnings)
     return BuildOutput(collection=collection, readiness=readiness, artifact_path=artifact_path, cached=cached)

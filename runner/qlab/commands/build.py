@@ -8,7 +8,6 @@ condition fires, 2 when qlab.yaml or a source is invalid (``file:line:col: $.jso
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,22 +33,16 @@ ARTIFACT_NAME = "collection.json"
 )
 def command(config_path: Path | None, as_json: bool, no_cache: bool) -> int:
     """Build the collection from qlab.yaml's sources, write its artifact and print the readiness report."""
-    from qlab.collection import artifact
     from qlab.collection.builder import build_collection
     from qlab.project import find_config, load_project
     from qlab.stages.build import stage_report
 
     path = config_path if config_path is not None else find_config()
     config = load_project(path, case_files=[]).config
-    output = build_collection(config, use_cache=not no_cache)
+    target = Path(config.path).parent / config.output.dir / ARTIFACT_NAME
+    output = build_collection(config, use_cache=not no_cache, write_to=target)
     gate = next((g for g in config.gates if g.stage == "build"), None)
     report = stage_report(output, gate)
-    target = Path(config.path).parent / config.output.dir / ARTIFACT_NAME
-    if output.artifact_path is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(output.artifact_path, target)
-    else:
-        artifact.write(artifact.to_json(output.collection), target)
     code = EXIT_BLOCKED if report.stops else EXIT_PASS
     if as_json:
         out: dict[str, Any] = {
