@@ -112,6 +112,7 @@ def summarize(
     exit_zero: bool = False,
     budget: Any = None,
     extra_suite_metrics: Mapping[str, Mapping[str, float | None]] | None = None,
+    with_scorecard: bool = True,
 ) -> dict[str, Any]:
     """(Re)compute every section derived from the cases and gates: suite metrics and counts, acceptance
     metrics, categories, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
@@ -120,12 +121,15 @@ def summarize(
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
     artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
-    return conclude(artifact, exit_zero=exit_zero, budget=budget)
+    return conclude(artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard)
 
 
-def conclude(artifact: dict[str, Any], *, exit_zero: bool = False, budget: Any = None) -> dict[str, Any]:
+def conclude(
+    artifact: dict[str, Any], *, exit_zero: bool = False, budget: Any = None, with_scorecard: bool = True
+) -> dict[str, Any]:
     """The sections that depend on the gates and checks, not on the cases' metrics: schema validity, the
-    run-level guard list, the decision and the scorecard. (A run's learn gate only changes these.)"""
+    run-level guard list, the decision and the scorecard. (A run's learn gate only changes these.) The learn
+    gate's provisional copy goes without the scorecard: its numbers come from data that copy already holds."""
     stages = artifact.get("stages", {}).values()
     checked = sum(int(s.get("details", {}).get("schema", {}).get("checked", 0)) for s in stages)
     valid = sum(int(s.get("details", {}).get("schema", {}).get("valid", 0)) for s in stages)
@@ -133,7 +137,7 @@ def conclude(artifact: dict[str, Any], *, exit_zero: bool = False, budget: Any =
     prerun = artifact.get("prerun", [])
     artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
     artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
-    card = scorecard(artifact, budget=budget)
+    card = scorecard(artifact, budget=budget) if with_scorecard else None
     if card is not None:
         artifact["scorecard"] = card
     else:

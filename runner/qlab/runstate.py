@@ -238,6 +238,7 @@ class RunState:
             exit_zero=self.options.exit_zero,
             budget=self.config.budget,
             extra_suite_metrics=self.extra_metrics,
+            with_scorecard=final,
         )
 
     def finish(self) -> RunOutcome:
