@@ -1,0 +1,272 @@
+"""Crash safety of ``qlab run`` as a subprocess:
+
+- SIGKILL mid-run (while an execute case waits on a slow server, and at random moments) leaves the previous
+  complete artifacts byte for byte, or none: never a partial or corrupt result, JUnit or summary, and no temp
+  file that a later run reads; the next run and ``qlab report`` work on what is there.
+- SIGINT (Ctrl-C) exits 130 after the interrupted mutating case's cleanup request reached the server, and after
+  the dev server's whole process group has stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qlab import artifact
+from reliability.project import Op, fault_server_env, qlab, write_project
+from reliability.servers_faults import FaultServer, read_record
+from servers import free_port
+
+SLOW_SEC = 30
+OUTPUTS = ("result.json", "junit.xml", "summary.md")
+OPS = [
+    Op("checkHealth", "GET", "/ok", "Check that the service is healthy"),
+    Op("exportReport", "GET", f"/slow/{SLOW_SEC}", "Export the sluggish quarterly report"),
+    Op("placeSlowOrder", "POST", f"/orders/slow/{SLOW_SEC}", "Place a slow order for the warehouse"),
+]
+HEALTHY = {"id": "healthy", "query": "Check that the service is healthy", "expected_target": "checkHealth",
+           "assertions": [{"type": "http_status", "in": [200]}]}  # fmt: skip
+SLOW_READ = {"id": "slow-read", "query": "Export the sluggish quarterly report", "expected_target": "exportReport",
+             "timeout_sec": 120, "assertions": [{"type": "http_status", "in": [200]}]}  # fmt: skip
+
+
+@pytest.fixture
+def faults() -> Iterator[FaultServer]:
+    with FaultServer() as server:
+        yield server
+
+
+def _start(config: Path, out: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "qlab", "run", "--config", str(config), "--out", str(out), *args],
+        cwd=config.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _wait_for(
+    predicate: Any, *, timeout: float, what: str, proc: subprocess.Popen[bytes] | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"qlab exited with {proc.returncode} before {what}: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _snapshot(out: Path) -> dict[str, bytes]:
+    return {name: (out / name).read_bytes() for name in OUTPUTS if (out / name).exists()}
+
+
+def _assert_intact(out: Path, before: dict[str, bytes]) -> None:
+    """Either the previous complete outputs byte for byte, or (with none before) none, or complete new ones."""
+    now = _snapshot(out)
+    stray = sorted(p.name for p in out.glob("*.tmp")) if out.exists() else []
+    assert stray == [], f"temp files left behind: {stray}"
+    if now == before:
+        return
+    # a run that got as far as writing: every file it wrote is whole
+    assert set(now) == set(OUTPUTS), sorted(now)
+    artifact.read(out / "result.json")  # parses and has the result shape
+    assert now["junit.xml"].rstrip().endswith(b"</testsuites>")
+    assert now["summary.md"].strip()
+
+
+def _project(root: Path, url: str, *, cases: list[dict[str, Any]]) -> Path:
+    return write_project(
+        root,
+        ops=OPS,
+        suites={"reads": {"mode": "execute", "environment": "dev"}},
+        cases={"reads": cases},
+        environments={"dev": {"base_url": url, "retries": 0}},
+    )
+
+
+# ---------------------------------------------------------------------------------------------- SIGKILL
+
+
+def test_sigkill_while_waiting_on_a_slow_server_keeps_the_previous_artifacts(
+    tmp_path: Path, faults: FaultServer
+) -> None:
+    config = _project(tmp_path / "project", faults.url, cases=[HEALTHY, SLOW_READ])
+    out = tmp_path / "out"
+    first = qlab("run", "--config", str(config), "--out", str(out), "--case", "healthy", cwd=config.parent)
+    assert first.code == 0, first.console
+    before = _snapshot(out)
+    assert set(before) == set(OUTPUTS)
+
+    proc = _start(config, out)
+    _wait_for(lambda: faults.hits(f"/slow/{SLOW_SEC}"), timeout=60, what="the slow request", proc=proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    _assert_intact(out, before)
+    assert _snapshot(out) == before  # killed before any write: the previous run's files, unchanged
+
+    # what is there is usable: a report renders, and --last-failed reads the previous result
+    report = qlab("report", str(out / "result.json"), "--markdown", "-", cwd=tmp_path)
+    assert report.code == 0 and "PASS" in report.stdout, report.console
+    again = qlab("run", "--config", str(config), "--out", str(out), "--last-failed", cwd=config.parent)
+    assert again.code in (0, 2), again.console  # nothing failed last time: nothing, or an empty selection
+    assert "internal error" not in again.console
+
+
+def test_sigkill_without_a_previous_run_leaves_no_artifact(tmp_path: Path, faults: FaultServer) -> None:
+    config = _project(tmp_path / "project", faults.url, cases=[HEALTHY, SLOW_READ])
+    out = tmp_path / "out"
+    proc = _start(config, out)
+    _wait_for(lambda: faults.hits(f"/slow/{SLOW_SEC}"), timeout=60, what="the slow request", proc=proc)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _snapshot(out) == {}
+    _assert_intact(out, {})
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_never_leaves_a_partial_artifact(
+    tmp_path: Path, faults: FaultServer
+) -> None:
+    """Kill at seeded random moments across a whole run (load, build, execute, learn, writing)."""
+    quick = [HEALTHY, *({**HEALTHY, "id": f"healthy-{i}"} for i in range(30))]
+    config = _project(tmp_path / "project", faults.url, cases=quick)
+    out = tmp_path / "out"
+    full = qlab("run", "--config", str(config), "--out", str(out), cwd=config.parent)
+    assert full.code == 0, full.console
+    duration = max(full.seconds, 1.0)
+    rng = random.Random(20240501)
+    outcomes: dict[str, int] = {"unchanged": 0, "replaced": 0}
+    for _ in range(8):
+        before = _snapshot(out)
+        proc = _start(config, out)
+        time.sleep(rng.uniform(0.05, duration * 1.1))
+        proc.kill()
+        proc.communicate(timeout=30)
+        _assert_intact(out, before)
+        outcomes["unchanged" if _snapshot(out) == before else "replaced"] += 1
+    assert sum(outcomes.values()) == 8
+
+
+# ---------------------------------------------------------------------------------------------- SIGINT
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@pytest.mark.parametrize("concurrency", [1, 8], ids=["sequential", "pool"])
+def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, concurrency: int) -> None:
+    config, record, pid_file = _slow_order_project(tmp_path, concurrency=concurrency)
+    out = tmp_path / "out"
+    proc = _start(config, out)
+    seen = lambda: [r for r in read_record(record) if r["method"] == "POST"]  # noqa: E731
+    _wait_for(seen, timeout=60, what="the slow mutating request", proc=proc)
+    server_pid = int(pid_file.read_text())
+    assert _group_alive(server_pid)
+    interrupted_at = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=SLOW_SEC * 3)
+    waited = time.monotonic() - interrupted_at
+    console = (stdout + stderr).decode("utf-8", errors="replace")
+    assert proc.returncode == 130, console
+    assert "interrupted" in console and "Traceback" not in console, console
+    requests = [(r["method"], r["path"]) for r in read_record(record)]
+    # the interrupted case's cleanup reached the server after its mutation ...
+    assert ("POST", f"/orders/slow/{SLOW_SEC}") in requests
+    assert requests.index(("DELETE", "/orders/O-slow")) > requests.index(("POST", f"/orders/slow/{SLOW_SEC}"))
+    # ... and the dev server's whole process group is gone by the time qlab exited
+    assert not _group_alive(server_pid)
+    # no result of an interrupted run, and nothing half-written
+    _assert_intact(out, {})
+    print(json.dumps({"concurrency": concurrency, "exit_after_sigint_sec": round(waited, 2)}))
+
+
+# ---------------------------------------------------------------------------------------------- known gaps
+# Both found by this campaign and reported to the owners (docs/reliability.md, "Open findings"). Strict xfail:
+# the day a fix lands these pass, the suite says so, and the marker goes.
+
+
+def _slow_order_project(tmp_path: Path, *, concurrency: int) -> tuple[Path, Path, Path]:
+    port = free_port()
+    record, pid_file = tmp_path / "requests.jsonl", tmp_path / "server.pid"
+    mutating = {
+        "id": "slow-order",
+        "query": "Place a slow order for the warehouse",
+        "expected_target": "placeSlowOrder",
+        "mutation_safety": "allow_mutation",
+        "timeout_sec": 120,
+        "assertions": [{"type": "http_status", "in": [201]}],
+        "cleanup": [{"method": "DELETE", "path": "/orders/O-slow", "expect_status": [204]}],
+    }
+    config = write_project(
+        tmp_path / "project",
+        ops=OPS,
+        suites={"orders": {"mode": "execute", "environment": "dev"}},
+        cases={"orders": [mutating, HEALTHY]},
+        environments={
+            "dev": fault_server_env(
+                port, record=record, pid_file=pid_file, allowed_hosts=["127.0.0.1"], concurrency=concurrency
+            )
+        },
+    )
+    return config, record, pid_file
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="stages/execute.py _run_group (pool): a second Ctrl-C interrupts pool.shutdown(wait=True); the run "
+    "closes the client and the dev server while the in-flight mutating case has not run its cleanup",
+)
+def test_a_second_sigint_still_runs_the_cleanup(tmp_path: Path) -> None:
+    config, record, _pid_file = _slow_order_project(tmp_path, concurrency=8)
+    proc = _start(config, tmp_path / "out")
+    _wait_for(
+        lambda: [r for r in read_record(record) if r["method"] == "POST"], timeout=60, what="POST", proc=proc
+    )
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)  # the first Ctrl-C seems to hang (it waits for the 30 s request): the user presses again
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=SLOW_SEC * 3)
+    assert proc.returncode == 130
+    assert ("DELETE", "/orders/O-slow") in [(r["method"], r["path"]) for r in read_record(record)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="execute/server.py: the dev server runs in its own session (so its whole group can be stopped); when "
+    "qlab itself is SIGKILLed nothing stops it, and the next run finds the port taken",
+)
+def test_sigkill_of_qlab_does_not_orphan_the_dev_server(tmp_path: Path) -> None:
+    config, record, pid_file = _slow_order_project(tmp_path, concurrency=1)
+    proc = _start(config, tmp_path / "out")
+    _wait_for(
+        lambda: [r for r in read_record(record) if r["method"] == "POST"], timeout=60, what="POST", proc=proc
+    )
+    server_pid = int(pid_file.read_text())
+    proc.kill()
+    proc.communicate(timeout=30)
+    try:
+        _wait_for(lambda: not _group_alive(server_pid), timeout=10, what="the orphaned dev server to stop")
+    finally:
+        if _group_alive(server_pid):  # do not leave it behind for the rest of the test session
+            os.killpg(server_pid, signal.SIGKILL)
