@@ -67,3 +67,14 @@ def test_http_status_error_is_a_spec_error(httpbin_url: str) -> None:
 def test_url_document(httpbin_url: str) -> None:
     doc = documents.load(f"{httpbin_url}/json")
     assert doc.uri == f"{httpbin_url}/json" and "slideshow" in doc.data
+
+
+def test_urls_are_shown_without_credentials_or_query() -> None:
+    from servers import free_port
+
+    url = f"http://user:secret@127.0.0.1:{free_port()}/spec.json?api_key=abc"
+    with pytest.raises(SpecError) as caught:
+        documents.load(url)
+    message = str(caught.value)
+    assert message.startswith("http://127.0.0.1:") and "secret" not in message and "abc" not in message
+    assert documents.safe_location("specs/a.yaml") == "specs/a.yaml"

@@ -16,14 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from qlab.collection import artifact
 from qlab.collection.aliases import apply_aliases, load_aliases, unknown_ids
 from qlab.collection.cache import BuildCache, cache_key
 from qlab.collection.collisions import merge_sources
 from qlab.collection.contracts import find_contracts
-from qlab.collection.documents import is_url
+from qlab.collection.documents import safe_location
 from qlab.collection.model import Collection
 from qlab.collection.readiness import DEFAULT_THRESHOLD, Readiness, compute_readiness
 from qlab.collection.sources import CollectionSource, Snapshot, get_source
@@ -133,7 +132,7 @@ def _entry(source: Source, digest: str, info: Mapping[str, Any], count: int) -> 
     entry: dict[str, Any] = {
         "name": source.name,
         "kind": source.kind,
-        "location": _safe_location(source.location),
+        "location": None if source.location is None else safe_location(source.location),
         "digest": digest,
         "tools": count,
         "collisions": [],
@@ -142,12 +141,3 @@ def _entry(source: Source, digest: str, info: Mapping[str, Any], count: int) -> 
         entry["command"] = source.command
     entry.update({k: v for k, v in info.items() if k not in entry})
     return entry
-
-
-def _safe_location(location: str | None) -> str | None:
-    if location is None or not is_url(location):
-        return location
-    parts = urlsplit(location)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

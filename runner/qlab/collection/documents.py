@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlparse
+from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
 from urllib.request import url2pathname
 
 from qlab.collection.names import json_path
@@ -46,6 +46,16 @@ class Document:
 
 def is_url(location: str) -> bool:
     return location.startswith(URL_SCHEMES)
+
+
+def safe_location(location: str) -> str:
+    """A URL without credentials or query string (either may hold a secret); anything else as it is."""
+    if not is_url(location):
+        return location
+    parts = urlsplit(location)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def sha256(data: bytes) -> str:
@@ -78,8 +88,9 @@ def read(
     Returns (uri, display, text, sha256). A missing or unreadable file is a SpecError.
     """
     if is_url(location):
-        text, digest = fetch(location, display=display)
-        return location, display or location, text, digest
+        shown = display or safe_location(location)
+        text, digest = fetch(location, display=shown)
+        return location, shown, text, digest
     shown = display or location
     if location.startswith("file://"):
         path = Path(url2pathname(urlparse(location).path))
@@ -157,7 +168,7 @@ def resolve_uri(base_uri: str, reference: str) -> str:
 def display_for(root: Document, uri: str) -> str:
     """How to name a document that ``root`` refers to: a path next to the root's display path, or the URL."""
     if not uri.startswith("file://") or not root.uri.startswith("file://"):
-        return uri
+        return safe_location(uri)
     target = url2pathname(urlparse(uri).path)
     root_dir = os.path.dirname(url2pathname(urlparse(root.uri).path))
     rel = os.path.relpath(target, root_dir)
