@@ -156,7 +156,9 @@ def _tool(
     operation_id = op.get("operationId")
     explicit = operation_id.strip() if isinstance(operation_id, str) else ""
     tool_id = explicit or derived_id(method, path)
-    tags = tuple(str(t) for t in op.get("tags") or () if isinstance(t, (str, int)))
+    raw_tags = op.get("tags")  # a list of names; one name alone is taken as one tag, anything else as none
+    raw_tags = [raw_tags] if isinstance(raw_tags, str) else raw_tags if isinstance(raw_tags, list) else ()
+    tags = tuple(str(t) for t in raw_tags if isinstance(t, (str, int)))
     return Tool(
         id=tool_id,
         name=tool_id if explicit else f"{method} {path}",  # readiness tells derived ids by this name

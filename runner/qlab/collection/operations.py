@@ -142,7 +142,7 @@ def security(value: Any) -> tuple[Mapping[str, tuple[str, ...]], ...]:
     if not isinstance(value, list):
         return ()
     return tuple(
-        {str(k): tuple(str(s) for s in (v or ())) for k, v in req.items()}
+        {str(k): tuple(str(s) for s in v) if isinstance(v, list) else () for k, v in req.items()}
         for req in value
         if isinstance(req, Mapping)
     )
