@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis import strategies as st
+from hypothesis.control import currently_in_test_context
 
 # CI runs a bounded number of examples; the campaign in docs/reliability.md ran more by hand:
 #   QLAB_FUZZ_EXAMPLES=2000 python -m pytest -q tests/reliability -k properties
@@ -23,6 +24,13 @@ EXAMPLES = int(os.environ.get("QLAB_FUZZ_EXAMPLES", "40"))
 SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, derandomize="QLAB_FUZZ_EXAMPLES" not in os.environ, database=None
 )
+
+
+def note_outcome(outcome: str) -> None:
+    """Count an outcome in hypothesis' statistics (``--hypothesis-show-statistics``); a no-op outside a test."""
+    if currently_in_test_context():
+        event(f"outcome: {outcome}")
+
 
 # ------------------------------------------------------------------------------------------------ values
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from qlab.cli import main
@@ -32,6 +32,7 @@ from reliability.generators import (
     UNICODE,
     deep,
     documents,
+    note_outcome,
     text_mutation,
     to_json,
     to_yaml,
@@ -104,10 +105,10 @@ def outcome(config: Path, written: Path) -> str:
             assert named == written or named.is_relative_to(config.parent) or named.name == written.name, d
             assert d.render().startswith(d.file), d
         assert any(Path(d.file) == written for d in errors) or written.name != "qlab.yaml", exc
-        event("outcome: invalid (ConfigError, exit 2)")
+        note_outcome("invalid (ConfigError, exit 2)")
         return "invalid"
     assert isinstance(project, Project) and isinstance(project.config, Config)
-    event("outcome: valid Project")
+    note_outcome("valid Project")
     return "valid"
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from qlab.cli import main
@@ -30,6 +30,7 @@ from reliability.generators import (
     UNICODE,
     deep,
     documents,
+    note_outcome,
     text_mutation,
     to_json,
     to_yaml,
@@ -174,11 +175,11 @@ def tools_or_error(path: Path) -> str:
         assert message.strip(), "an empty error message"
         assert path.name in message or str(path.parent) in message or "other.yaml" in message, message
         assert "Traceback" not in message
-        event("outcome: invalid (SpecError, exit 2)")
+        note_outcome("invalid (SpecError, exit 2)")
         return "invalid"
     assert all(isinstance(t, Tool) for t in tools)
     assert len({t.id for t in tools}) == len(tools)  # ids are unique within a document
-    event(f"outcome: {'no' if not tools else 'some'} tools")
+    note_outcome(f"{'no' if not tools else 'some'} tools")
     return "tools"
 
 
@@ -260,3 +261,24 @@ def test_qlab_build_exits_0_1_or_2_never_3(project: Path, content: bytes) -> Non
         assert "spec.yaml" in stderr or "other.yaml" in stderr or "qlab.yaml" in stderr, stderr
     # and the in-process reader agrees with the CLI on valid vs invalid
     assert (tools_or_error(project / "spec.yaml") == "invalid") == (code == 2), stderr
+
+
+# ------------------------------------------------------------------------------------------------ regressions
+# inputs the campaign found crashing (exit 3) before the fixes recorded in docs/reliability.md
+
+_OP = "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\npaths:\n  /a:\n    get:\n      operationId: g\n      {line}\n      responses: {{'200': {{description: ok}}}}\n"
+REGRESSIONS = {
+    "tags-int.yaml": _OP.format(line="tags: -1").encode(),
+    "tags-bool.yaml": _OP.format(line="tags: true").encode(),
+    "security-scopes-int.yaml": _OP.format(line="security: [{bearerAuth: 5}]").encode(),
+    "deep-array.json": b"[" * 100_000 + b"]" * 100_000,
+    "deep-object.json": b'{"a": ' * 100_000 + b"1" + b"}" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_regressions_found_by_the_campaign(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(REGRESSIONS[name])
+    expected = "invalid" if name.startswith("deep") else "tools"
+    assert tools_or_error(path) == expected
