@@ -311,3 +311,28 @@ def test_thresholds_of_a_suite_less_gate_read_stage_metrics(tmp_path: Path) -> N
 
 def test_options_default_is_usable() -> None:
     assert RunOptions().selection == SelectionSpec() and Suite("x", "search", ("*",)).repeat == 1
+
+
+def test_an_http_engine_that_does_not_listen_fails_pre_run(tmp_path: Path) -> None:
+    import servers
+    from qlab.project.model import EngineConfig
+
+    url = f"http://127.0.0.1:{servers.free_port()}/engine"
+    config = dataclasses.replace(f.config(tmp_path), engine=EngineConfig(type="http", url=url, timeout_sec=2))
+    execute = f.FakeExecute()
+    artifact = _run(tmp_path, config=config, execute=execute)
+    assert artifact["decision"]["exit_code"] == 2 and execute.calls == []
+    guard = next(g for g in artifact["guards"] if g["guard"] == "engine_reachable")
+    assert guard["passed"] is False and url in guard["message"] and "ConnectError" in guard["message"]
+
+
+def test_an_http_engine_that_listens_passes_pre_run(tmp_path: Path, httpbin_url: str) -> None:
+    from qlab.project.model import EngineConfig
+
+    config = dataclasses.replace(
+        f.config(tmp_path), engine=EngineConfig(type="http", url=f"{httpbin_url}/post")
+    )
+    artifact = _run(tmp_path, config=config)
+    guard = next(g for g in artifact["guards"] if g["guard"] == "engine_reachable")
+    assert guard["passed"] is True and "(HTTP 405)" in guard["message"]
+    assert artifact["decision"]["exit_code"] == 0

@@ -133,3 +133,20 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
             )
         )
     return out
+
+
+def check_engine(config: Config, engine_name: str) -> GuardResult:
+    """The engine answers: built in and python engines are ready once made; an http engine's URL must take a
+    connection (any HTTP status counts: the endpoints are POST-only, a GET only proves it listens)."""
+    url = config.engine.url if config.engine.type == "http" else None
+    if not url:
+        return GuardResult("engine_reachable", PRE_RUN, True, "block", f"engine {engine_name} ready")
+    from qlab import http  # httpx only when an http engine is configured
+
+    try:
+        with http.make_client(timeout=min(config.engine.timeout_sec, 10.0)) as client:
+            status = client.get(url).status_code
+    except http.HTTPError as exc:
+        message = f"engine {url} does not answer: {type(exc).__name__}; is the service running?"
+        return GuardResult("engine_reachable", PRE_RUN, False, "block", message)
+    return GuardResult("engine_reachable", PRE_RUN, True, "block", f"engine {url} answers (HTTP {status})")

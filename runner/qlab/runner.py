@@ -178,11 +178,12 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         return state.finish()
     try:
         engine = (options.seams.engine or _real_engine)(config, collection)
-        state.prerun.append(
-            GuardResult("engine_reachable", prerun.PRE_RUN, True, "block", f"engine {engine.name} ready")
-        )
     except QlabError as exc:
         state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc)))
+        return state.finish()
+    state.prerun.append(prerun.check_engine(config, engine.name))
+    if state.prerun_failed():
+        _close_engine(engine)
         return state.finish()
     state.prerun += prerun.check_auth(config, cases)
     ctx = RunContext(config=config, collection=collection, engine=engine, gate=build_gate, log=options.log)
@@ -192,10 +193,16 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         ctx.shared["dev_server_envs"] = {name: {"status": "not_started"} for name in config.environments}
     try:
         for gate in config.gates:
-            if gate.stage != "build":
+            if gate.stage == "build":
+                continue
+            try:
                 _case_gate(state, ctx, gate)
+            finally:
+                if gate.stage == "execute":
+                    _close(ctx)  # the dev servers stop right after the execute gate, also on Ctrl-C
     finally:
         _close(ctx)
+        _close_engine(engine)
     return state.finish()
 
 
@@ -286,6 +293,12 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
             ctx, state.cases, state.lanes.lanes[0], paths=paths, artifact=provisional
         )
         return report
+
+
+def _close_engine(engine: Engine) -> None:
+    close = getattr(engine, "close", None)  # the http engine holds a client
+    if callable(close):
+        close()
 
 
 def _close(ctx: RunContext) -> None:
