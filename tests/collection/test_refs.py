@@ -11,7 +11,14 @@ import pytest
 
 from qlab.collection import documents
 from qlab.collection.openapi import load_tools, read_document
-from qlab.collection.refs import DEPTH_LIMIT_REF, MAX_REF_DEPTH, RECURSIVE_REF, NamedSchema, Resolver
+from qlab.collection.refs import (
+    DEPTH_LIMIT_REF,
+    MAX_NESTING,
+    MAX_REF_DEPTH,
+    RECURSIVE_REF,
+    NamedSchema,
+    Resolver,
+)
 from qlab.errors import SpecError
 
 from .helpers import get_op, spec, write_json
@@ -188,3 +195,43 @@ def test_resolver_reports_a_dangling_ref_at_its_place(tmp_path: Path) -> None:
         f"{path}; fix the reference or add the target"
     )
     assert str(caught.value).startswith(f"{path}:1:")
+
+
+def _nested_text(levels: int, leaf: str) -> str:
+    """``levels`` nested object schemas as JSON text, written without recursion (json.dumps would hit the limit)."""
+    return '{"type": "object", "properties": {"c": ' * levels + leaf + "}}" * levels
+
+
+@pytest.mark.parametrize(
+    ("levels", "message"),
+    [
+        (200, f"nesting is deeper than {MAX_NESTING} levels; flatten the schema"),  # the resolver's limit
+        (1000, "nesting is deeper than 2000 levels"),  # the YAML reader's, before any resolution
+    ],
+)
+def test_nesting_beyond_the_limit_is_a_located_spec_error(tmp_path: Path, levels: int, message: str) -> None:
+    schema = _nested_text(levels, '{"type": "integer"}')
+    path = tmp_path / "deep.yaml"  # read by the YAML reader, which builds from events (no recursion)
+    path.write_text(
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/n": {"get": {"operationId": "n", '
+        '"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": '
+        + schema
+        + "}}}}}}}}",
+        encoding="utf-8",
+    )
+    with pytest.raises(SpecError) as caught:
+        load_tools(str(path))
+    assert str(caught.value).startswith(f"{path}:1:") and str(caught.value).endswith(message)
+
+
+def test_deep_mcp_input_schema_is_refused_too(tmp_path: Path) -> None:
+    from qlab.collection.mcp import SOURCE as MCP
+    from qlab.project.model import Source
+
+    schema = _nested_text(400, '{"type": "string"}')
+    (tmp_path / "tools.json").write_text('{"tools": [{"name": "deep", "inputSchema": ' + schema + "}]}")
+    source = Source(name="m", kind="mcp", location="tools.json")
+    with pytest.raises(
+        SpecError, match=r"\$\.tools\[0\]\.inputSchema\.properties\.c.*nesting is deeper than"
+    ):
+        MCP.tools(MCP.snapshot(source, base_dir=tmp_path))

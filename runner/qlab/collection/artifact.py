@@ -67,22 +67,28 @@ class _Encoder:
         self._keep: list[Any] = []
 
     def value(self, node: Any) -> Any:
+        # explicit loops, not comprehensions: one Python frame per nesting level keeps deep schemas in reach
         kind = type(node)
         if kind is str or kind is int or kind is bool or kind is float or node is None:
             return node
         if kind is dict:  # the common case first: plain schema nodes, keys already strings
-            return {k: self.value(v) for k, v in node.items()}
+            out: dict[str, Any] = {}
+            for key, child in node.items():
+                out[key] = self.value(child)
+            return out
         if kind is list or kind is tuple:
-            return [self.value(v) for v in node]
+            items = []
+            for child in node:
+                items.append(self.value(child))
+            return items
         if kind is NamedSchema:
             return {"$ref": _REF_PREFIX + self._name(node)}
         if kind is MergedSchema:  # the shared target once, plus what its $ref's siblings override
-            return {
-                **{str(k): self.value(v) for k, v in node.overrides.items()},
-                "$ref": _REF_PREFIX + self._name(node.base),
-            }
+            merged = self.value(dict(node.overrides))
+            merged["$ref"] = _REF_PREFIX + self._name(node.base)
+            return merged
         if isinstance(node, Mapping):
-            return {str(k): self.value(v) for k, v in node.items()}
+            return self.value({str(k): v for k, v in node.items()})
         return node
 
     def _name(self, node: NamedSchema) -> str:
@@ -216,22 +222,23 @@ def from_json(text: str | bytes, *, verify: bool = True, origin: str = "collecti
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{origin}:{exc.lineno}:{exc.colno}: not a collection artifact: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{origin}: nested too deeply to be a collection artifact; rebuild it") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tools"), list):
         raise InputError(
             f"{origin}: not a qlab collection artifact of format {FORMAT}; rebuild it with `qlab build`"
         )
     try:
         collection = _decode(data)
+        expected = to_json(collection) if verify else ""
+    except RecursionError:
+        raise InputError(f"{origin}: nested too deeply to be a collection artifact; rebuild it") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(
             f"{origin}: malformed collection artifact ({type(exc).__name__}: {exc}); rebuild it"
         ) from None
-    if verify:
-        expected = to_json(collection)
-        if json.loads(expected)["digest"] != data.get("digest"):
-            raise InputError(
-                f"{origin}: digest does not match the content (edited or truncated?); rebuild it"
-            )
+    if verify and json.loads(expected)["digest"] != data.get("digest"):
+        raise InputError(f"{origin}: digest does not match the content (edited or truncated?); rebuild it")
     return collection
 
 
@@ -250,10 +257,16 @@ def _decode(data: Mapping[str, Any]) -> Collection:
                     built[key] = hit
                 if len(node) == 1:
                     return hit
-                return MergedSchema(hit, {k: value(v) for k, v in node.items() if k != "$ref"})
-            return {k: value(v) for k, v in node.items()}
+                return MergedSchema(hit, value({k: v for k, v in node.items() if k != "$ref"}))
+            out: dict[str, Any] = {}
+            for key_, child in node.items():  # a loop, not a comprehension: one frame per level
+                out[key_] = value(child)
+            return out
         if isinstance(node, list):
-            return [value(v) for v in node]
+            items = []
+            for child in node:
+                items.append(value(child))
+            return items
         return node
 
     param_table: Mapping[str, Any] = data.get("parameters") or {}

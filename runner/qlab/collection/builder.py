@@ -25,6 +25,7 @@ from qlab.collection.contracts import find_contracts
 from qlab.collection.documents import safe_location
 from qlab.collection.model import Collection
 from qlab.collection.readiness import DEFAULT_THRESHOLD, Readiness, compute_readiness
+from qlab.collection.refs import MAX_NESTING
 from qlab.collection.sources import CollectionSource, Snapshot, get_source
 from qlab.errors import SpecError
 from qlab.project.model import Config, Source
@@ -73,7 +74,14 @@ def build_collection(config: Config, *, use_cache: bool = True, write_to: Path |
             if write_to is not None:
                 artifact_path = artifact.copy(artifact_path, write_to)
         else:
-            collection, text, dependencies = _build(readers, aliases)
+            try:
+                collection, text, dependencies = _build(readers, aliases)
+            except RecursionError:  # the walks refuse deep nesting; this is the net for what they cannot see
+                names = ", ".join(repr(s.source.name) for _r, s in readers)
+                raise SpecError(
+                    f"source {names}: a schema is nested too deeply to store (keep it under {MAX_NESTING} "
+                    "levels); flatten it"
+                ) from None
             artifact_path = cache.store(key, text, dependencies) if cache is not None else None
             cached = False
             if write_to is not None:

@@ -199,9 +199,12 @@ def _positioned(doc: Document) -> Any:
 
     if not doc.text:
         return None
-    try:
-        if doc.text.lstrip()[:1] in ("{", "["):
+    if doc.text.lstrip()[:1] in ("{", "["):
+        try:
             return parse_json(doc.text, doc.display, max_depth=JSON_LOCATE_MAX_DEPTH)
+        except InputError:
+            pass  # nested deeper than the recursive JSON reader goes: YAML reads JSON too, from events
+    try:
         return _yaml_document(doc.text, display=doc.display)
     except InputError:
         return None  # positions are a courtesy: the JSON path still says where

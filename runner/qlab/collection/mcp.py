@@ -141,8 +141,6 @@ def to_tools(
 
 def _resolved(schema: Mapping[str, Any], *, doc: Document, where: tuple[str | int, ...], name: str) -> Any:
     """Resolve a tool schema's own ``$ref``s (``#/$defs/…``, as SDK-generated schemas use) when it has any."""
-    if '"$ref"' not in json.dumps(schema):
-        return schema
     inner = Document(uri=f"urn:qlab:mcp:{name}", display=doc.display, text="", data=schema, digest=doc.digest)
     try:
         return Resolver(inner, source_name=name).resolve(schema)

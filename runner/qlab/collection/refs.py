@@ -39,6 +39,10 @@ from qlab.errors import SpecError
 RECURSIVE_REF = "x-qlab-recursive-ref"
 DEPTH_LIMIT_REF = "x-qlab-ref-depth-limit"
 MAX_REF_DEPTH = 128  # nested refs being resolved at once; deeper chains end in a DEPTH_LIMIT_REF marker
+# JSON nesting of what a walk returns (a schema level is two: ``properties`` and the name), so 100 nested
+# schema levels fit with room; deeper is refused with a located error rather than a RecursionError later
+MAX_NESTING = 320
+SHOWN_PARTS = 12
 
 # keys whose value is a map from names to objects: its keys are never keywords
 _NAME_MAPS = frozenset(
@@ -89,11 +93,12 @@ class NamedParameter(Parameter):
 class _Unresolved(Exception):
     """A ``$ref`` that cannot be followed; ``parts`` (innermost first) fill in as it leaves the walk."""
 
-    def __init__(self, doc: Document, message: str) -> None:
+    def __init__(self, doc: Document, message: str, *, at_ref: bool = True) -> None:
         super().__init__(message)
         self.doc = doc
         self.message = message
-        self.parts: list[str | int] = ["$ref"]
+        self.parts: list[str | int] = ["$ref"] if at_ref else []
+        self.too_deep = not at_ref
         self.done = False  # True once the path reaches the top of ``doc``
 
 
@@ -135,10 +140,12 @@ class Resolver:
     def resolve(self, node: Any, parts: Sequence[str | int] = ()) -> Any:
         """``node`` (found at ``parts`` of the root document) with every ``$ref`` resolved."""
         try:
-            return self._walk(node, self.root, False)
+            return self._walk(node, self.root, False, len(parts))
         except _Unresolved as exc:
             inner = tuple(reversed(exc.parts))
             where = inner if exc.done else (*parts, *inner)
+            if exc.too_deep:  # point at where the deep part starts, not at a path of hundreds of keys
+                where = where[:SHOWN_PARTS]
             raise documents.error(exc.doc, where, exc.message) from None
         except RecursionError:
             raise documents.error(
@@ -149,19 +156,23 @@ class Resolver:
     # The walk keeps no path (that would cost a tuple per node): an error collects its JSON path on its way
     # out, each frame adding its key, until the frame that entered the document holding the error.
 
-    def _walk(self, node: Any, doc: Document, names: bool) -> Any:
+    def _walk(self, node: Any, doc: Document, names: bool, depth: int = 0) -> Any:
         """``node`` with its refs resolved. A subtree without refs is returned as it is (not copied): most of
         a spec is plain text and numbers, and copying it would cost more than the resolution itself."""
         if type(node) is dict:
+            if depth > MAX_NESTING:
+                raise _Unresolved(
+                    doc, f"nesting is deeper than {MAX_NESTING} levels; flatten the schema", at_ref=False
+                )
             if not names:
                 ref = node.get("$ref")
                 if isinstance(ref, str):
-                    return self._deref(node, ref, doc)
+                    return self._deref(node, ref, doc, depth)
             out: dict[str, Any] | None = None  # made on the first child that changed
             for index, (key, value) in enumerate(node.items()):
                 try:
                     if names:
-                        new = self._walk(value, doc, False)
+                        new = self._walk(value, doc, False, depth + 1)
                     elif (
                         key in _LITERALS
                         or key.startswith("x-")
@@ -172,7 +183,7 @@ class Resolver:
                         is_map = key in _NAME_MAPS or (
                             key in ("parameters", "examples") and type(value) is dict
                         )
-                        new = self._walk(value, doc, is_map)
+                        new = self._walk(value, doc, is_map, depth + 1)
                 except _Unresolved as exc:
                     if not exc.done:
                         exc.parts.append(key)
@@ -188,10 +199,14 @@ class Resolver:
                 out = {key: out.get(key, value) for key, value in node.items()}
             return out
         if type(node) is list:
+            if depth > MAX_NESTING:
+                raise _Unresolved(
+                    doc, f"nesting is deeper than {MAX_NESTING} levels; flatten the schema", at_ref=False
+                )
             items: list[Any] | None = None
             for index, value in enumerate(node):
                 try:
-                    new = self._walk(value, doc, False)
+                    new = self._walk(value, doc, False, depth + 1)
                 except _Unresolved as exc:
                     if not exc.done:
                         exc.parts.append(index)
@@ -204,7 +219,7 @@ class Resolver:
             return node if items is None else items
         return node
 
-    def _deref(self, node: dict[str, Any], ref: str, doc: Document) -> Any:
+    def _deref(self, node: dict[str, Any], ref: str, doc: Document, depth: int) -> Any:
         key = doc.uri + ref if ref.startswith("#") else urljoin(doc.uri, ref)
         resolved = self._memo.get(key)
         if resolved is None:
@@ -215,7 +230,7 @@ class Resolver:
             target_doc, target_parts, contents = self._lookup(ref, key, doc)
             self._active.add(key)
             try:
-                resolved = self._walk(contents, target_doc, False)
+                resolved = self._walk(contents, target_doc, False, depth)
             except _Unresolved as exc:
                 if not exc.done:  # the error is inside the target: its path starts at the target's pointer
                     exc.parts.extend(reversed(target_parts))
@@ -228,7 +243,7 @@ class Resolver:
             self._memo[key] = resolved
         if len(node) > 1 and isinstance(resolved, NamedSchema):
             # OpenAPI 3.1 (and common practice) lets siblings such as description override the target's
-            overrides = self._walk({k: v for k, v in node.items() if k != "$ref"}, doc, False)
+            overrides = self._walk({k: v for k, v in node.items() if k != "$ref"}, doc, False, depth)
             return MergedSchema(resolved, overrides)
         return resolved
 
