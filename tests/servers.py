@@ -158,9 +158,12 @@ def json_server(db: Path) -> Iterator[str]:
 
 class CountingServer:
     """An in-process HTTP server on 127.0.0.1 that counts every request it receives (any method, any path) and
-    answers 200 ``{"data": {...}}``. ``count`` and ``requests`` (method, path) prove what was, or was not, sent."""
+    answers 200 ``{"data": {...}}``. ``count`` and ``requests`` (method, path) prove what was, or was not, sent.
+    Paths under ``/slow`` can be made slow (``slow_sec``) to provoke timeouts."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, slow_sec: float = 0.0) -> None:
+        """``slow_sec``: requests to paths under ``/slow`` wait this long before answering (threaded: nothing
+        else waits for them)."""
         import http.server
         import threading
 
@@ -178,12 +181,17 @@ class CountingServer:
                     self.rfile.read(length)
                 with owner._lock:
                     owner.requests.append((self.command, self.path))
+                if slow_sec and self.path.startswith("/slow"):
+                    time.sleep(slow_sec)
                 body = json.dumps({"data": {"path": self.path, "method": self.command}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test): nothing to answer
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any
 

@@ -192,6 +192,9 @@ class CaseRunner:
         last = len(plan.steps) - 1
         for index, (step, tool) in enumerate(zip(plan.steps, step_tools, strict=True)):
             if self.cancel.is_set():
+                if not state.sent:  # nothing reached the API: the case did not run
+                    result.status = "skipped"
+                    return
                 result.fail(
                     STAGE,
                     "http_error",
@@ -378,6 +381,9 @@ class CaseRunner:
         self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State, latency: float
     ) -> None:
         clean = self._scrubber(env, state.secret_values)
+        if result.status == "skipped" and not state.sent:
+            result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
+            return
         out: dict[str, Any] = {"environment": env.name, "plan_id": plan.plan_id, "steps": state.steps}
         final = state.final
         if final is not None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -160,19 +159,59 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: d
                     _skip(later)
                 raise
         return
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="qlab-execute") as pool:
-        futures = [pool.submit(_guarded, runner, *item) for item in ready]
-        try:
-            for future in futures:
-                future.result()
-        except KeyboardInterrupt:
-            # Workers never see Ctrl-C: tell them to stop sending, let running cases clean up, then re-raise.
-            runner.cancel.set()
-            for future, (_c, _p, _e, result) in zip(futures, ready, strict=True):
-                if future.cancel():
-                    _skip(result)
-            pool.shutdown(wait=True)
-            raise
+    _run_pool(runner, ready, width)
+
+
+def _run_pool(
+    runner: CaseRunner, ready: list[tuple[Case, Plan, Environment, CaseResult]], width: int
+) -> None:
+    """Run ``ready`` on ``width`` worker threads that take cases in order from a shared cursor.
+
+    Ctrl-C reaches only the main thread, at any point (even inside ``Thread.start``), so the protocol never
+    depends on where it lands: a worker takes a case only under the lock and only while ``cancel`` is unset,
+    and counts itself running. On Ctrl-C the main thread sets ``cancel`` (cases in flight stop before their next
+    step and run their cleanup), waits until nothing is running, marks the untaken cases skipped, re-raises.
+    """
+    lock = threading.Condition()
+    cursor = [0, 0]  # next case to take, cases running
+    escaped: list[BaseException] = []  # a KeyboardInterrupt/SystemExit raised inside a worker
+
+    def worker() -> None:
+        while True:
+            with lock:
+                if runner.cancel.is_set() or cursor[0] >= len(ready):
+                    return
+                index = cursor[0]
+                cursor[0] += 1
+                cursor[1] += 1
+            try:
+                _guarded(runner, *ready[index])
+            except BaseException as exc:  # the case already ran its cleanup; stop the others like Ctrl-C does
+                escaped.append(exc)
+                runner.cancel.set()
+            finally:
+                with lock:
+                    cursor[1] -= 1
+                    lock.notify_all()
+
+    threads: list[threading.Thread] = []
+    try:
+        for n in range(min(width, len(ready))):
+            threads.append(threading.Thread(target=worker, name=f"qlab-execute-{n}", daemon=True))
+            threads[-1].start()
+        for thread in threads:
+            thread.join()
+        if escaped:
+            raise escaped[0]
+    except BaseException:
+        runner.cancel.set()
+        with lock:
+            while cursor[1]:
+                lock.wait()
+            taken = cursor[0]
+        for _c, _p, _e, result in ready[taken:]:
+            _skip(result)
+        raise
 
 
 def _skip(result: CaseResult) -> None:
