@@ -257,9 +257,11 @@ class Resolver:
             raise _Unresolved(doc, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/...)")
         try:
             resolved = self._registry.resolver(base_uri=doc.uri).lookup(ref)
-        except Unresolvable as exc:
+        except (Unresolvable, TypeError, ValueError) as exc:
+            # referencing raises TypeError/ValueError, not PointerToNowhere, for a pointer that walks through a
+            # scalar or null, or into a list by a name (#/components/parameters/X when parameters is a list)
             chain = _causes(exc)
-            if any(isinstance(e, PointerToNowhere) for e in chain):
+            if not isinstance(exc, Unresolvable) or any(isinstance(e, PointerToNowhere) for e in chain):
                 message = (
                     f"$ref {ref!r} points to nothing: {fragment or '/'} does not exist in "
                     f"{documents.display_for(self.root, target_uri)}; fix the reference or add the target"
