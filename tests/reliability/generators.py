@@ -79,7 +79,7 @@ def documents(dump: Callable[[Any], bytes]) -> st.SearchStrategy[bytes]:
 
 # ------------------------------------------------------------------------------------------------ raw input
 
-UNICODE = st.text(st.characters(), max_size=400).map(lambda t: t.encode("utf-8"))
+UNICODE = st.text(st.characters(codec="utf-8"), max_size=400).map(lambda t: t.encode("utf-8"))
 BYTES = st.binary(max_size=600) | st.tuples(
     st.sampled_from([b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b""]),
     st.binary(max_size=200),

@@ -267,10 +267,18 @@ def test_qlab_build_exits_0_1_or_2_never_3(project: Path, content: bytes) -> Non
 # inputs the campaign found crashing (exit 3) before the fixes recorded in docs/reliability.md
 
 _OP = "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\npaths:\n  /a:\n    get:\n      operationId: g\n      {line}\n      responses: {{'200': {{description: ok}}}}\n"
+_REF = "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\ncomponents:\n  {components}\npaths:\n  /a/{{memberNo}}:\n    get:\n      parameters:\n      - $ref: '{ref}'\n      responses: {{'200': {{description: ok}}}}\n"
 REGRESSIONS = {
     "tags-int.yaml": _OP.format(line="tags: -1").encode(),
     "tags-bool.yaml": _OP.format(line="tags: true").encode(),
     "security-scopes-int.yaml": _OP.format(line="security: [{bearerAuth: 5}]").encode(),
+    "ref-into-list.yaml": _REF.format(
+        components="parameters: []", ref="#/components/parameters/MemberNo"
+    ).encode(),
+    "ref-through-null.yaml": _REF.format(
+        components="parameters: null", ref="#/components/parameters/MemberNo"
+    ).encode(),
+    "ref-through-string.yaml": _REF.format(components="x: 1", ref="#/info/title/x").encode(),
     "deep-array.json": b"[" * 100_000 + b"]" * 100_000,
     "deep-object.json": b'{"a": ' * 100_000 + b"1" + b"}" * 100_000,
 }
@@ -280,5 +288,5 @@ REGRESSIONS = {
 def test_regressions_found_by_the_campaign(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_bytes(REGRESSIONS[name])
-    expected = "invalid" if name.startswith("deep") else "tools"
+    expected = "invalid" if name.startswith(("deep", "ref")) else "tools"
     assert tools_or_error(path) == expected
