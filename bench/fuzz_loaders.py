@@ -5,7 +5,7 @@
     python bench/fuzz_loaders.py config -max_total_time=300
     python bench/fuzz_loaders.py case   -max_total_time=300
     python bench/fuzz_loaders.py spec   -max_total_time=300
-    python bench/fuzz_loaders.py crash-<sha1>             # replay one input libFuzzer saved (any target)
+    python bench/fuzz_loaders.py .qlab/fuzz-crashes/spec-crash-<sha1>   # replay a saved input on every target
 
 Targets (each input is the raw bytes of one file):
 
@@ -16,7 +16,7 @@ Targets (each input is the raw bytes of one file):
 
 The property is the README's: a document gives a model, or a ``qlab.errors.InputError`` (exit 2) whose message
 names the file. Anything else (RecursionError, TypeError, KeyError, an InputError without the file name, ...)
-is a finding: libFuzzer stops and saves the input as ``crash-<sha1>``. The seed corpus is the demo project's
+is a finding: libFuzzer stops and saves the input as ``.qlab/fuzz-crashes/<target>-crash-<sha1>``. The seed corpus is the demo project's
 qlab.yaml, case files and openapi.yaml, with a dictionary of YAML/JSON/OpenAPI tokens. Results of the runs so
 far are in docs/reliability.md.
 """
@@ -147,7 +147,9 @@ def _prepare(name: str) -> list[str]:
         (corpus / f"seed-{index}").write_bytes(seed)
     dictionary = WORK / "tokens.dict"
     dictionary.write_text("".join(f'"{_escape(t)}"\n' for t in DICTIONARY), encoding="ascii")
-    return [str(corpus), f"-dict={dictionary}"]
+    crashes = Path(".qlab") / "fuzz-crashes"
+    crashes.mkdir(parents=True, exist_ok=True)
+    return [str(corpus), f"-dict={dictionary}", f"-artifact_prefix={crashes}/{name}-"]
 
 
 def main(argv: list[str]) -> None:
