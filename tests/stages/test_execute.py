@@ -777,3 +777,62 @@ def test_a_real_sigint_with_cases_in_flight_on_the_pool(tmp_path: Path) -> None:
     skipped = [r for r in results.values() if r.status == "skipped"]
     assert skipped and all(r.execute == {"skipped": "not run: interrupted by Ctrl-C"} for r in skipped)
     assert all(r.execute is not None for r in results.values())
+
+
+def test_a_second_ctrl_c_still_lets_the_case_in_flight_clean_up(tmp_path: Path) -> None:
+    import os
+    import signal
+    import threading
+    import time as _time
+
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        with lock:
+            seen.append(f"{request.method} {request.url.path}")
+        if request.url.path == "/orders/O-1/slow":
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C ...
+            _time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGINT)  # ... and again, while qlab waits for this case to clean up
+            _time.sleep(0.3)
+        return httpx.Response(201 if request.method == "POST" else 200, json={"data": {"orderId": "O-1"}})
+
+    tools, interrupted, p = _interrupted_case()
+    cfg = config(tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=4)})
+    ctx = context(cfg, tools, plans={"interrupted": p, "other": plan(step("fine"))})
+    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    cases = [interrupted, case("other")]
+    results = {c.id: CaseResult(c.id, c.suite, c.mode) for c in cases}
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            run(ctx, cases, results)
+        finally:
+            close_shared(ctx)
+    assert "DELETE /orders/O-1" in seen, seen
+    assert results["interrupted"].to_dict()["execute"]["cleanup"][0]["outcome"] == "passed"
+
+
+def test_ctrl_c_during_cleanup_sends_the_cleanup_again(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        if request.method == "DELETE" and seen.count("DELETE /orders/O-1") == 1:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the cleanup request
+        return httpx.Response(201 if request.method == "POST" else 200, json={"data": {"orderId": "O-1"}})
+
+    tools, interrupted, _p = _interrupted_case()
+    cfg = config(tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=1)})
+    ctx = context(cfg, tools, plans={"interrupted": plan(step("create", n=1))})
+    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    c = interrupted
+    results = {c.id: CaseResult(c.id, c.suite, c.mode)}
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            run(ctx, [c], results)
+        finally:
+            close_shared(ctx)
+    assert seen == ["POST /orders", "DELETE /orders/O-1", "DELETE /orders/O-1"]
+    record = results["interrupted"].to_dict()["execute"]
+    assert [r["outcome"] for r in record["cleanup"]] == ["passed"]

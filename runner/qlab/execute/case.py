@@ -314,6 +314,7 @@ class CaseRunner:
     def _cleanup(self, case: Case, env: Environment, result: CaseResult, state: _State) -> None:
         deadline = time.monotonic() + case.timeout_sec  # a fresh budget: the case may have timed out
         failures: list[tuple[str, str]] = []
+        interrupted = False
         for index, step in enumerate(case.cleanup):
             label = f"cleanup {index}"
             try:
@@ -331,7 +332,17 @@ class CaseRunner:
                 state.events.add("cleanup", index=index, outcome="skipped", message=str(exc))
                 failures.append(("http_error", f"{label}: {exc}"))
                 continue
-            exchange = self._send(request, case, env, state, step=label, deadline=deadline)
+            before = len(state.cleanup)
+            try:
+                exchange = self._send(request, case, env, state, step=label, deadline=deadline)
+            except KeyboardInterrupt:
+                if interrupted:  # pressed again during cleanup: abandon it
+                    raise
+                # Cleanup is not optional: a Ctrl-C during a cleanup request sends it once more, the rest of
+                # the cleanup runs, and then the interrupt goes on.
+                interrupted = True
+                del state.cleanup[before:]
+                exchange = self._send(request, case, env, state, step=label, deadline=deadline)
             record = state.cleanup[-1]
             if exchange is None:
                 record["outcome"] = "error"
@@ -361,6 +372,8 @@ class CaseRunner:
             )
         if failures and result.failure is None:
             result.fail(STAGE, failures[0][0], failures[0][1])
+        if interrupted:
+            raise KeyboardInterrupt
 
     def _cleanup_request(self, step: CleanupStep, env: Environment, state: _State) -> PreparedRequest:
         arguments = substitute(dict(step.arguments), state.captures)

@@ -38,6 +38,9 @@ AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth
 SAFETY_REASONS = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
+CTRL_C_PATIENCE = (
+    1  # Ctrl-C presses absorbed while cases in flight finish and clean up; the next one abandons
+)
 
 
 def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
@@ -204,14 +207,29 @@ def _run_pool(
         if escaped:
             raise escaped[0]
     except BaseException:
-        runner.cancel.set()
+        _drain(runner, lock, cursor, patience=CTRL_C_PATIENCE)
         with lock:
-            while cursor[1]:
-                lock.wait()
             taken = cursor[0]
         for _c, _p, _e, result in ready[taken:]:
             _skip(result)
         raise
+
+
+def _drain(runner: CaseRunner, lock: threading.Condition, cursor: list[int], *, patience: int) -> None:
+    """Wait until no case is running. Cleanup is not optional, so ``patience`` more Ctrl-C are absorbed (the
+    in-flight request cannot be cut short from here; each case is bounded by its timeout_sec); one more
+    abandons the running cases."""
+    while True:
+        try:
+            runner.cancel.set()
+            with lock:
+                while cursor[1]:
+                    lock.wait()
+            return
+        except KeyboardInterrupt:
+            if patience <= 0:
+                raise
+            patience -= 1
 
 
 def _skip(result: CaseResult) -> None:
