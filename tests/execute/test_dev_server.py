@@ -107,10 +107,49 @@ def test_early_exit_and_timeout_are_input_errors(tmp_path: Path) -> None:
         pass
     assert time.monotonic() - started < 10
     with (
-        pytest.raises(InputError, match="cannot start"),
+        pytest.raises(InputError, match="exited with 127"),
         dev_server(
             ServerConfig(command="/nonexistent/binary", url=url, reuse_existing=False),
             log_path=tmp_path / "s.log",
         ),
     ):
         pass
+    assert "cannot start /nonexistent/binary" in (tmp_path / "s.log").read_text()
+
+
+KILLED_PARENT = """
+import sys, time
+from pathlib import Path
+from qlab.execute.server import dev_server
+from qlab.project.model import ServerConfig
+port, log = sys.argv[1], Path(sys.argv[2])
+config = ServerConfig(command=f"python -m http.server {port} --bind 127.0.0.1", url=f"http://127.0.0.1:{port}/",
+                      reuse_existing=False)
+with dev_server(config, log_path=log):
+    print("up", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_killed_qlab_does_not_orphan_its_dev_server(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    port = servers.free_port()
+    parent = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PARENT, str(port), str(tmp_path / "s.log")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None and parent.stdout.readline().strip() == "up"
+        assert answers(f"http://127.0.0.1:{port}/")
+    finally:
+        parent.send_signal(signal.SIGKILL)  # no cleanup code of qlab's runs
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while answers(f"http://127.0.0.1:{port}/") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not answers(f"http://127.0.0.1:{port}/"), "the dev server outlived qlab"

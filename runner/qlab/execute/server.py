@@ -3,7 +3,8 @@
 ``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group with its output going
 to ``log_path``, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
 whole group (SIGTERM, then SIGKILL after a grace period), so a server that forks workers leaves nothing behind.
-With ``reuse_existing``, a server already answering at the URL is used as is and left running.
+With ``reuse_existing``, a server already answering at the URL is used as is and left running. On POSIX the
+command runs under a keeper (``qlab.execute.supervise``) that stops the group if qlab itself is killed.
 
 A command without shell syntax is split with ``shlex``; a leading ``python``/``python3`` becomes the running
 interpreter, so ``python -m qlab.demo.server`` works in any virtualenv. A command with pipes, ``&&`` or
@@ -83,23 +84,37 @@ def dev_server(
     with open(log_path, "ab") as log:
         log.write(f"--- qlab: starting {config.command!r}\n".encode())
         log.flush()
+        argv, keep = argv_of(config.command), None
+        if hasattr(os, "killpg"):
+            # The keeper (qlab.execute.supervise) stops the group if qlab dies without stopping it (SIGKILL):
+            # it holds the read end of a pipe whose only write end is ``keep``, here.
+            watch, keep = os.pipe()
+            argv = [sys.executable, "-m", "qlab.execute.supervise", str(watch), "--", *argv]
         try:
             proc = subprocess.Popen(
-                argv_of(config.command),
+                argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
+                pass_fds=(watch,) if keep is not None else (),
             )
         except OSError as exc:
+            if keep is not None:
+                os.close(keep)
             raise InputError(f"dev server command {config.command!r} cannot start: {exc}") from None
+        finally:
+            if keep is not None:
+                os.close(watch)
         try:
             _wait(proc, config, log_path, poll_interval)
             yield "started"
         finally:
             stop(proc, grace=stop_grace)
+            if keep is not None:
+                os.close(keep)
             log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
 
 
