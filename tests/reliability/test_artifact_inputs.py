@@ -1,0 +1,106 @@
+"""Result artifacts and other JSON a user hands to qlab are bad input too: ``qlab report``, ``qlab merge``,
+``qlab promote`` and ``qlab run --durations`` given random JSON, random bytes, deep nesting or structural
+mutations of a real result artifact exit 0, 1 or 2 with the file named — never 3, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from artifact_samples import full, result
+from qlab.cli import main
+from qlab.project.scaffold import demo_files
+from reliability.generators import BYTES, SETTINGS, deep, documents, note_outcome, to_json, tree_mutation
+
+REAL = full(result())  # a complete result artifact, as qlab run writes it
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    code = exit_.value.code
+    return (code if isinstance(code, int) else 0), err.getvalue()
+
+
+def assert_clean(code: int, stderr: str, file: Path) -> None:
+    assert code in (0, 1, 2), stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    if code == 2:
+        assert file.name in stderr, stderr
+    note_outcome(f"exit {code}")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("artifacts")
+    (root / "qlab.yaml").write_text(
+        "version: 1\nproject: p\ncollection: {sources: [{name: d, openapi: openapi.yaml}]}\n"
+        "suites: {s: {mode: search, cases: [cases/*.yaml]}}\ngates: [{name: search, stage: search, suites: [s]}]\n",
+        encoding="utf-8",
+    )
+    (root / "openapi.yaml").write_bytes(demo_files()["openapi.yaml"])
+    (root / "cases").mkdir()
+    (root / "cases" / "a.yaml").write_text(
+        "- {id: a, query: look up member M-1001, expected_target: getMember}\n"
+    )
+    return root
+
+
+CONTENT = (
+    documents(to_json)
+    | deep(json_only=True)
+    | BYTES
+    | tree_mutation(REAL, to_json)
+    | st.just(json.dumps(REAL).encode())
+)
+
+
+@SETTINGS
+@given(content=CONTENT)
+def test_qlab_report_on_any_result_file(folder: Path, content: bytes) -> None:
+    path = folder / "result.json"
+    path.write_bytes(content)
+    code, err = run_cli("report", str(path), "--markdown", str(folder / "summary.md"))
+    assert_clean(code, err, path)
+
+
+@SETTINGS
+@given(content=CONTENT)
+def test_qlab_merge_on_any_shard_file(folder: Path, content: bytes) -> None:
+    path = folder / "qlab-shard-1-of-1.json"
+    path.write_bytes(content)
+    code, err = run_cli("merge", str(path), "--out", str(folder / "merged"), "--quiet")
+    assert_clean(code, err, path)
+
+
+@SETTINGS
+@given(content=CONTENT)
+def test_qlab_promote_on_any_candidate(folder: Path, content: bytes) -> None:
+    baseline, candidate = folder / "baseline.json", folder / "candidate.json"
+    baseline.write_text(json.dumps(REAL), encoding="utf-8")
+    candidate.write_bytes(content)
+    code, err = run_cli(
+        "promote", "--baseline", str(baseline), "--candidate", str(candidate),
+        "--change", "alias_or_semantic_metadata", "--config", str(folder / "qlab.yaml"),
+    )  # fmt: skip
+    assert_clean(code, err, candidate)
+
+
+@SETTINGS
+@given(content=documents(to_json) | deep(json_only=True) | BYTES)
+def test_qlab_run_on_any_durations_file(folder: Path, content: bytes) -> None:
+    path = folder / "durations.json"
+    path.write_bytes(content)
+    code, err = run_cli(
+        "run", "--config", str(folder / "qlab.yaml"), "--out", str(folder / "out"), "--quiet",
+        "--shard", "1/2", "--durations", str(path),
+    )  # fmt: skip
+    assert_clean(code, err, path)
