@@ -7,8 +7,7 @@ postings of the vocabulary word ``qlab.engine.spelling`` rescues it to, times ``
 is then a sum of its words' postings, and the Top-K rows carry the evidence: the total score, its split over
 the fields, the matched terms (stems) and the corrections.
 
-Ranking is deterministic: score descending, then tool id ascending (documents are numbered in id order, and a
-stable sort on the score keeps that order among equal scores).
+Ranking is deterministic: score descending, then tool id ascending (documents are numbered in id order).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ _MEMO_LIMIT = 200_000
 class WordPosting:
     """What one query word adds to every tool's score, with the model terms it stands for."""
 
-    __slots__ = ("_shares", "by_doc", "correction", "docs", "parts", "scores", "term")
+    __slots__ = ("_shares", "by_doc", "correction", "doc_set", "docs", "parts", "scores", "term")
 
     def __init__(
         self,
@@ -52,14 +51,16 @@ class WordPosting:
                     [s + extra_weight * more.get(d, 0.0) for d, s in zip(docs, scores, strict=True)]
                 )
         self.docs = docs
+        self.doc_set = frozenset(docs)
         self.scores = scores
         self.by_doc = (
             by_doc if len(parts) == 1 and parts[0][1] == 1.0 else dict(zip(docs, scores, strict=True))
         )
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
 
-    def shares(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
-        """How this word's score in document ``d`` splits over the fields: (field, share), summing to 1."""
+    def contributions(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
+        """This word's score in document ``d`` split over the fields: (field, contribution), summing to its
+        score. Computed the first time ``d`` makes a Top-K, then kept."""
         found = self._shares.get(d)
         if found is not None:
             return found
@@ -71,8 +72,7 @@ class WordPosting:
                 continue
             for name, share in model.shares(model_term, d):
                 split[name] = split.get(name, 0.0) + score * weight * share
-        total = sum(split.values()) or 1.0
-        found = self._shares[d] = tuple((name, value / total) for name, value in split.items())
+        found = self._shares[d] = tuple(split.items())
         return found
 
 
@@ -118,10 +118,10 @@ class SearchIndex:
             if not exact_weight:
                 parts: tuple[tuple[str, float], ...] = ((term, 1.0),)
             else:
-                forms = model.forms(term)
-                if forms == {lower}:
+                sole = model.sole_form(term, lower)
+                if sole:
                     parts = ((term, 1.0 + exact_weight),)  # its exact posting would equal the stem's
-                elif lower in forms:
+                elif sole is False:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
@@ -160,29 +160,39 @@ class SearchIndex:
             touched.update(word.docs)
             for d, s in zip(word.docs, word.scores, strict=True):
                 buffer[d] += s
-        order = sorted(touched)  # ascending ids; the stable sort below keeps them among equal scores
-        order.sort(key=buffer.__getitem__, reverse=True)
-        top = [(d, buffer[d]) for d in order[:k]]
-        for d in order:
+        ranked = sorted(touched, key=buffer.__getitem__, reverse=True)
+        if len(ranked) > k:  # keep every document tied with the k-th score: ties break on the id below
+            end = k
+            kth = buffer[ranked[k - 1]]
+            while end < len(ranked) and buffer[ranked[end]] == kth:
+                end += 1
+            del ranked[end:]
+        ranked.sort(key=lambda d: (-buffer[d], d))
+        top = [(d, buffer[d]) for d in ranked[:k]]
+        for d in touched:
             buffer[d] = 0.0
-        row = self._row
-        return SearchResult(
-            rows=tuple([row(d, score, rank, words) for rank, (d, score) in enumerate(top, 1)]),
-            query_terms=terms,
-        )
+        return SearchResult(rows=self._rows(top, words), query_terms=terms)
 
-    def _row(self, d: int, score: float, rank: int, words: list[WordPosting]) -> SearchRow:
+    def _rows(self, top: list[tuple[int, float]], words: list[WordPosting]) -> tuple[SearchRow, ...]:
+        """The evidence of the Top-K: per word, the top documents it matched (a C-level set intersection), so
+        the work grows with the matches, not with rows x words."""
         model = self._model
-        field_scores: dict[str, float] = {}
-        matched: list[str] = []
-        fixes: dict[str, str] = {}
+        top_set = {d for d, _ in top}
+        matched: dict[int, list[str]] = {d: [] for d in top_set}
+        fields: dict[int, dict[str, float]] = {d: {} for d in top_set}
+        fixes: dict[int, dict[str, str]] = {}
         for word in words:
-            word_score = word.by_doc.get(d)
-            if word_score is None:
-                continue
-            matched.append(word.term)
-            if word.correction is not None:
-                fixes[word.correction[0]] = word.correction[1]
-            for name, share in word.shares(model, d):
-                field_scores[name] = field_scores.get(name, 0.0) + word_score * share
-        return SearchRow(self._ids[d], rank, score, field_scores, tuple(matched), fixes)
+            for d in top_set.intersection(word.doc_set):
+                matched[d].append(word.term)
+                split = fields[d]
+                for name, value in word.contributions(model, d):
+                    split[name] = split.get(name, 0.0) + value
+                if word.correction is not None:
+                    fixes.setdefault(d, {})[word.correction[0]] = word.correction[1]
+        ids = self._ids
+        return tuple(
+            [
+                SearchRow(ids[d], rank, score, fields[d], tuple(matched[d]), fixes.get(d, {}))
+                for rank, (d, score) in enumerate(top, 1)
+            ]
+        )
