@@ -107,14 +107,13 @@ def test_early_exit_and_timeout_are_input_errors(tmp_path: Path) -> None:
         pass
     assert time.monotonic() - started < 10
     with (
-        pytest.raises(InputError, match="exited with 127"),
+        pytest.raises(InputError, match="cannot start"),
         dev_server(
             ServerConfig(command="/nonexistent/binary", url=url, reuse_existing=False),
             log_path=tmp_path / "s.log",
         ),
     ):
         pass
-    assert "cannot start /nonexistent/binary" in (tmp_path / "s.log").read_text()
 
 
 KILLED_PARENT = """

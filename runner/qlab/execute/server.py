@@ -3,8 +3,10 @@
 ``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group with its output going
 to ``log_path``, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
 whole group (SIGTERM, then SIGKILL after a grace period), so a server that forks workers leaves nothing behind.
-With ``reuse_existing``, a server already answering at the URL is used as is and left running. On POSIX the
-command runs under a keeper (``qlab.execute.supervise``) that stops the group if qlab itself is killed.
+With ``reuse_existing``, a server already answering at the URL is used as is and left running. On Linux the
+server also gets SIGTERM from the kernel if qlab itself dies without stopping it (SIGKILL, a crash):
+``PR_SET_PDEATHSIG``. That reaches the process qlab started, which stays the leader of its group (its pid is
+the group id); a shell command's own children are not covered.
 
 A command without shell syntax is split with ``shlex``; a leading ``python``/``python3`` becomes the running
 interpreter, so ``python -m qlab.demo.server`` works in any virtualenv. A command with pipes, ``&&`` or
@@ -13,6 +15,7 @@ redirections runs under ``/bin/sh -c``.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import signal
@@ -21,7 +24,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,6 +32,7 @@ from qlab.errors import InputError
 from qlab.project.model import ServerConfig
 
 STOP_GRACE_SEC = 5.0
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _SHELL_CHARS = set("|&;<>$`()*?")
 
 
@@ -84,37 +88,24 @@ def dev_server(
     with open(log_path, "ab") as log:
         log.write(f"--- qlab: starting {config.command!r}\n".encode())
         log.flush()
-        argv, keep = argv_of(config.command), None
-        if hasattr(os, "killpg"):
-            # The keeper (qlab.execute.supervise) stops the group if qlab dies without stopping it (SIGKILL):
-            # it holds the read end of a pipe whose only write end is ``keep``, here.
-            watch, keep = os.pipe()
-            argv = [sys.executable, "-m", "qlab.execute.supervise", str(watch), "--", *argv]
         try:
             proc = subprocess.Popen(
-                argv,
+                argv_of(config.command),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,
-                pass_fds=(watch,) if keep is not None else (),
+                preexec_fn=_die_with_parent(),  # only a prctl call, prepared before the fork
             )
         except OSError as exc:
-            if keep is not None:
-                os.close(keep)
             raise InputError(f"dev server command {config.command!r} cannot start: {exc}") from None
-        finally:
-            if keep is not None:
-                os.close(watch)
         try:
             _wait(proc, config, log_path, poll_interval)
             yield "started"
         finally:
             stop(proc, grace=stop_grace)
-            if keep is not None:
-                os.close(keep)
             log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
 
 
@@ -151,6 +142,24 @@ def stop(proc: subprocess.Popen[bytes], *, grace: float = STOP_GRACE_SEC) -> Non
                 time.sleep(0.05)
             if _group_alive(proc.pid):
                 _signal_group(proc, getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the kernel send SIGTERM to the child when qlab dies (Linux), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child only makes the call
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+        if os.getppid() != parent:  # qlab died between fork and prctl: nobody would tell us
+            os._exit(1)
+
+    return preexec
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
