@@ -57,7 +57,9 @@ def make_client(
     )
 
 
-def get_text(url: str, *, timeout: float = 30.0, transport: httpx.BaseTransport | None = None) -> tuple[str, str]:
+def get_text(
+    url: str, *, timeout: float = 30.0, transport: httpx.BaseTransport | None = None
+) -> tuple[str, str]:
     """GET ``url`` and return (text, content-type). Raises httpx errors; callers turn them into InputError."""
     with make_client(timeout=timeout, transport=transport) as client:
         response = client.get(url)
