@@ -171,7 +171,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         prerun.check_sources(config),
     ]
     if state.prerun_failed():
-        return state.finish()
+        return _never_ran(state)
     build_gate = next((g for g in config.gates if g.stage == "build"), Gate(name="build", stage="build"))
     collection = _build(state, build_gate)
     if collection is None:
@@ -180,11 +180,11 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         engine = (options.seams.engine or _real_engine)(config, collection)
     except QlabError as exc:
         state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc)))
-        return state.finish()
+        return _never_ran(state)
     state.prerun.append(prerun.check_engine(config, engine.name))
     if state.prerun_failed():
         _close_engine(engine)
-        return state.finish()
+        return _never_ran(state)
     state.prerun += prerun.check_auth(config, cases)
     ctx = RunContext(config=config, collection=collection, engine=engine, gate=build_gate, log=options.log)
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
@@ -203,6 +203,14 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     finally:
         _close(ctx)
         _close_engine(engine)
+    return state.finish()
+
+
+def _never_ran(state: RunState) -> RunOutcome:
+    """A pre-run check failed and no gate ran: every case is blocked by it, never reported as passed."""
+    failed = next(g for g in state.prerun if not g.passed and g.mode == "block")
+    message = f"pre-run check {failed.guard} failed; this case never ran: {failed.message}"
+    state.lanes.block([c.id for c in state.cases], stage="run", message=message)
     return state.finish()
 
 
