@@ -56,6 +56,9 @@ from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
 CHUNK = 64 * 1024
+_FAULT_PREFIX = re.compile(
+    r"^(/status/\d{3}|/slow/[\d.]+|/reset|/invalid-json|/deep/\d+|/redirect-loop|/wrong-type|/big/\d+|/retry-after/\d+)/.*$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +181,8 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
         def _route(
             self, path: str, query: Mapping[str, str], body: bytes, headers: Mapping[str, str], count: int
         ) -> None:
+            # a fault route also answers below itself (``/status/500/search``): an engine base URL can point at it
+            path = _FAULT_PREFIX.sub(r"\1", path)
             if path in ("/health", "/ok"):
                 self._json(200, {"data": {"ok": True, "path": path}})
             elif m := re.fullmatch(r"/status/(\d{3})", path):
