@@ -164,14 +164,17 @@ class CaseRunner:
             result.fail(STAGE, "http_error", "the plan has no steps to execute")
             return
         cleanup_tools = [self.tools.get(c.tool) if c.tool else None for c in case.cleanup]
-        calls = [
-            safety.PlannedCall(f"step {i} {t.id}", t.method, t.mutation) for i, t in enumerate(step_tools)
-        ]
-        for j, (c, t) in enumerate(zip(case.cleanup, cleanup_tools, strict=True)):
-            method = t.method if t else (c.method or "DELETE")
-            label = f"cleanup {j} {t.id if t else method}"
-            calls.append(safety.PlannedCall(label, method, t.mutation if t else MutationClass.READ_ONLY))
-        state.safety = safety.check(case, calls, base_url=env.base_url, allowed_hosts=env.allowed_hosts)
+        if not case.cleanup and all(safety.reads(t.method, t.mutation) for t in step_tools):
+            state.safety = safety.READ_ONLY  # the common case, without building PlannedCalls
+        else:
+            calls = [
+                safety.PlannedCall(f"step {i} {t.id}", t.method, t.mutation) for i, t in enumerate(step_tools)
+            ]
+            for j, (c, t) in enumerate(zip(case.cleanup, cleanup_tools, strict=True)):
+                method = t.method if t else (c.method or "DELETE")
+                label = f"cleanup {j} {t.id if t else method}"
+                calls.append(safety.PlannedCall(label, method, t.mutation if t else MutationClass.READ_ONLY))
+            state.safety = safety.check(case, calls, base_url=env.base_url, allowed_hosts=env.allowed_hosts)
         if not state.safety.allowed:
             result.fail(STAGE, state.safety.reason or "mutation_not_allowed", state.safety.message)
             return

@@ -146,7 +146,7 @@ def build_request(
         raise RequestError(
             f"tool {tool.id} is a {tool.kind} tool, not an HTTP operation: the execute stage sends HTTP only"
         )
-    method = tool.method.upper()
+    method, required_body = _shape(tool)
     out_headers: dict[str, str] = dict(headers or {})
     path_values: dict[str, str] = {}
     params: list[tuple[str, str]] = []
@@ -175,14 +175,21 @@ def build_request(
             body[param.name] = value
     if cookies:
         out_headers["Cookie"] = "; ".join(cookies)
-    path = _fill_path(tool.path, path_values, arguments, used, owner=f"tool {tool.id}")
-    kind, payload = _body(tool, body, arguments, used)
-    missing = [p.name for p in tool.parameters if p.location == "body" and p.required and p.name not in body]
+    path = (
+        tool.path
+        if "{" not in tool.path
+        else _fill_path(tool.path, path_values, arguments, used, owner=f"tool {tool.id}")
+    )
+    kind: BodyKind = "none"
+    payload: Any = None
+    if body or tool.request_body is not None:
+        kind, payload = _body(tool, body, arguments, used)
+    missing = [name for name in required_body if name not in body]
     if missing and "body" not in used:
         raise RequestError(
             f"tool {tool.id} needs body field(s) {', '.join(missing)}; the plan gives no value"
         )
-    ignored = tuple(sorted(set(arguments) - used))
+    ignored = () if len(used) == len(arguments) else tuple(sorted(set(arguments) - used))
     return PreparedRequest(
         method,
         join_url(base_url, path),
@@ -195,6 +202,22 @@ def build_request(
         ignored,
         tool.idempotent,
     )
+
+
+_SHAPES: dict[int, tuple[Tool, str, tuple[str, ...]]] = {}
+
+
+def _shape(tool: Tool) -> tuple[str, tuple[str, ...]]:
+    """(upper-case method, required body fields) of a tool, worked out once per tool object."""
+    known = _SHAPES.get(id(tool))
+    if known is None or known[0] is not tool:
+        required = tuple(p.name for p in tool.parameters if p.location == "body" and p.required)
+        known = _SHAPES[id(tool)] = (
+            tool,
+            (tool.method or "").upper(),
+            required,
+        )  # holding the tool pins its id
+    return known[1], known[2]
 
 
 def raw_request(

@@ -33,9 +33,14 @@ class PlannedCall:
 
     @property
     def read_only(self) -> bool:
-        if self.mutation is not MutationClass.READ_ONLY:
-            return False
-        return self.method is None or self.method.upper() in READ_METHODS
+        return reads(self.method, self.mutation)
+
+
+def reads(method: str | None, mutation: MutationClass) -> bool:
+    """True for a read-only call: a GET/HEAD/OPTIONS/TRACE (or no method: MCP, Python) of a read_only tool."""
+    if mutation is not MutationClass.READ_ONLY:
+        return False
+    return method is None or method.upper() in READ_METHODS
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,9 @@ class SafetyVerdict:
         if self.reason:
             out["reason"] = self.reason
         return out
+
+
+READ_ONLY = SafetyVerdict(True, True)
 
 
 def host_allowed(url: str, allowed_hosts: Iterable[str]) -> bool:
