@@ -8,13 +8,10 @@ whenever a request of the case was sent — after a failed assertion, a timeout 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
 
 from qlab import assertions, http, jsonpath
 from qlab.assertions import ResponseView
@@ -22,42 +19,19 @@ from qlab.collection.model import MutationClass, Tool
 from qlab.engine.types import Plan
 from qlab.errors import InputError
 from qlab.execute import safety, verdict
-from qlab.execute.auth import AuthResolution, AuthResolver, requires_auth
+from qlab.execute.auth import AuthResolver, requires_auth
+from qlab.execute.cleanup import run_cleanup
 from qlab.execute.client import Exchange, RetryPolicy, TransportFailure, send
-from qlab.execute.events import EventLog
+from qlab.execute.record import STAGE, CaseState, display_path, record
 from qlab.execute.request import (
     PreparedRequest,
     RequestError,
     build_request,
-    raw_request,
     resolve_arguments,
-    substitute,
 )
-from qlab.project.model import Case, CleanupStep, Environment
+from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
-from qlab.scrub import REDACTED, Scrubber, scrubber, truncate
-
-STAGE = "execute"
-
-
-@dataclass(slots=True)
-class _State:
-    """What one case accumulates while it runs."""
-
-    deadline: float
-    events: EventLog = field(default_factory=EventLog)
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    cleanup: list[dict[str, Any]] = field(default_factory=list)
-    outputs: list[Any] = field(default_factory=list)
-    captures: dict[str, Any] = field(default_factory=dict)
-    cookies: dict[str, str] = field(default_factory=dict)
-    secret_values: set[str] = field(
-        default_factory=set
-    )  # sensitive-field values, cookies: scrubbed, not "secrets"
-    sent: bool = False
-    auth: AuthResolution | None = None
-    final: ResponseView | None = None
-    safety: safety.SafetyVerdict | None = None
+from qlab.scrub import Scrubber, scrubber
 
 
 class CaseRunner:
@@ -119,7 +93,7 @@ class CaseRunner:
         """Execute ``case`` with ``plan`` against ``env`` and fill ``result`` (execute, auth_readiness,
         assertions, latency, failure)."""
         started = time.perf_counter()
-        state = _State(deadline=time.monotonic() + case.timeout_sec)
+        state = CaseState(deadline=time.monotonic() + case.timeout_sec)
         latency = 0.0
         try:
             try:
@@ -142,13 +116,13 @@ class CaseRunner:
             finally:
                 latency = (time.perf_counter() - started) * 1000
                 if state.sent and case.cleanup:
-                    self._cleanup(case, env, result, state)
+                    run_cleanup(self, case, env, result, state)
         finally:
-            self._record(case, plan, env, result, state, latency)
+            record(plan, env, result, state, latency, clean=self._scrubber(env, state.secret_values))
 
     # ------------------------------------------------------------------------------------------ the case
 
-    def _main(self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State) -> None:
+    def _main(self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: CaseState) -> None:
         step_tools: list[Tool] = []
         for index, step in enumerate(plan.steps):
             tool = self.tools.get(step.tool_id)
@@ -211,7 +185,7 @@ class CaseRunner:
             except (RequestError, InputError) as exc:
                 result.fail(STAGE, "http_error", f"step {index} {tool.id}: {exc}")
                 return
-            exchange = self._send(request, case, env, state, step=str(index), deadline=state.deadline)
+            exchange = self.send_one(request, case, env, state, step=str(index), deadline=state.deadline)
             if exchange is None:
                 result.fail(STAGE, state.steps[-1]["error"], state.steps[-1]["message"])
                 return
@@ -231,16 +205,18 @@ class CaseRunner:
             # the final response's assertions are recorded even when its status already failed the case
             self._assert(case, result, state, state.final)
 
-    def _send(
+    def send_one(
         self,
         request: PreparedRequest,
         case: Case,
         env: Environment,
-        state: _State,
+        state: CaseState,
         *,
         step: str,
         deadline: float,
     ) -> Exchange | None:
+        """Send one request of the case (a plan or cleanup step) with its auth and cookies, record it in the
+        case's steps or cleanup list; None when it was never answered (the record says why)."""
         auth = state.auth
         headers = dict(auth.headers) if auth else {}
         if state.cookies:
@@ -283,7 +259,7 @@ class CaseRunner:
             self._secret(exchange.cookies.values())
         return exchange
 
-    def _absorb(self, case: Case, env: Environment, state: _State, view: ResponseView) -> None:
+    def _absorb(self, case: Case, env: Environment, state: CaseState, view: ResponseView) -> None:
         """Keep the step's JSON for later bindings, take its captures and sensitive values."""
         document = view.json() if view.json_error is None else None
         state.outputs.append(document)
@@ -299,7 +275,7 @@ class CaseRunner:
         if env.sensitive_fields:
             state.secret_values |= verdict.sensitive_values(document, env.sensitive_fields)
 
-    def _assert(self, case: Case, result: CaseResult, state: _State, view: ResponseView) -> None:
+    def _assert(self, case: Case, result: CaseResult, state: CaseState, view: ResponseView) -> None:
         checked = [assertions.evaluate(item, view) for item in case.assertions]
         for item, outcome in zip(case.assertions, checked, strict=True):
             event: dict[str, Any] = {"type": item.type, "passed": outcome.passed}
@@ -311,139 +287,3 @@ class CaseRunner:
         failed = verdict.assertion_reason(case.assertions, checked, view)
         if failed is not None:
             result.fail(STAGE, failed[0], failed[1])
-
-    # ------------------------------------------------------------------------------------------ cleanup
-
-    def _cleanup(self, case: Case, env: Environment, result: CaseResult, state: _State) -> None:
-        deadline = time.monotonic() + case.timeout_sec  # a fresh budget: the case may have timed out
-        failures: list[tuple[str, str]] = []
-        interrupted = False
-        for index, step in enumerate(case.cleanup):
-            label = f"cleanup {index}"
-            try:
-                request = self._cleanup_request(step, env, state)
-            except (RequestError, InputError) as exc:
-                state.cleanup.append(
-                    {
-                        "tool": step.tool,
-                        "method": step.method,
-                        "path": step.path,
-                        "outcome": "skipped",
-                        "message": str(exc),
-                    }
-                )
-                state.events.add("cleanup", index=index, outcome="skipped", message=str(exc))
-                failures.append(("http_error", f"{label}: {exc}"))
-                continue
-            before = len(state.cleanup)
-            try:
-                exchange = self._send(request, case, env, state, step=label, deadline=deadline)
-            except KeyboardInterrupt:
-                if interrupted:  # pressed again during cleanup: abandon it
-                    raise
-                # Cleanup is not optional: a Ctrl-C during a cleanup request sends it once more, the rest of
-                # the cleanup runs, and then the interrupt goes on.
-                interrupted = True
-                del state.cleanup[before:]
-                exchange = self._send(request, case, env, state, step=label, deadline=deadline)
-            record = state.cleanup[-1]
-            if exchange is None:
-                record["outcome"] = "error"
-                failures.append((record["error"], f"{label}: {record['message']}"))
-            else:
-                ok = (
-                    exchange.status in step.expect_status
-                    if step.expect_status
-                    else 200 <= exchange.status < 300
-                )
-                record["outcome"] = "passed" if ok else "failed"
-                if not ok:
-                    wanted = list(step.expect_status) or "2xx"
-                    failures.append(
-                        (
-                            "http_error",
-                            f"{label}: {request.method} {record['path']} answered {exchange.status}, expected {wanted}",
-                        )
-                    )
-            state.events.add(
-                "cleanup",
-                index=index,
-                method=request.method,
-                path=record["path"],
-                status=record.get("status"),
-                outcome=record["outcome"],
-            )
-        if failures and result.failure is None:
-            result.fail(STAGE, failures[0][0], failures[0][1])
-        if interrupted:
-            raise KeyboardInterrupt
-
-    def _cleanup_request(self, step: CleanupStep, env: Environment, state: _State) -> PreparedRequest:
-        arguments = substitute(dict(step.arguments), state.captures)
-        if step.tool:
-            tool = self.tools.get(step.tool)
-            if tool is None:
-                raise RequestError(f"cleanup tool {step.tool!r} is not in the collection")
-            return build_request(tool, arguments, base_url=env.base_url, headers=env.headers)
-        if not step.path:
-            raise RequestError("a cleanup step needs a tool, or a method and a path")
-        return raw_request(
-            step.method or "DELETE", step.path, arguments, base_url=env.base_url, headers=env.headers
-        )
-
-    # ------------------------------------------------------------------------------------------ record
-
-    def _record(
-        self, case: Case, plan: Plan, env: Environment, result: CaseResult, state: _State, latency: float
-    ) -> None:
-        clean = self._scrubber(env, state.secret_values)
-        if result.status == "skipped" and not state.sent:
-            result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
-            return
-        out: dict[str, Any] = {"environment": env.name, "plan_id": plan.plan_id, "steps": state.steps}
-        final = state.final
-        if final is not None:
-            out.update(
-                http_status=final.status,
-                latency_ms=round(final.latency_ms, 3),
-                response_bytes=len(final.body),
-                content_type=final.headers.get("content-type", ""),
-            )
-        if state.safety is not None:
-            out["safety"] = state.safety.to_dict()
-        if state.captures:
-            out["captures"] = sorted(state.captures)  # names only: values may be ids
-        if state.cleanup:
-            out["cleanup"] = state.cleanup
-        out["events"] = state.events.events
-        if result.failure is not None and final is not None:
-            document = final.json() if final.json_error is None else None
-            text = (
-                json.dumps(clean(document), ensure_ascii=False)
-                if document is not None
-                else clean.text(final.text)
-            )
-            out["response_excerpt"] = truncate(text, verdict.EXCERPT_CHARS)
-        if clean.knows_secrets:
-            result.execute = clean(out)
-        else:
-            # No secret value is known yet: only key rules could apply, and steps/events/cleanup records are
-            # built here from fixed, non-secret keys — scrub the rest, skip the walk over them (hot path).
-            own: dict[str, Any] = {k: out.pop(k) for k in ("steps", "events", "cleanup") if k in out}
-            result.execute = {**clean(out), **own}
-        result.latency_ms[STAGE] = latency
-        for item in result.assertions:
-            item.message, item.expected, item.actual = (
-                clean(item.message),
-                clean(item.expected),
-                clean(item.actual),
-            )
-        if result.failure is not None:
-            result.failure.message = clean(result.failure.message)
-
-
-def display_path(request: PreparedRequest, *, secret_params: Mapping[str, str] | None = None) -> str:
-    """The request's path and query for results: secret query values (an API key) are redacted."""
-    query = [urlencode(request.params)] if request.params else []
-    query += [f"{urlencode({k: ''})}{REDACTED}" for k in secret_params or {}]
-    return f"{request.path}?{'&'.join(query)}" if query else request.path
