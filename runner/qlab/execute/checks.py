@@ -1,0 +1,258 @@
+"""The execute assertion types (registered in ``qlab.assertions``). Each failure message gives the expected
+value, the actual value and the JSONPath where there is one; the table of arguments is in ``qlab.assertions``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from qlab import jsonpath
+from qlab.execute.response import ResponseView
+from qlab.execute.schema_check import response_schema_for, validate
+from qlab.results import AssertionResult
+
+
+def _need(args: Mapping[str, Any], *keys: str) -> list[str]:
+    return [f"missing {k!r}" for k in keys if k not in args]
+
+
+def _fail(kind: str, what: str, expected: Any, actual: Any, path: str | None = None) -> AssertionResult:
+    where = f" {path}" if path else ""
+    return AssertionResult(
+        kind, False, f"{kind}{where}: expected {what}{expected!r}, actual {actual!r}", expected, actual, path
+    )
+
+
+def _ok(kind: str, expected: Any = None, actual: Any = None, path: str | None = None) -> AssertionResult:
+    return AssertionResult(kind, True, "", expected, actual, path)
+
+
+class HttpStatus:
+    name, stage, needs_json = "http_status", "execute", False
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        if not any(k in args for k in ("in", "range", "equals")):
+            return ["needs one of 'in', 'range' or 'equals'"]
+        if "range" in args and status_range(args["range"]) is None:
+            return [f"range {args['range']!r} is neither 'Nxx' nor [low, high]"]
+        return []
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        return check_status(args, response.status)
+
+
+def status_range(spec: Any) -> tuple[int, int] | None:
+    """``"2xx"`` → (200, 299); ``[200, 204]`` → (200, 204); anything else → None."""
+    if isinstance(spec, str) and re.fullmatch(r"[1-5][xX]{2}", spec):
+        low = int(spec[0]) * 100
+        return low, low + 99
+    if isinstance(spec, (list, tuple)) and len(spec) == 2 and all(isinstance(v, int) for v in spec):
+        return int(spec[0]), int(spec[1])
+    return None
+
+
+def status_accepted(args: Mapping[str, Any], status: int) -> bool:
+    """True when an http_status assertion with ``args`` accepts ``status``."""
+    return check_status(args, status).passed
+
+
+def check_status(args: Mapping[str, Any], status: int) -> AssertionResult:
+    kind = "http_status"
+    if "in" in args:
+        allowed = [int(v) for v in args["in"]]
+        return _ok(kind, allowed, status) if status in allowed else _fail(kind, "status in ", allowed, status)
+    if "range" in args:
+        bounds = status_range(args["range"])
+        if bounds is not None and bounds[0] <= status <= bounds[1]:
+            return _ok(kind, args["range"], status)
+        return _fail(kind, "status in range ", args["range"], status)
+    expected = int(args["equals"])
+    return _ok(kind, expected, status) if status == expected else _fail(kind, "status ", expected, status)
+
+
+class JsonPathExists:
+    name, stage, needs_json = "json_path_exists", "execute", True
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "path") or _path_problems(args["path"])
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        path = str(args["path"])
+        if jsonpath.exists(path, response.json()):
+            return _ok(self.name, path=path)
+        return AssertionResult(
+            self.name,
+            False,
+            f"{self.name} {path}: expected a value, actual: nothing matched",
+            "a value",
+            None,
+            path,
+        )
+
+
+class JsonPathEquals:
+    name, stage, needs_json = "json_path_equals", "execute", True
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "path", "equals") or _path_problems(args["path"])
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        path, expected = str(args["path"]), args["equals"]
+        values = jsonpath.find(path, response.json())
+        actual = values[0] if len(values) == 1 else values or None
+        if values and actual == expected:
+            return _ok(self.name, expected, actual, path)
+        return _fail(self.name, "", expected, actual, path)
+
+
+class JsonPathMatches:
+    name, stage, needs_json = "json_path_matches", "execute", True
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        found = _need(args, "path", "regex") or _path_problems(args["path"])
+        if not found:
+            try:
+                re.compile(str(args["regex"]))
+            except re.error as exc:
+                found.append(f"regex {args['regex']!r} is invalid: {exc}")
+        return found
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        path, pattern = str(args["path"]), str(args["regex"])
+        values = jsonpath.find(path, response.json())
+        wrong = [v for v in values if not isinstance(v, str) or re.search(pattern, v) is None]
+        if values and not wrong:
+            return _ok(self.name, pattern, values[0] if len(values) == 1 else values, path)
+        actual = wrong[0] if wrong else None
+        return _fail(self.name, "a match of ", pattern, actual, path)
+
+
+class JsonPathCount:
+    """Counts the values ``path`` selects; a path that selects exactly one list (``$.data``) counts its items."""
+
+    name, stage, needs_json = "json_path_count", "execute", True
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        found = _need(args, "path") or _path_problems(args["path"])
+        if not any(k in args for k in ("equals", "min", "max")):
+            found.append("needs one of 'equals', 'min' or 'max'")
+        return found
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        path = str(args["path"])
+        values = jsonpath.find(path, response.json())
+        count = len(values[0]) if len(values) == 1 and isinstance(values[0], list) else len(values)
+        bounds = {k: int(args[k]) for k in ("equals", "min", "max") if k in args}
+        ok = (
+            ("equals" not in bounds or count == bounds["equals"])
+            and ("min" not in bounds or count >= bounds["min"])
+            and ("max" not in bounds or count <= bounds["max"])
+        )
+        if ok:
+            return _ok(self.name, bounds, count, path)
+        what = ", ".join(f"{k} {v}" for k, v in bounds.items())
+        return AssertionResult(
+            self.name,
+            False,
+            f"{self.name} {path}: expected count {what}, actual {count}",
+            bounds,
+            count,
+            path,
+        )
+
+
+class ResponseSchema:
+    name, stage, needs_json = "response_schema", "execute", True
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return []
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        status = int(args.get("status", response.status))
+        tool_id = response.tool.id if response.tool else "?"
+        schema = response_schema_for(response.tool, status) if response.tool else None
+        if schema is None:
+            return AssertionResult(
+                self.name,
+                False,
+                f"{self.name}: expected a response schema for status {status} in tool "
+                f"{tool_id}, actual: none documented",
+                f"schema of {status}",
+                None,
+                "$",
+            )
+        issues = validate(response.json(), schema)
+        if not issues:
+            return _ok(self.name, f"schema of {tool_id} {status}", "valid", "$")
+        first = issues[0]
+        more = f" (+{len(issues) - 1} more)" if len(issues) > 1 else ""
+        return AssertionResult(
+            self.name,
+            False,
+            f"{self.name} {first.path}: expected the {tool_id} {status} "
+            f"schema, actual: {first.message}{more}",
+            f"schema of {tool_id} {status}",
+            [i.render() for i in issues[:10]],
+            first.path,
+        )
+
+
+class HeaderPresent:
+    name, stage, needs_json = "header_present", "execute", False
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "name")
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        header = str(args["name"])
+        if header in response.headers:
+            return _ok(self.name, header, header)
+        return _fail(self.name, "header ", header, sorted(response.headers.keys()))
+
+
+class HeaderEquals:
+    name, stage, needs_json = "header_equals", "execute", False
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "name", "equals")
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        header, expected = str(args["name"]), str(args["equals"])
+        actual = response.headers.get(header)
+        if actual == expected:
+            return _ok(self.name, expected, actual)
+        return _fail(self.name, f"{header}: ", expected, actual)
+
+
+class LatencyBelow:
+    name, stage, needs_json = "latency_ms_below", "execute", False
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "ms")
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        limit, actual = float(args["ms"]), round(response.latency_ms, 3)
+        return (
+            _ok(self.name, limit, actual)
+            if actual < limit
+            else _fail(self.name, "latency below ", limit, actual)
+        )
+
+
+class BodyContains:
+    name, stage, needs_json = "body_contains", "execute", False
+
+    def problems(self, args: Mapping[str, Any]) -> list[str]:
+        return _need(args, "text")
+
+    def check(self, args: Mapping[str, Any], response: ResponseView) -> AssertionResult:
+        needle = str(args["text"])
+        if needle in response.text:
+            return _ok(self.name, needle)
+        return _fail(self.name, "body containing ", needle, f"{len(response.body)} bytes without it")
+
+
+def _path_problems(path: Any) -> list[str]:
+    return [] if isinstance(path, str) and jsonpath.is_valid(path) else [f"invalid JSONPath {path!r}"]
