@@ -7,6 +7,7 @@ fast (no httpx, no jsonschema). Exit codes are decided in ``main`` from the erro
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import Any
 
