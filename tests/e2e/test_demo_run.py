@@ -148,3 +148,21 @@ def test_three_merged_shards_equal_the_unsharded_run(
         ["merge", str(shards / "qlab-shard-1-of-3.json"), str(shards / "qlab-shard-3-of-3.json")], capsys
     )
     assert code == 2 and "missing shard(s) 2/3" in text
+
+
+def test_run_stores_learn_suggestions_pending_review_and_changes_nothing_else(
+    demo_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _copy_demo(tmp_path)
+    aliases_before = (tmp_path / "gates" / "aliases.yaml").read_bytes()
+    code, text = _cli(
+        ["run", "--config", str(config), "--suite", "plan_e2e", "--out", str(tmp_path / "out"), "--no-server"],
+        capsys,
+    )
+    assert code == 0, text
+    stored = json.loads((tmp_path / ".qlab" / "suggestions.json").read_text(encoding="utf-8"))
+    items = stored["suggestions"] if isinstance(stored, dict) else stored
+    assert items and {s["status"] for s in items} == {"pending_review"}
+    assert {s["kind"] for s in items} >= {"selector_policy"}
+    # learning never takes effect automatically: the reviewed aliases file is untouched
+    assert (tmp_path / "gates" / "aliases.yaml").read_bytes() == aliases_before

@@ -108,5 +108,16 @@ def command(
         )
         outcome = run(project, options=options)
     write_outputs(outcome.artifact, paths)
+    _store_suggestions(project.config, outcome.artifact)
     render_outcome(outcome.artifact, paths, quiet=quiet)
     return outcome.exit_code
+
+
+def _store_suggestions(config: Any, artifact: dict[str, Any]) -> None:
+    """Merge the learn stage's suggestions into the suggestions file as ``pending_review`` (nothing is applied:
+    ``qlab learn accept`` is the only way a suggestion reaches the reviewed aliases file)."""
+    learned = artifact.get("stages", {}).get("learn", {}).get("details", {}).get("suggestions")
+    if learned:
+        from qlab import suggestions
+
+        suggestions.save(suggestions.suggestions_path(config), learned)
