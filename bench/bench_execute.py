@@ -4,6 +4,7 @@
     python bench/bench_execute.py nginx --n 2000
     python bench/bench_execute.py latency --n 400 --concurrency 16 --delay-ms 20
     python bench/bench_execute.py alternatives --n 2000
+    python bench/bench_execute.py cpu --n 2000     # CPU per case with the network taken out
 
 nginx: a local nginx (Debian package ``nginx``) on 127.0.0.1 with a generated config in a temp dir serves N
 distinct URLs ``/items/<i>`` → ``{"data": {"id": i}}``. Both sides run as whole processes, measured from the
@@ -348,6 +349,50 @@ def bench_alternatives(n: int, repeat: int) -> None:
             print("sniffio is not installed")
 
 
+def bench_cpu(n: int, repeat: int) -> None:
+    """CPU per case with the network taken out (httpx MockTransport): raw get+json vs qlab's case runner."""
+    import httpx
+
+    from qlab.collection.model import Parameter, Tool
+    from qlab.engine.types import Plan, PlanStep
+    from qlab.execute.auth import AuthResolver
+    from qlab.execute.case import CaseRunner
+    from qlab.execute.client import make_run_client
+    from qlab.project.model import Assertion, Case, Environment, Origin
+    from qlab.results import CaseResult
+
+    body = b'{"data": {"id": 1}}'
+    transport = httpx.MockTransport(
+        lambda _r: httpx.Response(200, content=body, headers={"content-type": "application/json"})
+    )
+    tool = Tool("getItem", "getItem", "items", "bench", "openapi", method="GET", path="/items/{id}",
+                parameters=(Parameter("id", "path", True, {"type": "integer"}),))  # fmt: skip
+    checks = (Assertion("http_status", {"in": [200]}), Assertion("json_path_exists", {"path": "$.data"}))
+    cases = [
+        Case(f"read-{i}", "execute", "q", "reads", "b.yaml", Origin("b"), assertions=checks) for i in range(n)
+    ]
+    plans = [Plan(f"p{i}", "synthesized", (PlanStep("getItem", {"id": i}),)) for i in range(n)]
+    env = Environment("bench", "http://bench.test")
+    raw, ours = [], []
+    for _ in range(repeat * 2):
+        with httpx.Client(transport=transport) as client:
+            started = time.process_time()
+            for i in range(n):
+                client.get(f"http://bench.test/items/{i}").json()
+            raw.append(time.process_time() - started)
+        runner = CaseRunner(client=make_run_client(transport=transport), tools={"getItem": tool},
+                            resolver=AuthResolver({}))  # fmt: skip
+        started = time.process_time()
+        for i in range(n):
+            runner.run(cases[i], plans[i], env, CaseResult(cases[i].id, "reads", "execute"))
+        ours.append(time.process_time() - started)
+        runner.client.close()
+    r, q = min(raw) / n * 1e6, min(ours) / n * 1e6
+    print(
+        f"CPU per case (MockTransport, N={n}, min of {repeat * 2}): raw get+json {r:.0f} us, qlab case {q:.0f} us ({q / r:.2f}x)"
+    )
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_qlab":
         qlab_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
@@ -356,7 +401,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "which", nargs="?", default="all", choices=["all", "nginx", "latency", "alternatives"]
+        "which", nargs="?", default="all", choices=["all", "nginx", "latency", "alternatives", "cpu"]
     )
     parser.add_argument("--n", type=int)
     parser.add_argument("--concurrency", type=int, default=16)
@@ -369,6 +414,8 @@ def main() -> None:
         bench_latency(args.n or 400, args.concurrency, args.delay_ms, args.repeat)
     if args.which in ("all", "alternatives"):
         bench_alternatives(args.n or 2000, args.repeat)
+    if args.which in ("all", "cpu"):
+        bench_cpu(args.n or 2000, args.repeat)
 
 
 if __name__ == "__main__":
