@@ -12,7 +12,10 @@ Ranking is deterministic: score descending, then tool id ascending (documents ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
 
 from qlab.collection.model import Tool
 from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
@@ -21,12 +24,61 @@ from qlab.engine.text import Analyzer
 from qlab.engine.types import SearchResult, SearchRow
 
 _MEMO_LIMIT = 200_000
+_NO_FIXES: Mapping[str, str] = MappingProxyType({})
+_UNSEEN: Any = object()
+
+
+def _row_factory() -> Callable[
+    [str, int, float, Mapping[str, float], tuple[str, ...], Mapping[str, str]], SearchRow
+]:
+    """SearchRow's constructor, or a twice faster equivalent: a frozen dataclass's ``__init__`` goes through
+    ``object.__setattr__`` per field; setting the slots directly does the same work. Used only while
+    SearchRow has exactly these six fields, in this order (else the real constructor)."""
+    names = ("tool_id", "rank", "score", "field_scores", "matched_terms", "corrections")
+    if tuple(f.name for f in dataclasses.fields(SearchRow)) != names or not hasattr(SearchRow, "__slots__"):
+        return SearchRow
+    a, b, c, d, e, f = (getattr(SearchRow, name).__set__ for name in names)
+    new = object.__new__
+
+    def make(
+        tool_id: str,
+        rank: int,
+        score: float,
+        field_scores: Mapping[str, float],
+        matched: tuple[str, ...],
+        corrections: Mapping[str, str],
+    ) -> SearchRow:
+        row = new(SearchRow)
+        a(row, tool_id)
+        b(row, rank)
+        c(row, score)
+        d(row, field_scores)
+        e(row, matched)
+        f(row, corrections)
+        return row
+
+    return make
+
+
+_new_row = _row_factory()
 
 
 class WordPosting:
     """What one query word adds to every tool's score, with the model terms it stands for."""
 
-    __slots__ = ("_shares", "by_doc", "correction", "doc_set", "docs", "parts", "scores", "term")
+    __slots__ = (
+        "_shares",
+        "_views",
+        "by_doc",
+        "correction",
+        "doc_set",
+        "docs",
+        "fixes",
+        "matched",
+        "parts",
+        "scores",
+        "term",
+    )
 
     def __init__(
         self,
@@ -57,6 +109,17 @@ class WordPosting:
             by_doc if len(parts) == 1 and parts[0][1] == 1.0 else dict(zip(docs, scores, strict=True))
         )
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
+        self._views: dict[int, Mapping[str, float]] = {}
+        # what a row matched by this word alone shows: built once, shared read-only by every such row
+        self.matched = (term,)
+        self.fixes: Mapping[str, str] = MappingProxyType(dict([correction]) if correction else {})
+
+    def field_scores(self, model: Model, d: int) -> Mapping[str, float]:
+        """The field scores of a row that this word alone matched (read-only, shared)."""
+        found = self._views.get(d)
+        if found is None:
+            found = self._views[d] = MappingProxyType(dict(self.contributions(model, d)))
+        return found
 
     def contributions(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
         """This word's score in document ``d`` split over the fields: (field, contribution), summing to its
@@ -139,9 +202,8 @@ class SearchIndex:
         out: list[WordPosting] = []
         seen: set[str] = set()
         for word in self.analyzer.split(query):
-            if word in memo:
-                posting = memo[word]
-            else:
+            posting = memo.get(word, _UNSEEN)
+            if posting is _UNSEEN:
                 posting = memo[word] = self._resolve(word)
             if posting is not None and posting.term not in seen:
                 seen.add(posting.term)
@@ -151,7 +213,7 @@ class SearchIndex:
     def search(self, query: str, *, k: int) -> SearchResult:
         """The ``k`` best tools for ``query``, best first, each row with its evidence."""
         words = self.words(query)
-        terms = tuple(word.term for word in words)
+        terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return SearchResult(rows=(), query_terms=terms)
         buffer = self._buffer
@@ -174,25 +236,35 @@ class SearchIndex:
         return SearchResult(rows=self._rows(top, words), query_terms=terms)
 
     def _rows(self, top: list[tuple[int, float]], words: list[WordPosting]) -> tuple[SearchRow, ...]:
-        """The evidence of the Top-K: per word, the top documents it matched (a C-level set intersection), so
-        the work grows with the matches, not with rows x words."""
+        """The evidence of the Top-K. Each word finds the top documents it matched (a C-level set
+        intersection), so the work grows with the matches, not with rows x words; a row one word alone matched
+        reuses that word's cached, read-only evidence."""
         model = self._model
         top_set = {d for d, _ in top}
-        matched: dict[int, list[str]] = {d: [] for d in top_set}
-        fields: dict[int, dict[str, float]] = {d: {} for d in top_set}
-        fixes: dict[int, dict[str, str]] = {}
+        by_doc: dict[int, list[WordPosting]] = {d: [] for d in top_set}
         for word in words:
             for d in top_set.intersection(word.doc_set):
-                matched[d].append(word.term)
-                split = fields[d]
-                for name, value in word.contributions(model, d):
-                    split[name] = split.get(name, 0.0) + value
-                if word.correction is not None:
-                    fixes.setdefault(d, {})[word.correction[0]] = word.correction[1]
+                by_doc[d].append(word)
         ids = self._ids
-        return tuple(
-            [
-                SearchRow(ids[d], rank, score, fields[d], tuple(matched[d]), fixes.get(d, {}))
-                for rank, (d, score) in enumerate(top, 1)
-            ]
-        )
+        rows = []
+        for rank, (d, score) in enumerate(top, 1):
+            matched = by_doc[d]
+            if len(matched) == 1:
+                word = matched[0]
+                rows.append(
+                    SearchRow(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
+                )
+                continue
+            fields: dict[str, float] = {}
+            fixes: dict[str, str] = {}
+            for word in matched:
+                parts = word._shares.get(d)  # the cached split, without a method call per match
+                if parts is None:
+                    parts = word.contributions(model, d)
+                for name, value in parts:
+                    fields[name] = fields.get(name, 0.0) + value
+                if word.correction is not None:
+                    fixes[word.correction[0]] = word.correction[1]
+            terms = tuple(word.term for word in matched)
+            rows.append(_new_row(ids[d], rank, score, fields, terms, fixes or _NO_FIXES))
+        return tuple(rows)
