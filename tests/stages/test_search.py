@@ -147,3 +147,21 @@ def test_done_cases_are_left_alone(tmp_path: Path) -> None:
     engine = Counting(BuiltinEngine(DEMO))
     search.run(context(tmp_path, engine=engine), cases, results)
     assert engine.calls == [] and results["s1"].search is None
+
+
+def test_an_http_engine_reply_that_breaks_the_contract_is_an_engine_error(tmp_path: Path) -> None:
+    from engine.stub_servers import serve
+    from qlab.engine.http_engine import HttpEngine
+    from qlab.project.model import EngineConfig
+
+    bad = {"rows": [{"tool_id": "getHealth", "rank": 1, "score": "high"}]}
+    with serve(lambda p, h, b: (200, bad)) as (url, _):
+        engine = HttpEngine(EngineConfig(type="http", url=url))
+        cases = [case("s1", "check service health", "getHealth", mode="search")]
+        results = results_for(cases)
+        search.run(context(tmp_path, engine=engine), cases, results)
+        engine.close()
+    failure = results["s1"].failure
+    assert failure is not None and (failure.stage, failure.reason) == ("search", "engine_error")
+    assert "$.rows[0].score: expected a number" in failure.message
+    assert results["s1"].status == "error"
