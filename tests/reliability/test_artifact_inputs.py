@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -30,11 +32,12 @@ def run_cli(*args: str) -> tuple[int, str]:
     return (code if isinstance(code, int) else 0), err.getvalue()
 
 
-def assert_clean(code: int, stderr: str, file: Path) -> None:
+def assert_clean(code: int, stderr: str, file: Path, *, verdicts: tuple[str, ...] = ()) -> None:
+    """Exit 0/1/2 only; an exit 2 names the file, or is one of the command's own ``verdicts``."""
     assert code in (0, 1, 2), stderr
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     if code == 2:
-        assert file.name in stderr, stderr
+        assert file.name in stderr or any(v in stderr for v in verdicts), stderr
     note_outcome(f"exit {code}")
 
 
@@ -91,7 +94,7 @@ def test_qlab_promote_on_any_candidate(folder: Path, content: bytes) -> None:
         "promote", "--baseline", str(baseline), "--candidate", str(candidate),
         "--change", "alias_or_semantic_metadata", "--config", str(folder / "qlab.yaml"),
     )  # fmt: skip
-    assert_clean(code, err, candidate)
+    assert_clean(code, err, candidate, verdicts=("cannot be compared",))  # exit 2 is also "not comparable"
 
 
 @SETTINGS
@@ -104,3 +107,34 @@ def test_qlab_run_on_any_durations_file(folder: Path, content: bytes) -> None:
         "--shard", "1/2", "--durations", str(path),
     )  # fmt: skip
     assert_clean(code, err, path)
+
+
+# ---------------------------------------------------------------------------------------------- open findings
+# Found by this campaign; see docs/reliability.md, open finding C. Strict xfail: they XPASS once readers check
+# artifacts against schemas/result.schema.json, and then the markers go.
+
+
+def _mutated(path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    data = json.loads(json.dumps(REAL))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.xfail(strict=True, reason="qlab report renders gate reasons without checking they are strings")
+def test_report_on_a_gate_reason_that_is_not_a_string(tmp_path: Path) -> None:
+    path = _mutated(tmp_path / "result.json", lambda d: d["gates"][1].update(reasons=[["a list"]]))
+    code, err = run_cli("report", str(path), "--markdown", str(tmp_path / "summary.md"))
+    assert code == 2 and "result.json" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="qlab promote hashes case suites without checking they are strings")
+def test_promote_on_a_case_suite_that_is_not_a_string(folder: Path, tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(REAL), encoding="utf-8")
+    candidate = _mutated(tmp_path / "candidate.json", lambda d: d["cases"][3].update(suite={"a": 1}))
+    code, err = run_cli(
+        "promote", "--baseline", str(baseline), "--candidate", str(candidate),
+        "--change", "alias_or_semantic_metadata", "--config", str(folder / "qlab.yaml"),
+    )  # fmt: skip
+    assert code == 2 and "candidate.json" in err, err
