@@ -201,9 +201,9 @@ def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, 
     print(json.dumps({"concurrency": concurrency, "exit_after_sigint_sec": round(waited, 2)}))
 
 
-# ---------------------------------------------------------------------------------------------- known gaps
-# Both found by this campaign and reported to the owners (docs/reliability.md, "Open findings"). Strict xfail:
-# the day a fix lands these pass, the suite says so, and the marker goes.
+# ---------------------------------------------------------------------------------------------- found by the campaign
+# Both were strict xfails when the campaign found them; the execute stage's owner fixed them (a second Ctrl-C
+# still lets in-flight cases clean up; the dev server dies with qlab via PR_SET_PDEATHSIG).
 
 
 def _slow_order_project(tmp_path: Path, *, concurrency: int) -> tuple[Path, Path, Path]:
@@ -232,11 +232,6 @@ def _slow_order_project(tmp_path: Path, *, concurrency: int) -> tuple[Path, Path
     return config, record, pid_file
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stages/execute.py _run_group (pool): a second Ctrl-C interrupts pool.shutdown(wait=True); the run "
-    "closes the client and the dev server while the in-flight mutating case has not run its cleanup",
-)
 def test_a_second_sigint_still_runs_the_cleanup(tmp_path: Path) -> None:
     config, record, _pid_file = _slow_order_project(tmp_path, concurrency=8)
     proc = _start(config, tmp_path / "out")
@@ -251,11 +246,6 @@ def test_a_second_sigint_still_runs_the_cleanup(tmp_path: Path) -> None:
     assert ("DELETE", "/orders/O-slow") in [(r["method"], r["path"]) for r in read_record(record)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="execute/server.py: the dev server runs in its own session (so its whole group can be stopped); when "
-    "qlab itself is SIGKILLed nothing stops it, and the next run finds the port taken",
-)
 def test_sigkill_of_qlab_does_not_orphan_the_dev_server(tmp_path: Path) -> None:
     config, record, pid_file = _slow_order_project(tmp_path, concurrency=1)
     proc = _start(config, tmp_path / "out")
