@@ -13,7 +13,8 @@ Ranking is deterministic: score descending, then tool id ascending (documents ar
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import heapq
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -26,6 +27,7 @@ from qlab.engine.types import SearchResult, SearchRow
 _MEMO_LIMIT = 200_000
 _NO_FIXES: Mapping[str, str] = MappingProxyType({})
 _UNSEEN: Any = object()
+_PRUNE_FROM = 512  # postings entries of a query from which MaxScore pruning pays for its bookkeeping
 
 
 def _row_factory() -> Callable[
@@ -78,6 +80,7 @@ class WordPosting:
         "parts",
         "scores",
         "term",
+        "ub",
     )
 
     def __init__(
@@ -108,6 +111,7 @@ class WordPosting:
         self.by_doc = (
             by_doc if len(parts) == 1 and parts[0][1] == 1.0 else dict(zip(docs, scores, strict=True))
         )
+        self.ub = max(scores, default=0.0)  # the most this word adds to any document
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
         self._views: dict[int, Mapping[str, float]] = {}
         # what a row matched by this word alone shows: built once, shared read-only by every such row
@@ -211,18 +215,65 @@ class SearchIndex:
         return out
 
     def search(self, query: str, *, k: int) -> SearchResult:
-        """The ``k`` best tools for ``query``, best first, each row with its evidence."""
+        """The ``k`` best tools for ``query``, best first, each row with its evidence.
+
+        Words are added best first (highest ``ub``, the most a word adds to any tool). Once ``k`` tools are
+        scored and the words left could add less than the k-th score, no tool only those words reach can
+        enter the Top-K (MaxScore, Turtle & Flood 1995): the words left are looked up for the tools that still
+        can, and their long postings are never walked. A word in every tool of a large collection ("number",
+        "list") costs a few look-ups instead of a pass over the collection. Scores and order are the same as
+        adding every posting.
+        """
         words = self.words(query)
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return SearchResult(rows=(), query_terms=terms)
         buffer = self._buffer
         touched: set[int] = set()
-        for word in words:
+        if sum([len(word.docs) for word in words]) < _PRUNE_FROM:  # short postings: add them all
+            for word in words:
+                touched.update(word.docs)
+                for d, s in zip(word.docs, word.scores, strict=True):
+                    buffer[d] += s
+            return self._finish(words, touched, touched, k, terms)
+        order = sorted(words, key=lambda w: -w.ub)
+        rest = 0.0  # what the words not yet added could add at most
+        for word in order:
+            rest += word.ub
+        best = threshold = 0.0
+        stop = len(order)
+        for i, word in enumerate(order):
+            if rest < best and len(touched) >= k:  # the k-th score is at most the best one: worth a look
+                threshold = heapq.nlargest(k, map(buffer.__getitem__, touched))[-1]
+                if rest < threshold:
+                    stop = i
+                    break
             touched.update(word.docs)
             for d, s in zip(word.docs, word.scores, strict=True):
                 buffer[d] += s
-        ranked = sorted(touched, key=buffer.__getitem__, reverse=True)
+            if word.docs:
+                best = max(best, max(map(buffer.__getitem__, word.docs)))
+            rest -= word.ub
+        pool: Collection[int] = touched
+        if stop < len(order):
+            left = order[stop:]
+            pool = [d for d in touched if buffer[d] + rest >= threshold]
+            for d in pool:
+                for word in left:
+                    buffer[d] += word.by_doc.get(d, 0.0)
+        return self._finish(words, touched, pool, k, terms)
+
+    def _finish(
+        self,
+        words: list[WordPosting],
+        touched: set[int],
+        pool: Collection[int],
+        k: int,
+        terms: tuple[str, ...],
+    ) -> SearchResult:
+        """The Top-K of ``pool`` (score descending, then tool id), its rows, and a clean buffer."""
+        buffer = self._buffer
+        ranked = sorted(pool, key=buffer.__getitem__, reverse=True)
         if len(ranked) > k:  # keep every document tied with the k-th score: ties break on the id below
             end = k
             kth = buffer[ranked[k - 1]]

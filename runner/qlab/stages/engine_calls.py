@@ -81,7 +81,9 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     found = call(result, "search", "search", ctx, lambda: ctx.engine.search(case.query, k=fetch_k(ctx, case)))
     if found is None:
         return None
-    _store(ctx, SEARCHES, result, found)
+    # only plan and execute cases go on to select; a search case's rows are in its result already
+    if case.mode != "search":
+        _store(ctx, SEARCHES, result, found)
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
