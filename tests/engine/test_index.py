@@ -137,3 +137,29 @@ def test_search_is_repeatable(index: SearchIndex) -> None:
 def test_vocabulary_is_the_stems(index: SearchIndex) -> None:
     assert {"delivery", "member", "track"} <= index.vocabulary
     assert not any(term.startswith("=") for term in index.vocabulary)
+
+
+def test_maxscore_pruning_returns_the_exhaustive_top_k() -> None:
+    """Large postings take the MaxScore path; its Top-K must equal adding every posting."""
+    import random
+
+    rng = random.Random(4)
+    vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
+    tools = tuple(
+        tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number", f"item{i % 37}"]), path="/x")
+        for i in range(900)
+    )
+    index = SearchIndex(tools)
+    for _ in range(60):
+        query = " ".join(rng.sample([*vocabulary, "number", f"item{rng.randrange(37)}"], 4))
+        words = index.words(query)
+        assert sum(len(w.docs) for w in words) >= 512  # the pruned path
+        totals: dict[int, float] = {}
+        for word in words:
+            for d, s in zip(word.docs, word.scores, strict=True):
+                totals[d] = totals.get(d, 0.0) + s
+        expected = sorted(totals, key=lambda d: (-totals[d], d))[:7]
+        rows = index.search(query, k=7).rows
+        assert [r.tool_id for r in rows] == [index.tools[d].id for d in expected], query
+        for row, d in zip(rows, expected, strict=True):
+            assert row.score == pytest.approx(totals[d], rel=1e-12)
