@@ -206,7 +206,7 @@ def _nested_text(levels: int, leaf: str) -> str:
     ("levels", "message"),
     [
         (200, f"nesting is deeper than {MAX_NESTING} levels; flatten the schema"),  # the resolver's limit
-        (1000, "nesting is deeper than 2000 levels"),  # the YAML reader's, before any resolution
+        (1000, "nesting is deeper than 1000 levels"),  # the YAML reader's, before any resolution
     ],
 )
 def test_nesting_beyond_the_limit_is_a_located_spec_error(tmp_path: Path, levels: int, message: str) -> None:

@@ -26,7 +26,7 @@ from qlab.errors import ConfigError, Diagnostic, InputError, SpecError
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
-YAML_MAX_DEPTH = 2000  # nesting of mappings and lists; the YAML reader builds from events, not recursion
+YAML_MAX_DEPTH = 1000  # nesting of mappings and lists (libyaml's own limit); the reader builds from events
 YAML_MAX_ALIAS_NODES = 500_000  # specs reuse anchors a lot more than config files do
 JSON_LOCATE_MAX_DEPTH = 400  # the positioned JSON reader recurses
 

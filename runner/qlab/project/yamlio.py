@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - depends on the pyyaml build
 
 MAX_ALIAS_NODES = 10_000  # values an alias may stand for, summed over the file
 MAX_DEPTH = 100  # nesting of mappings and lists
+LIBYAML_MAX_DEPTH = 1000  # libyaml (pyyaml >= 6.0.3 wheels) refuses deeper flow or block nesting in its scanner
 
 _CORE = "tag:yaml.org,2002:"
 _MERGE = object()  # the pending key of a ``<<:`` entry
@@ -319,7 +320,11 @@ def parse_yaml(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        builder.errors.append(Diagnostic(file, line, col, "", _syntax_message(exc, text)))
+        if exc.problem == "exceeded maximum nesting depth":  # libyaml's own limit, met before the builder's
+            message = f"nesting is deeper than {min(max_depth, LIBYAML_MAX_DEPTH)} levels"
+        else:
+            message = _syntax_message(exc, text)
+        builder.errors.append(Diagnostic(file, line, col, "", message))
     except yaml.YAMLError as exc:  # reader errors carry no mark
         builder.errors.append(Diagnostic(file, 1, 1, "", f"invalid YAML: {exc}"))
     if builder.errors:
