@@ -45,7 +45,7 @@ def test_config_mapping(project: Project) -> None:
         "gates/aliases.yaml",
         "demo_bearer",
     )
-    assert config.auth_profiles["demo_bearer"].token_env == "QLAB_DEMO_TOKEN"
+    assert config.auth_profiles["demo_bearer"].token_command == 'echo "${QLAB_DEMO_TOKEN:-demo-token}"'
     dev = config.environments["dev"]
     assert dev.base_url == "http://127.0.0.1:8765"  # ${QLAB_DEMO_PORT:-8765}
     assert dev.allowed_hosts == ("127.0.0.1", "localhost")
@@ -174,7 +174,7 @@ def test_digest_covers_the_interpolated_bytes() -> None:
     raw = (ROOT / "qlab.yaml").read_text()
     default = load_project(ROOT / "qlab.yaml", environ={}).config.digest
     other = load_project(ROOT / "qlab.yaml", environ={"QLAB_DEMO_PORT": "9999"}).config.digest
-    assert default == hashlib.sha256(raw.replace("${QLAB_DEMO_PORT:-8765}", "8765").encode()).hexdigest()
+    assert default == hashlib.sha256(raw.replace("${QLAB_DEMO_PORT:-8765}", "8765").replace("$${", "${").encode()).hexdigest()
     assert other != default
 
 
