@@ -164,42 +164,53 @@ class Finished:
         return self.stdout + self.stderr
 
 
+# Linux keeps a process's peak RSS across exec (the forking parent's pages count): a child forked from a big
+# pytest process would report pytest's size. This launcher is exec'd first, small, and forks qlab from itself,
+# so the peak measured with wait4 is qlab's own; it writes it (KiB) to the file named by argv[1].
+_LAUNCHER = """
+import os, sys
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:  # killed by a signal: die by the same one, so the caller sees it
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
 def qlab(
     *args: str,
     cwd: Path,
     env: Mapping[str, str] | None = None,
     timeout: float = 600.0,
 ) -> Finished:
-    """Run ``python -m qlab ARGS`` and measure its peak RSS with ``wait4`` (the child's own rusage)."""
-    out_path, err_path = cwd / ".qlab-stdout", cwd / ".qlab-stderr"
+    """Run ``python -m qlab ARGS`` and measure its own peak RSS with ``wait4`` (through a small launcher)."""
+    out_path, err_path, rss_path = cwd / ".qlab-stdout", cwd / ".qlab-stderr", cwd / ".qlab-rss"
     started = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "qlab", *args],
+            [sys.executable, "-c", _LAUNCHER, str(rss_path), sys.executable, "-m", "qlab", *args],
             cwd=cwd,
             stdout=out,
             stderr=err,
             stdin=subprocess.DEVNULL,
             env={**os.environ, **(env or {})},
+            start_new_session=True,
         )
-        deadline = started + timeout
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
     seconds = time.monotonic() - started
     stdout = out_path.read_text(encoding="utf-8", errors="replace")
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
-    out_path.unlink()
-    err_path.unlink()
-    # Linux reports ru_maxrss in KiB
-    return Finished(proc.returncode, stdout, stderr, usage.ru_maxrss / 1024, seconds)
+    peak_kib = int(rss_path.read_text() or 0) if rss_path.exists() else 0
+    for path in (out_path, err_path, rss_path):
+        path.unlink(missing_ok=True)
+    return Finished(proc.returncode, stdout, stderr, peak_kib / 1024, seconds)
 
 
 def result_cases(result: Path) -> dict[str, dict[str, Any]]:
