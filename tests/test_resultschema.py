@@ -9,8 +9,10 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from artifact_samples import full, result
 from qlab import resultschema
 from qlab.resources import load_schema
+from qlab.resultschema import artifact_problem
 
 SCHEMA = load_schema("result")
 DEFINITIONS = (
@@ -109,3 +111,13 @@ def test_agrees_with_jsonschema(definition: str, value: Any) -> None:
         {"$ref": f"#/definitions/{definition}", "definitions": SCHEMA["definitions"]}
     )
     assert (resultschema.problem(definition, value) is None) == validator.is_valid(value)
+
+
+def test_artifact_problem_checks_the_whole_artifact() -> None:
+    complete = full(result())
+    assert artifact_problem(complete) is None
+    trimmed = {"schema_version": 1, "cases": complete["cases"]}
+    assert artifact_problem(trimmed) == "$: 'run_id' is required"
+    assert artifact_problem(trimmed, partial=True) is None  # absent sections are allowed, present ones checked
+    trimmed["cases"] = [{**complete["cases"][0], "status": 3}]
+    assert artifact_problem(trimmed, partial=True) == "$.cases[0].status: expected string, got integer"

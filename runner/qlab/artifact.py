@@ -21,6 +21,7 @@ from qlab import gates as gates_mod
 from qlab import metrics
 from qlab.categories import by_category
 from qlab.errors import InputError
+from qlab.resultschema import artifact_problem
 
 SCHEMA_VERSION = 1
 # top-level keys in the order they are written (readers diff artifacts; a stable order helps)
@@ -252,4 +253,7 @@ def read(path: str | Path) -> dict[str, Any]:
         raise InputError(
             f"{p}: $.schema_version: {data['schema_version']} is not supported (expected {SCHEMA_VERSION})"
         )
+    problem = artifact_problem(data)
+    if problem:
+        raise InputError(f"{p}: {problem} (schemas/result.schema.json); was it edited by hand?")
     return data

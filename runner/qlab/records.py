@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab.errors import InputError
+from qlab.resultschema import artifact_problem
 
 # The stage objects of a case (seed 000 "Result Shape"), in pipeline order, plus what explains a failure.
 STAGE_KEYS: tuple[str, ...] = ("search", "target_selector", "plan", "execute", "auth_readiness", "learning")
@@ -117,6 +118,9 @@ def check_artifact(data: Any, where: str) -> None:
     for key in ("suites", "fingerprint", "stages"):
         if key in data and data[key] is not None and not isinstance(data[key], dict):
             raise InputError(f"{where}: $.{key}: expected an object")
+    problem = artifact_problem(data, partial=True)
+    if problem:
+        raise InputError(f"{where}: {problem} (schemas/result.schema.json); is it a `qlab run` result artifact?")
 
 
 def evidence(case: Mapping[str, Any]) -> dict[str, Any]:

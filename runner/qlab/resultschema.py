@@ -251,6 +251,23 @@ def checker(definition: str) -> tuple[Ok, Check]:
     return (fast if fast is not None else lambda v: True), _compile(defs[definition], defs, {})
 
 
+@cache
+def _artifact_checker(partial: bool) -> tuple[Ok, Check]:
+    schema = load()
+    skip = {"definitions", "required"} if partial else {"definitions"}
+    defs, root = schema["definitions"], {k: v for k, v in schema.items() if k not in skip}
+    fast = _fast(root, defs, {})
+    return (fast if fast is not None else lambda v: True), _compile(root, defs, {})
+
+
+def artifact_problem(value: Any, *, partial: bool = False) -> str | None:
+    """The first problem of a whole result artifact against the result schema, as ``$.json.path: message``:
+    readers (report, merge, promote, release) check it before they trust any field. ``partial`` lets top-level
+    sections be absent (governance reads hand-trimmed artifacts); what is there must still fit."""
+    ok, explain = _artifact_checker(partial)
+    return None if ok(value) else explain(value, "$") or "$: invalid"
+
+
 def problem(definition: str, value: Any, path: str = "$") -> str | None:
     """The first problem of ``value`` against ``definitions/<definition>``, as ``$.json.path: message``."""
     ok, explain = checker(definition)

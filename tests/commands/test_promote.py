@@ -20,7 +20,15 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def _pair(tmp_path: Path, *, required: bool = True) -> tuple[Path, Path]:
-    suites = {"search_core": {"mode": "search", "category": "flow", "required": required, "metrics": {}}}
+    suites = {
+        "search_core": {
+            "mode": "search",
+            "category": "flow",
+            "required": required,
+            "metrics": {},
+            "counts": {},
+        }
+    }
     base = artifact(
         [search_case("s-1", rank=None), search_case("s-2", rank=1)], suites=suites, collection="sha256:a"
     )
@@ -114,7 +122,7 @@ def test_the_step_summary_gets_the_report_capped(
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    suites = {"s": {"mode": "search", "category": "flow", "required": False, "metrics": {}}}
+    suites = {"s": {"mode": "search", "category": "flow", "required": False, "metrics": {}, "counts": {}}}
     long = "x" * 150
     base = artifact([search_case(f"c-{i}-{long}", suite="s", rank=None) for i in range(3000)], suites=suites)
     cand = artifact([search_case(f"c-{i}-{long}", suite="s", rank=1) for i in range(3000)], suites=suites)

@@ -23,7 +23,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 def _store(tmp_path: Path, name: str, artifact: dict[str, Any]) -> Path:
     path = tmp_path / name
-    path.write_text(json.dumps(artifact), encoding="utf-8")
+    path.write_text(json.dumps(samples.full(artifact)), encoding="utf-8")
     return path
 
 

@@ -99,7 +99,8 @@ def artifact(
         suites = {}
         for case in cases:
             suites.setdefault(
-                case["suite"], {"mode": case["mode"], "category": "flow", "required": True, "metrics": {}}
+                case["suite"],
+                {"mode": case["mode"], "category": "flow", "required": True, "metrics": {}, "counts": {}},
             )
     out: dict[str, Any] = {
         "schema_version": 1,
@@ -115,9 +116,14 @@ def artifact(
             "collection_digest": collection,
             "engine": "builtin",
             "model": model,
-            "model_settings": None,
+            "model_settings": {},
+            "qlab_version": "0.1.0",
         },
-        "provenance": {"dataset": {"files": [], "digest": "sha256:dataset"}, "model": model},
+        "provenance": {
+            "dataset": {"files": [], "digest": "sha256:dataset"},
+            "model": model,
+            "run_configuration": {},
+        },
         "shard": None,
         "cases": cases,
         "suites": suites,

@@ -22,7 +22,15 @@ def _art(data: dict[str, Any], name: str) -> Artifact:
 
 def _alias_pair(required: bool = True) -> tuple[Artifact, Artifact]:
     """An alias fixes s-1 (a miss becomes a hit) and breaks s-2 (a hit becomes a miss)."""
-    suites = {"search_core": {"mode": "search", "category": "flow", "required": required, "metrics": {}}}
+    suites = {
+        "search_core": {
+            "mode": "search",
+            "category": "flow",
+            "required": required,
+            "metrics": {},
+            "counts": {},
+        }
+    }
     base = artifact(
         [
             search_case("s-1", rank=None, top=["getOrderList", "getMemberList"]),
@@ -108,7 +116,9 @@ def test_flaky_regression_is_reported_but_never_blocks() -> None:
 
 def _many(n: int, misses: int, *, run_id: str) -> dict[str, Any]:
     cases = [search_case(f"q-{i:02d}", suite="manual", rank=None if i < misses else 1) for i in range(n)]
-    suites = {"manual": {"mode": "search", "category": "flow", "required": False, "metrics": {}}}
+    suites = {
+        "manual": {"mode": "search", "category": "flow", "required": False, "metrics": {}, "counts": {}}
+    }
     return artifact(cases, suites=suites, run_id=run_id)
 
 
