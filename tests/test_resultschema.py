@@ -118,6 +118,8 @@ def test_artifact_problem_checks_the_whole_artifact() -> None:
     assert artifact_problem(complete) is None
     trimmed = {"schema_version": 1, "cases": complete["cases"]}
     assert artifact_problem(trimmed) == "$: 'run_id' is required"
-    assert artifact_problem(trimmed, partial=True) is None  # absent sections are allowed, present ones checked
+    assert (
+        artifact_problem(trimmed, partial=True) is None
+    )  # absent sections are allowed, present ones checked
     trimmed["cases"] = [{**complete["cases"][0], "status": 3}]
     assert artifact_problem(trimmed, partial=True) == "$.cases[0].status: expected string, got integer"

@@ -8,7 +8,10 @@ import qlab
 
 def test_version_runs_without_heavy_imports() -> None:
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "qlab", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-X", "importtime", "-m", "qlab", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert qlab.__version__ in out.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}

@@ -33,7 +33,9 @@ def edit_distance(a: str, b: str, *, limit: int | None = None) -> int:
     return int(Levenshtein.distance(a, b, score_cutoff=limit))
 
 
-def best_matches(word: str, choices: list[str], *, limit: int = 3, cutoff: float = 80.0) -> list[tuple[str, float]]:
+def best_matches(
+    word: str, choices: list[str], *, limit: int = 3, cutoff: float = 80.0
+) -> list[tuple[str, float]]:
     """Up to ``limit`` (choice, similarity 0-1) pairs above ``cutoff`` (0-100), best first."""
     found = process.extract(word, choices, scorer=fuzz.ratio, limit=limit, score_cutoff=cutoff)
     return [(str(choice), float(score) / 100.0) for choice, score, _ in found]

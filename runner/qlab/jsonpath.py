@@ -17,7 +17,11 @@ def compile_path(expression: str) -> JSONPath:
     """Compile ``expression`` (``$.data[0].id``, filters allowed) or raise InputError saying what is wrong."""
     try:
         return _parse(expression)
-    except (JsonPathLexerError, JsonPathParserError, Exception) as exc:  # the parser raises bare Exceptions too
+    except (
+        JsonPathLexerError,
+        JsonPathParserError,
+        Exception,
+    ) as exc:  # the parser raises bare Exceptions too
         raise InputError(f"invalid JSONPath {expression!r}: {exc}") from None
 
 

@@ -120,7 +120,9 @@ def check_artifact(data: Any, where: str) -> None:
             raise InputError(f"{where}: $.{key}: expected an object")
     problem = artifact_problem(data, partial=True)
     if problem:
-        raise InputError(f"{where}: {problem} (schemas/result.schema.json); is it a `qlab run` result artifact?")
+        raise InputError(
+            f"{where}: {problem} (schemas/result.schema.json); is it a `qlab run` result artifact?"
+        )
 
 
 def evidence(case: Mapping[str, Any]) -> dict[str, Any]:

@@ -52,7 +52,9 @@ class CaseResult:
     suite: str
     mode: str
     status: CaseStatus = "passed"
-    latency_ms: dict[str, float] = field(default_factory=dict)  # stage -> ms (search, target_selection, plan, execute)
+    latency_ms: dict[str, float] = field(
+        default_factory=dict
+    )  # stage -> ms (search, target_selection, plan, execute)
     search: dict[str, Any] | None = None
     target_selector: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None

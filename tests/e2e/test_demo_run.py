@@ -156,7 +156,16 @@ def test_run_stores_learn_suggestions_pending_review_and_changes_nothing_else(
     config = _copy_demo(tmp_path)
     aliases_before = (tmp_path / "gates" / "aliases.yaml").read_bytes()
     code, text = _cli(
-        ["run", "--config", str(config), "--suite", "plan_e2e", "--out", str(tmp_path / "out"), "--no-server"],
+        [
+            "run",
+            "--config",
+            str(config),
+            "--suite",
+            "plan_e2e",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-server",
+        ],
         capsys,
     )
     assert code == 0, text

@@ -146,7 +146,9 @@ def test_maxscore_pruning_returns_the_exhaustive_top_k() -> None:
     rng = random.Random(4)
     vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
     tools = tuple(
-        tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number", f"item{i % 37}"]), path="/x")
+        tool(
+            f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number", f"item{i % 37}"]), path="/x"
+        )
         for i in range(900)
     )
     index = SearchIndex(tools)

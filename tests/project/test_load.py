@@ -174,7 +174,12 @@ def test_digest_covers_the_interpolated_bytes() -> None:
     raw = (ROOT / "qlab.yaml").read_text()
     default = load_project(ROOT / "qlab.yaml", environ={}).config.digest
     other = load_project(ROOT / "qlab.yaml", environ={"QLAB_DEMO_PORT": "9999"}).config.digest
-    assert default == hashlib.sha256(raw.replace("${QLAB_DEMO_PORT:-8765}", "8765").replace("$${", "${").encode()).hexdigest()
+    assert (
+        default
+        == hashlib.sha256(
+            raw.replace("${QLAB_DEMO_PORT:-8765}", "8765").replace("$${", "${").encode()
+        ).hexdigest()
+    )
     assert other != default
 
 

@@ -55,7 +55,9 @@ class Tool:
     parameters: tuple[Parameter, ...] = ()
     request_body: Mapping[str, Any] | None = None  # JSON schema of the body, refs resolved
     request_content_type: str | None = None  # e.g. application/json, application/x-www-form-urlencoded
-    responses: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # status ("200", "2XX", "default") -> schema
+    responses: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=dict
+    )  # status ("200", "2XX", "default") -> schema
     security: tuple[Mapping[str, tuple[str, ...]], ...] = ()  # OpenAPI security requirement objects
     mutation: MutationClass = MutationClass.READ_ONLY
     aliases: tuple[str, ...] = ()

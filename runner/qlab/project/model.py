@@ -17,7 +17,9 @@ Mode = Literal["search", "plan", "execute"]
 Category = Literal["flow", "step", "skill", "artifact", "evidence", "policy", "regression"]
 CATEGORIES: tuple[Category, ...] = ("flow", "step", "skill", "artifact", "evidence", "policy", "regression")
 # seed 000 "Recommended Suites" cadences
-Cadence = Literal["every_search_change", "every_release_candidate", "every_plan_change", "dev_deployment_smoke", "manual"]
+Cadence = Literal[
+    "every_search_change", "every_release_candidate", "every_plan_change", "dev_deployment_smoke", "manual"
+]
 CADENCES: tuple[Cadence, ...] = (
     "every_search_change",
     "every_release_candidate",
@@ -342,7 +344,9 @@ class CleanupStep:
     tool: str | None = None
     method: str | None = None
     path: str | None = None
-    arguments: Mapping[str, Any] = field(default_factory=dict)  # may reference captures: "${captures.orderId}"
+    arguments: Mapping[str, Any] = field(
+        default_factory=dict
+    )  # may reference captures: "${captures.orderId}"
     expect_status: tuple[int, ...] = ()
 
 

@@ -33,7 +33,9 @@ except ImportError:  # pragma: no cover - depends on the pyyaml build
 
 MAX_ALIAS_NODES = 10_000  # values an alias may stand for, summed over the file
 MAX_DEPTH = 100  # nesting of mappings and lists
-LIBYAML_MAX_DEPTH = 1000  # libyaml (pyyaml >= 6.0.3 wheels) refuses deeper flow or block nesting in its scanner
+LIBYAML_MAX_DEPTH = (
+    1000  # libyaml (pyyaml >= 6.0.3 wheels) refuses deeper flow or block nesting in its scanner
+)
 
 _CORE = "tag:yaml.org,2002:"
 _MERGE = object()  # the pending key of a ``<<:`` entry

@@ -61,7 +61,9 @@ class RunContext:
     engine: Engine
     gate: Gate
     log: Callable[[str], None] = lambda _msg: None
-    shared: dict[str, Any] = field(default_factory=dict)  # per-run state a stage hands to a later one (e.g. the HTTP client)
+    shared: dict[str, Any] = field(
+        default_factory=dict
+    )  # per-run state a stage hands to a later one (e.g. the HTTP client)
     secrets: set[str] = field(default_factory=set)  # every secret value resolved so far (for scrubbing)
 
 
