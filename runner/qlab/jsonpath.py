@@ -7,7 +7,7 @@ from typing import Any
 
 from jsonpath_ng import JSONPath
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
-from jsonpath_ng.ext import parse as _parse
+from jsonpath_ng.ext.parser import parse as _parse
 
 from qlab.errors import InputError
 
