@@ -2,8 +2,9 @@
 
 For each execute case not yet done: find its plan (``qlab.execute.plans``) and its suite's environment
 (``environment_missing`` otherwise), start the environment's dev server if it declares one, and run the case
-(``qlab.execute.case``) — up to ``Environment.concurrency`` cases at a time on a thread pool over the run's one
-sync HTTP client, which lives in ``ctx.shared["http_client"]`` until ``close_shared(ctx)``.
+(``qlab.execute.case``) — on worker threads over the run's one sync HTTP client, as many as pay off up to
+``Environment.concurrency`` (``qlab.execute.pool``). The client lives in ``ctx.shared["http_client"]`` until
+``close_shared(ctx)``.
 
 Metrics: execute_success_rate, execute_read_success_rate (read_only cases), assertion_pass_rate,
 auth_ready_rate, structured_failure_rate, latency_p50_ms, latency_p95_ms. Stop conditions seen:
@@ -27,6 +28,7 @@ from qlab.execute.auth import AuthResolver
 from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client
 from qlab.execute.plans import plan_for
+from qlab.execute.pool import Pool
 from qlab.execute.server import dev_server
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
@@ -38,9 +40,6 @@ AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth
 SAFETY_REASONS = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
-CTRL_C_PATIENCE = (
-    1  # Ctrl-C presses absorbed while cases in flight finish and clean up; the next one abandons
-)
 
 
 def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
@@ -153,7 +152,9 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: d
             plans.setdefault(case.id, plan)  # a later stage (learn) sees the plan that was executed
             ready.append((case, plan, env, result))
     width = items[0][1].concurrency
+    workers = ctx.shared.setdefault("execute_workers", {})
     if width <= 1 or len(ready) <= 1:
+        workers[items[0][1].name] = 1
         for index, (case, plan, env, result) in enumerate(ready):
             try:  # in the main thread: Ctrl-C reaches the case, whose cleanup runs before it propagates
                 _guarded(runner, case, plan, env, result)
@@ -162,74 +163,17 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: d
                     _skip(later)
                 raise
         return
-    _run_pool(runner, ready, width)
-
-
-def _run_pool(
-    runner: CaseRunner, ready: list[tuple[Case, Plan, Environment, CaseResult]], width: int
-) -> None:
-    """Run ``ready`` on ``width`` worker threads that take cases in order from a shared cursor.
-
-    Ctrl-C reaches only the main thread, at any point (even inside ``Thread.start``), so the protocol never
-    depends on where it lands: a worker takes a case only under the lock and only while ``cancel`` is unset,
-    and counts itself running. On Ctrl-C the main thread sets ``cancel`` (cases in flight stop before their next
-    step and run their cleanup), waits until nothing is running, marks the untaken cases skipped, re-raises.
-    """
-    lock = threading.Condition()
-    cursor = [0, 0]  # next case to take, cases running
-    escaped: list[BaseException] = []  # a KeyboardInterrupt/SystemExit raised inside a worker
-
-    def worker() -> None:
-        while True:
-            with lock:
-                if runner.cancel.is_set() or cursor[0] >= len(ready):
-                    return
-                index = cursor[0]
-                cursor[0] += 1
-                cursor[1] += 1
-            try:
-                _guarded(runner, *ready[index])
-            except BaseException as exc:  # the case already ran its cleanup; stop the others like Ctrl-C does
-                escaped.append(exc)
-                runner.cancel.set()
-            finally:
-                with lock:
-                    cursor[1] -= 1
-                    lock.notify_all()
-
-    threads: list[threading.Thread] = []
+    pool = Pool(
+        ready,
+        lambda item: _guarded(runner, *item),
+        width=width,
+        cancel=runner.cancel,
+        skip=lambda item: _skip(item[3]),
+    )
     try:
-        for n in range(min(width, len(ready))):
-            threads.append(threading.Thread(target=worker, name=f"qlab-execute-{n}", daemon=True))
-            threads[-1].start()
-        for thread in threads:
-            thread.join()
-        if escaped:
-            raise escaped[0]
-    except BaseException:
-        _drain(runner, lock, cursor, patience=CTRL_C_PATIENCE)
-        with lock:
-            taken = cursor[0]
-        for _c, _p, _e, result in ready[taken:]:
-            _skip(result)
-        raise
-
-
-def _drain(runner: CaseRunner, lock: threading.Condition, cursor: list[int], *, patience: int) -> None:
-    """Wait until no case is running. Cleanup is not optional, so ``patience`` more Ctrl-C are absorbed (the
-    in-flight request cannot be cut short from here; each case is bounded by its timeout_sec); one more
-    abandons the running cases."""
-    while True:
-        try:
-            runner.cancel.set()
-            with lock:
-                while cursor[1]:
-                    lock.wait()
-            return
-        except KeyboardInterrupt:
-            if patience <= 0:
-                raise
-            patience -= 1
+        pool.run()
+    finally:
+        workers[items[0][1].name] = pool.workers
 
 
 def _skip(result: CaseResult) -> None:
@@ -330,4 +274,5 @@ def _details(ctx: RunContext, rows: list[CaseResult], reasons: Mapping[str, list
         "passed": sum(r.status == "passed" for r in rows),
         "failure_reasons": {code: len(ids) for code, ids in sorted(reasons.items())},
         "servers": dict(ctx.shared.get("dev_server_envs") or {}),
+        "workers": dict(ctx.shared.get("execute_workers") or {}),  # threads each environment's cases used
     }
