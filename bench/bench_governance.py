@@ -64,13 +64,25 @@ def _artifact(n: int, *, seed: int, run_id: str) -> dict[str, Any]:
         rank = None if rng.random() < 0.1 else rng.randint(1, 3)
         cases.append(_case(i, rank))
     suites = {
-        "search_core": {"mode": "search", "category": "flow", "required": False, "metrics": {}},
-        "manual": {"mode": "search", "category": "regression", "required": False, "metrics": {}},
+        "search_core": {"mode": "search", "category": "flow", "required": False, "metrics": {}, "counts": {}},
+        "manual": {
+            "mode": "search",
+            "category": "regression",
+            "required": False,
+            "metrics": {},
+            "counts": {},
+        },
     }
     return {
         "run_id": run_id,
         "duration_ms": 1000.0,
-        "fingerprint": {"collection_digest": f"sha256:{run_id}", "config_digest": "c", "engine": "builtin"},
+        "fingerprint": {
+            "digest": f"sha256:fp-{run_id}",
+            "collection_digest": f"sha256:{run_id}",
+            "config_digest": "c",
+            "engine": "builtin",
+            "qlab_version": "0.1.0",
+        },
         "cases": cases,
         "suites": suites,
         "guards": [],
