@@ -10,6 +10,7 @@ import pytest
 
 from qlab import artifact
 from qlab.errors import InputError
+from qlab.results import EncodedJSON
 
 
 def test_atomic_write_replaces_whole(tmp_path: Path) -> None:
@@ -76,3 +77,18 @@ def test_binary_and_missing(tmp_path: Path) -> None:
 def test_dumps_ordered() -> None:
     text = artifact.dumps(artifact.ordered({"decision": {}, "run_id": "r", "schema_version": 1}))
     assert list(json.loads(text)) == ["schema_version", "run_id", "decision"]
+
+
+def test_encoded_rows_are_spliced_into_the_case_line_as_json() -> None:
+    rows = [{"tool_id": "getMember", "rank": 1, "score": 2.5, "field_scores": {"id": 2.5}, "matched_terms": ["member"],
+             "corrections": {}}]  # fmt: skip
+    case = {
+        "case_id": "c-1",
+        "status": "passed",
+        "search": {"hit": True, "rows": EncodedJSON.of(rows), "top_k": 5},
+    }
+    expected = {"case_id": "c-1", "status": "passed", "search": {"hit": True, "rows": rows, "top_k": 5}}
+    assert json.loads(artifact._encode_case(case)) == expected
+    # a value that happens to hold the placeholder does not confuse the splice
+    sneaky = {**case, "case_id": artifact._HOLE}
+    assert json.loads(artifact._encode_case(sneaky)) == {**expected, "case_id": artifact._HOLE}

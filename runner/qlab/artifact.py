@@ -21,6 +21,7 @@ from qlab import gates as gates_mod
 from qlab import metrics
 from qlab.categories import by_category
 from qlab.errors import InputError
+from qlab.results import EncodedJSON, plain
 from qlab.resultschema import artifact_problem
 
 SCHEMA_VERSION = 1
@@ -187,9 +188,29 @@ def _encoded_cases(cases: list[Any]) -> list[str]:
     if _LAST_CASES and _LAST_CASES[0][0] is cases and _LAST_CASES[0][1] == len(cases):
         return _LAST_CASES[0][2]
     _LAST_CASES.clear()  # drop the previous run's strings before encoding this one
-    encoded = [_ENCODER.encode(case) for case in cases]
+    encoded = [_encode_case(case) for case in cases]
     _LAST_CASES.append((cases, len(cases), encoded))
     return encoded
+
+
+_HOLE = "\x00qlab-encoded-json\x00"  # stands in for an EncodedJSON while the rest of the case is encoded
+_HOLE_JSON = _ENCODER.encode(_HOLE)
+
+
+def _encode_case(case: Any) -> str:
+    """One case's line. A stage object's EncodedJSON members (``search.rows``) are spliced in as the JSON text
+    they already are: the encoder would write them as strings."""
+    search = case.get("search") if isinstance(case, dict) else None
+    if not isinstance(search, dict):
+        return _ENCODER.encode(case)
+    raw = [value for value in search.values() if isinstance(value, EncodedJSON)]
+    if not raw:
+        return _ENCODER.encode(case)
+    holes = {k: _HOLE if isinstance(v, EncodedJSON) else v for k, v in search.items()}
+    head, *tails = _ENCODER.encode({**case, "search": holes}).split(_HOLE_JSON)
+    if len(tails) != len(raw):  # the placeholder also occurs in a value of the case: encode it plainly
+        return _ENCODER.encode({**case, "search": plain(search)})
+    return head + "".join(text + tail for text, tail in zip(raw, tails, strict=True))
 
 
 def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:

@@ -24,7 +24,7 @@ from typing import Any
 from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult
+from qlab.results import CaseResult, plain
 from qlab.scrub import secret_variants
 from qlab.stages.base import GuardResult
 
@@ -61,7 +61,7 @@ def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) 
             if value is None:
                 continue
             checked += 1
-            problem = resultschema.problem(key, value, f"$.{key}")
+            problem = resultschema.problem(key, plain(value), f"$.{key}")
             if problem:
                 problems.append(f"{result.case_id}: {problem}")
         if result.failure is not None and result.failure.stage == stage:

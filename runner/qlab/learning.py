@@ -31,6 +31,7 @@ from qlab.project import load_project
 from qlab.project.model import Case, Config
 from qlab.promotion_rules import selection_correct
 from qlab.records import content_id
+from qlab.results import decoded
 from qlab.scrub import secret_variants
 from qlab.shadow import ShadowCase, shadow_rank
 
@@ -161,7 +162,9 @@ def _alias_suggestions(
         if tool is None:
             continue  # expected_target_unknown: no tool to give an alias to
         corrected = {
-            str(w).lower() for row in search.get("rows") or () for w in (row.get("corrections") or {})
+            str(w).lower()
+            for row in decoded(search.get("rows")) or ()
+            for w in (row.get("corrections") or {})
         }
         have = tool_terms(tool, analyzer)
         missing_words: list[str] = []
@@ -187,7 +190,7 @@ def _alias_suggestions(
                 "top_k": search.get("top_k"),
                 "top_rows": [
                     {"tool_id": r.get("tool_id"), "rank": r.get("rank"), "score": r.get("score")}
-                    for r in list(search.get("rows") or ())[:3]
+                    for r in list(decoded(search.get("rows")) or ())[:3]
                     if isinstance(r, Mapping)
                 ],
                 "missing_terms": missing_words,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from qlab.engine.builtin import BuiltinEngine
+from qlab.results import EncodedJSON, decoded
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
@@ -21,7 +22,8 @@ def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     assert r.status == "passed" and r.failure is None
     assert r.search is not None
     assert (r.search["hit"], r.search["hit_rank"], r.search["top_k"]) == (True, 1, 8)
-    row = r.search["rows"][0]
+    assert isinstance(r.search["rows"], EncodedJSON)  # kept as JSON text until the artifact is written
+    row = decoded(r.search["rows"])[0]
     assert set(row) == {"tool_id", "rank", "score", "field_scores", "matched_terms", "corrections"}
     assert row["tool_id"] == "getMemberDeliveryDetail" and row["matched_terms"] == [
         "member",

@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from qlab.reasons import hint
+from qlab.results import plain
 
 MAX_CASE_TEXT = 64 * 1024
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -267,7 +268,7 @@ def _case_text(case: Mapping[str, Any]) -> str:
         lines.append(f"at {case['file']}:{case.get('line', 0)}")
     stage_key = {"select": "target_selector"}.get(str(failure.get("stage")), str(failure.get("stage")))
     if isinstance(case.get(stage_key), Mapping):
-        lines.append(f"{stage_key}: {json.dumps(case[stage_key], sort_keys=True, default=str)}")
+        lines.append(f"{stage_key}: {json.dumps(plain(case[stage_key]), sort_keys=True, default=str)}")
     return "\n".join(lines)
 
 

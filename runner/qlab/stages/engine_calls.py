@@ -21,7 +21,7 @@ from qlab import fuzzy, metrics
 from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
 from qlab.project.model import Case
-from qlab.results import CaseResult
+from qlab.results import CaseResult, EncodedJSON
 from qlab.stages import engine_checks
 from qlab.stages.base import RunContext, StopHit
 
@@ -91,7 +91,7 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
         "hit": hit,
         "hit_rank": rank if hit else None,
         "top_k": k,
-        "rows": [wire.row_to_dict(row) for row in found.rows],
+        "rows": EncodedJSON.of([wire.row_to_dict(row) for row in found.rows]),  # see EncodedJSON
         "query_terms": list(found.query_terms),
     }
     if case.expected_target and ctx.collection.tool(case.expected_target) is None:
