@@ -206,22 +206,36 @@ class Leak:
     secret_index: int
 
 
+SCAN_BLOCK = 1 << 20  # bytes read at a time: a 120 MB result artifact is scanned without being held
+
+
 def find_leaks(paths: Iterable[Path], secrets: Iterable[str]) -> list[Leak]:
     """Scan each file for every secret (in every encoded form); one Leak per (file, secret) found.
 
     A directory is scanned recursively. A missing file is skipped (an artifact that was not written leaks
-    nothing).
+    nothing). Files are read in blocks that overlap by the longest form less one byte, so a secret split across
+    two blocks is still found.
     """
     needles = [[v.encode("utf-8") for v in secret_variants(secret)] if secret else [] for secret in secrets]
+    overlap = max((len(form) for forms in needles for form in forms), default=1) - 1
     leaks: list[Leak] = []
     for path in _files(paths):
+        found: set[int] = set()
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as handle:
+                tail = b""
+                while len(found) < len(needles):
+                    block = handle.read(SCAN_BLOCK)
+                    if not block:
+                        break
+                    data = tail + block
+                    for index, forms in enumerate(needles):
+                        if index not in found and any(form in data for form in forms):
+                            found.add(index)
+                    tail = data[-overlap:] if overlap else b""
         except OSError:
             continue
-        for index, forms in enumerate(needles):
-            if any(form in data for form in forms):
-                leaks.append(Leak(path, index))
+        leaks += [Leak(path, index) for index in sorted(found)]
     return leaks
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from qlab.scrub import REDACTED, Leak, find_leaks, scrub, scrub_text, truncate
 
 TOKEN = "tok-CANARY-9f8e7d"
@@ -77,3 +79,15 @@ def test_find_leaks(tmp_path: Path) -> None:
 def test_scalar_values_under_secret_keys_are_redacted() -> None:
     out = scrub({"password": 1234, "token": None, "n": 5, "nested": [{"api_key": 9.5}]}, [])
     assert out == {"password": REDACTED, "token": None, "n": 5, "nested": [{"api_key": REDACTED}]}
+
+
+def test_find_leaks_reads_in_blocks_and_finds_a_secret_across_a_block_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("qlab.scrub.SCAN_BLOCK", 8)
+    path = tmp_path / "result.json"
+    for start in range(0, 20):  # the secret at every offset against the 8-byte blocks
+        path.write_bytes(b"x" * start + b"tok-SECRET-123" + b"y" * 9)
+        assert find_leaks([path], ["other-value", "tok-SECRET-123"]) == [Leak(path, 1)], start
+    path.write_bytes(b"z" * 100)
+    assert find_leaks([path], ["tok-SECRET-123"]) == []
