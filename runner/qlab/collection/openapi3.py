@@ -15,6 +15,7 @@ from qlab.collection.operations import (
     merged_parameters,
     parameter,
     parameter_example,
+    responses,
 )
 from qlab.collection.schemas import pick_media
 
@@ -74,26 +75,16 @@ def operation_parts(op: Mapping[str, Any], shared: Any, *, where: Where, error_a
                 parts.examples.setdefault(key, value)
             parts.request_body = body_schema
             parts.request_content_type = media_type
-    parts.responses = responses(op.get("responses"), where=(*where, "responses"), error_at=error_at)
+    parts.responses = responses(
+        op.get("responses"), where=(*where, "responses"), error_at=error_at, schema_of=_response_schema
+    )
     return parts
 
 
-def responses(value: Any, *, where: Where, error_at: ErrorAt) -> dict[str, Mapping[str, Any]]:
-    """status → schema of the chosen media type (``{}`` when the response has no content)."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise error_at(where, "responses must be an object keyed by status code")
-    out: dict[str, Mapping[str, Any]] = {}
-    for status, response in value.items():
-        if str(status).startswith("x-"):
-            continue
-        if not isinstance(response, Mapping):
-            raise error_at((*where, str(status)), "a response must be an object")
-        _media_type, media = pick_media(response.get("content") or {})
-        schema = media.get("schema")
-        out[str(status)] = schema if isinstance(schema, Mapping) else {}
-    return out
+def _response_schema(response: Mapping[str, Any]) -> Any:
+    """The schema of the response's chosen media type."""
+    _media_type, media = pick_media(response.get("content") or {})
+    return media.get("schema")
 
 
 def security_schemes(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

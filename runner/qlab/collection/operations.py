@@ -137,6 +137,26 @@ def parameter_example(param: Mapping[str, Any], schema: Mapping[str, Any]) -> tu
     return example_of(schema)
 
 
+def responses(
+    value: Any, *, where: Where, error_at: ErrorAt, schema_of: Callable[[Mapping[str, Any]], Any]
+) -> dict[str, Mapping[str, Any]]:
+    """status → the response's schema, as ``schema_of`` finds it in one response object (``{}`` when there is
+    none); ``x-`` extensions are skipped."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise error_at(where, "responses must be an object keyed by status code")
+    out: dict[str, Mapping[str, Any]] = {}
+    for status, response in value.items():
+        if str(status).startswith("x-"):
+            continue
+        if not isinstance(response, Mapping):
+            raise error_at((*where, str(status)), "a response must be an object")
+        schema = schema_of(response)
+        out[str(status)] = schema if isinstance(schema, Mapping) else {}
+    return out
+
+
 def security(value: Any) -> tuple[Mapping[str, tuple[str, ...]], ...]:
     """Normalized security requirements: one mapping (scheme → scopes) per alternative; ``{}`` means optional."""
     if not isinstance(value, list):

@@ -15,6 +15,7 @@ from qlab.collection.operations import (
     merged_parameters,
     parameter,
     parameter_example,
+    responses,
 )
 
 _LOCATIONS = ("path", "query", "header", "body", "formData")
@@ -106,7 +107,12 @@ def operation_parts(
         }
         has_file = any(p.schema.get("format") == "binary" for p in form)
         parts.request_content_type = _MULTIPART if has_file or _MULTIPART in media_types else _FORM
-    parts.responses = responses(op.get("responses"), where=(*where, "responses"), error_at=error_at)
+    parts.responses = responses(
+        op.get("responses"),
+        where=(*where, "responses"),
+        error_at=error_at,
+        schema_of=lambda r: r.get("schema"),
+    )
     return parts
 
 
@@ -117,23 +123,6 @@ def param_schema(raw: Mapping[str, Any]) -> dict[str, Any]:
         schema["type"] = "string"
         schema["format"] = "binary"
     return schema
-
-
-def responses(value: Any, *, where: Where, error_at: ErrorAt) -> dict[str, Mapping[str, Any]]:
-    """status → ``schema`` (``{}`` when the response declares none)."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise error_at(where, "responses must be an object keyed by status code")
-    out: dict[str, Mapping[str, Any]] = {}
-    for status, response in value.items():
-        if str(status).startswith("x-"):
-            continue
-        if not isinstance(response, Mapping):
-            raise error_at((*where, str(status)), "a response must be an object")
-        schema = response.get("schema")
-        out[str(status)] = schema if isinstance(schema, Mapping) else {}
-    return out
 
 
 def security_schemes(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
