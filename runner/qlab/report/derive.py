@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.reasons import REASONS
+from qlab.scorecard import DIMENSIONS
 
 Artifact = Mapping[str, Any]
 
@@ -32,19 +33,7 @@ ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
     ("execute_read_success_rate", "execute read success rate"),
     ("structured_failure_rate", "structured failure rate"),
 )
-# seed 003 "The Core Scorecard", in the seed's order
-SCORECARD_DIMENSIONS: tuple[str, ...] = (
-    "correctness",
-    "coverage",
-    "citation_quality",
-    "schema_validity",
-    "policy_compliance",
-    "cost_efficiency",
-    "latency",
-    "tool_selection_accuracy",
-    "retry_recovery",
-    "human_acceptance",
-)
+SCORECARD_DIMENSIONS = DIMENSIONS  # seed 003 "The Core Scorecard", in the seed's order
 STAGE_LATENCY_KEYS: tuple[str, ...] = ("search", "target_selection", "plan", "execute")
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
 
