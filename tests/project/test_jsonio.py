@@ -80,3 +80,34 @@ def test_json_lines_reports_every_bad_line() -> None:
         "so remove or rename one",
         "f.json:4:4: invalid JSON: expected a value (JSON has no trailing commas)",
     ]
+
+
+def test_json_lines_fast_path_refuses_what_the_reader_refuses() -> None:
+    """Lines json.loads would take (NaN, a duplicate key, deep nesting) go to the positional reader, which
+    refuses them with their place; plain lines around them are read as usual."""
+    text = '{"id": "a"}\n{"id": "b", "n": NaN}\n{"id": "c", "id": "d"}\n' + "[" * 120 + "]" * 120 + "\n"
+    assert errors(parse_jsonl, text) == [
+        "f.json:2:18: invalid JSON: NaN is not JSON (write a number, true, false or null)",
+        "f.json:3:13: $[2].id: duplicate key 'id' (first written at line 3); JSON readers keep only one of them, "
+        "so remove or rename one",
+        "f.json:4:101: invalid JSON: nesting is deeper than 100 levels",
+    ]
+
+
+def test_json_lines_positions_are_found_on_demand() -> None:
+    doc = parse_jsonl('{"id": "a", "tags": ["x"]}\r\n\t{"id": "b",\t"query": "q"}\n', "f.jsonl")
+    assert doc.data == [{"id": "a", "tags": ["x"]}, {"id": "b", "query": "q"}]
+    assert doc.locate((2,)) == (1, 1)  # no such line: the document
+    assert doc.locate((1, "query")) == (2, 23) and doc.locate((1, "query"), prefer_key=True) == (2, 14)
+    assert doc.locate((0, "nothing")) == (1, 1)  # a missing key: its nearest ancestor
+    # the same positions the reader records when it reads the whole file (the format before the fast path)
+    assert dict(doc.values) == {(): (1, 1), (0,): (1, 1), (0, "id"): (1, 8), (0, "tags"): (1, 21),
+                                (0, "tags", 0): (1, 22), (1,): (2, 2), (1, "id"): (2, 9), (1, "query"): (2, 23)}  # fmt: skip
+    assert dict(doc.keys) == {
+        (0, "id"): (1, 2),
+        (0, "tags"): (1, 13),
+        (1, "id"): (2, 3),
+        (1, "query"): (2, 14),
+    }
+    # the keys of every line are one string each, however many lines repeat them
+    assert next(iter(doc.data[0])) is next(iter(doc.data[1]))

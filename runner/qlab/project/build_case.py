@@ -3,15 +3,17 @@
 Like ``build_config`` it trusts the shape. Two normalisations happen here so every consumer sees one spelling:
 ``mode`` defaults to the suite's mode, and assertion argument synonyms become the names the assertion
 registry reads (``value`` -> ``equals`` for json_path_equals / header_equals, ``pattern`` -> ``regex`` for
-json_path_matches). ``Case.raw`` keeps the case exactly as written.
+json_path_matches). ``Case.raw`` keeps the case exactly as written (the reader's dict itself).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, cast
 
-from qlab.project.model import Assertion, Capture, Case, CleanupStep, Origin, Suite
+from qlab.project.model import Assertion, Capture, Case, CleanupStep, Mode, Origin, Suite
 
 # assertion type -> {synonym: canonical argument name}
 SYNONYMS: dict[str, dict[str, str]] = {
@@ -39,28 +41,44 @@ def build_cleanup(data: Mapping[str, Any]) -> CleanupStep:
     )
 
 
+_OPTIONAL = ("expected_target", "expected_top_k", "llm_target", "mutation_safety", "timeout_sec", "flaky",
+             "follow_redirects", "description")  # fmt: skip
+_NO_ENTITIES: Mapping[str, Any] = MappingProxyType({})  # shared by the cases that provide none
+
+
 def build_case(
     data: Mapping[str, Any], *, suite: Suite, file: str, origin: Origin, assertion_origins: list[Origin]
 ) -> Case:
-    """The Case of schema-valid ``data`` in ``suite``; ``file`` is relative to the config folder."""
-    optional = {key: data[key] for key in ("expected_target", "expected_top_k", "llm_target", "mutation_safety",
-                                            "timeout_sec", "flaky", "follow_redirects", "description") if key in data}  # fmt: skip
+    """The Case of schema-valid ``data`` in ``suite``; ``file`` is relative to the config folder.
+
+    Built once per case of a run (100,000 in the run benchmark), so it holds as little as it can: ``raw`` is
+    ``data`` itself (the reader's dict, not a copy), absent lists are the shared ``()``, and the strings many
+    cases repeat (mode, expected target, tags) are interned.
+    """
+    get = data.get
+    optional = {key: data[key] for key in _OPTIONAL if key in data}
+    if "expected_target" in optional:
+        optional["expected_target"] = sys.intern(optional["expected_target"])
+    entities, steps, captures, tags, tools = (get(key) for key in _LISTS)
     return Case(
         id=str(data["id"]),
-        mode=data.get("mode", suite.mode),
+        mode=cast(Mode, sys.intern(get("mode", suite.mode))),
         query=str(data["query"]),
         suite=suite.name,
         file=file,
         origin=origin,
-        provided_entities=dict(data.get("provided_entities", {})),
-        cleanup=tuple(build_cleanup(step) for step in data.get("cleanup", [])),
-        captures=tuple(Capture(c["name"], c["path"]) for c in data.get("captures", [])),
+        provided_entities=dict(entities) if entities else _NO_ENTITIES,
+        cleanup=tuple(build_cleanup(step) for step in steps) if steps else (),
+        captures=tuple(Capture(c["name"], c["path"]) for c in captures) if captures else (),
         assertions=tuple(
             build_assertion(item, where)
-            for item, where in zip(data.get("assertions", []), assertion_origins, strict=True)
+            for item, where in zip(get("assertions", ()), assertion_origins, strict=True)
         ),
-        tags=tuple(str(t) for t in data.get("tags", [])),
-        expected_plan_tools=tuple(str(t) for t in data.get("expected_plan_tools", [])),
-        raw=dict(data),
+        tags=tuple(sys.intern(str(t)) for t in tags) if tags else (),
+        expected_plan_tools=tuple(str(t) for t in tools) if tools else (),
+        raw=data,
         **optional,
     )
+
+
+_LISTS = ("provided_entities", "cleanup", "captures", "tags", "expected_plan_tools")

@@ -4,13 +4,22 @@ The standard library's decoder gives no positions for values, so this is a small
 that records ``(line, col)`` for every value and key, refuses duplicate keys and NaN/Infinity (not JSON), and
 limits nesting. Strings are decoded by ``json.decoder.scanstring`` (C), so escapes behave exactly as in
 ``json.loads``.
+
+JSON Lines files hold one case per line and may hold 100,000 of them: a line is first read by ``json.loads``
+(C), refusing duplicate keys and NaN/Infinity and with fewer brackets than the nesting limit; a line it does not
+take is read by the positional reader, which words the problem. Positions inside a line are found when a
+message asks for one (:class:`_LinePositions`), by reading that line again.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json.decoder
 import re
+import sys
+from array import array
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from qlab.errors import ConfigError, Diagnostic
@@ -187,32 +196,119 @@ def parse_json(text: str, file: str, *, max_depth: int = MAX_DEPTH) -> Document:
     return Document(file, data, reader.values, reader.keys)
 
 
+class _NotPlain(Exception):
+    """A line ``json.loads`` should not decide alone (a duplicate key, NaN): the positional reader reads it."""
+
+
+def _constant(name: str) -> Any:
+    raise _NotPlain(name)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # keys are interned: 100,000 cases then share one "id", one "query", ... instead of a string each
+    out = {sys.intern(key): value for key, value in pairs}
+    if len(out) != len(pairs):
+        raise _NotPlain("duplicate key")
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+
+
+def _plain(line: str, max_depth: int) -> tuple[bool, Any]:
+    """(True, value) when ``json.loads`` reads ``line`` as the positional reader would, else (False, None)."""
+    if line.count("{") + line.count("[") >= max_depth:  # brackets inside strings count too: never too few
+        return False, None
+    try:
+        return True, _DECODER.decode(line)
+    except (_NotPlain, ValueError, RecursionError):
+        return False, None
+
+
+class _LinePositions(Mapping[JsonPath, Position]):
+    """The value (or key) positions of a JSON Lines document, read on demand: ``(i, ...)`` is looked up by
+    reading the i-th value's line with the positional reader (once, then kept); ``(i,)`` needs no reading."""
+
+    def __init__(
+        self, text: str, lines: array[int], starts: array[int], *, keys: bool, max_depth: int
+    ) -> None:
+        self.text, self.lines, self.starts = (
+            text,
+            lines,
+            starts,
+        )  # each value's 0-based line number and offset
+        self.want_keys, self.max_depth = keys, max_depth
+        self._read: dict[int, _Reader] = {}
+
+    def _line(self, index: int) -> str:
+        start = self.starts[index]
+        end = self.text.find("\n", start)
+        return self.text[start : end if end >= 0 else len(self.text)]
+
+    def _reader(self, index: int) -> _Reader:
+        if index not in self._read:
+            reader = _Reader(self._line(index), max_depth=self.max_depth)
+            with contextlib.suppress(_Stop):  # json.loads read the line, so this reader does too
+                reader.value(0, (), 0)
+            self._read[index] = reader
+        return self._read[index]
+
+    def __getitem__(self, path: JsonPath) -> Position:
+        if not path:
+            if self.want_keys:
+                raise KeyError(path)
+            return (1, 1)
+        index = path[0]
+        if not isinstance(index, int) or not 0 <= index < len(self.starts):
+            raise KeyError(path)
+        if len(path) == 1 and not self.want_keys:  # the line itself: where its first non-blank character is
+            line = self._line(index)
+            return self.lines[index] + 1, len(line) - len(line.lstrip(" \t\r")) + 1
+        reader = self._reader(index)
+        line_no, col = (reader.keys if self.want_keys else reader.values)[path[1:]]
+        return line_no + self.lines[index], col
+
+    def __iter__(self) -> Iterator[JsonPath]:
+        if not self.want_keys:
+            yield ()
+        for index in range(len(self.starts)):
+            reader = self._reader(index)
+            yield from ((index, *p) for p in (reader.keys if self.want_keys else reader.values))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def parse_jsonl(text: str, file: str, *, max_depth: int = MAX_DEPTH) -> Document:
     """Parse JSON Lines: one JSON value per non-blank line, as a list (``$[i]`` is the i-th value).
 
     Every line is read even after a bad one, so all broken lines are reported at once.
     """
     data: list[Any] = []
-    values: dict[JsonPath, Position] = {(): (1, 1)}
-    keys: dict[JsonPath, Position] = {}
+    lines, starts = array("q"), array("q")  # each value's line number and offset in ``text``
     errors: list[Diagnostic] = []
+    offset = 0
     for number, line in enumerate(text.split("\n")):
+        start, offset = offset, offset + len(line) + 1
         if not line.strip():
             continue
-        reader = _Reader(line, max_depth=max_depth)
-        index = len(data)
-        try:
-            item, end = reader.value(0, (), 0)
-            reader.expect_end(end)
-        except _Stop as stop:
-            errors.extend(reader.diagnostics(file, number, (index,)))
-            errors.append(_stop_diagnostic(reader, stop, file, number))
-            data.append(None)
-            continue
-        errors.extend(reader.diagnostics(file, number, (index,)))
+        plain, item = _plain(line, max_depth)
+        if not plain:
+            reader = _Reader(line, max_depth=max_depth)
+            try:
+                item, end = reader.value(0, (), 0)
+                reader.expect_end(end)
+            except _Stop as stop:
+                errors.extend(reader.diagnostics(file, number, (len(data),)))
+                errors.append(_stop_diagnostic(reader, stop, file, number))
+                data.append(None)
+                continue
+            errors.extend(reader.diagnostics(file, number, (len(data),)))
         data.append(item)
-        values.update({(index, *p): (ln + number, col) for p, (ln, col) in reader.values.items()})
-        keys.update({(index, *p): (ln + number, col) for p, (ln, col) in reader.keys.items()})
+        lines.append(number)
+        starts.append(start)
     if errors:
         raise ConfigError(errors)
-    return Document(file, data, values, keys)
+    positions = {"max_depth": max_depth}
+    return Document(file, data, _LinePositions(text, lines, starts, keys=False, **positions),
+                    _LinePositions(text, lines, starts, keys=True, **positions))  # fmt: skip

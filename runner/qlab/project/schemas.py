@@ -16,6 +16,7 @@ from jsonschema import Draft7Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from qlab.project.document import JsonPath
+from qlab.project.quickcheck import Check, compile_schema
 from qlab.resources import load_schema
 
 
@@ -122,10 +123,40 @@ def _case_parts() -> tuple[Draft7Validator, dict[str, Draft7Validator]]:
     return Draft7Validator(case), {b["properties"]["type"]["const"]: Draft7Validator(b) for b in branches}
 
 
+@lru_cache(maxsize=1)
+def _quick_case() -> Check:
+    """``quickcheck`` of the case schema, the assertions dispatched on ``type`` as below."""
+    root = load_schema("case")
+    case = dict(root["definitions"]["case"])
+    case["properties"] = {
+        **case["properties"],
+        "assertions": {**case["properties"]["assertions"], "items": {}},
+    }
+    whole = compile_schema(case, root)
+    branches = [_resolve(root, ref) for ref in root["definitions"]["assertion"]["oneOf"]]
+    by_type = {b["properties"]["type"]["const"]: compile_schema(b, root) for b in branches}
+
+    def check(data: Any) -> bool | None:
+        verdict = whole(data)
+        if verdict is not True:
+            return verdict
+        for item in data.get("assertions", ()):
+            kind = item.get("type") if isinstance(item, dict) else None
+            branch = by_type.get(kind) if isinstance(kind, str) else None
+            if branch is None or branch(item) is not True:
+                return None
+        return True
+
+    return check
+
+
 def validate_case(data: Any, *, prefix: JsonPath = ()) -> list[SchemaIssue]:
-    """The same issues as ``validate(data, "case", definition="case")``, faster: the assertions union is
+    """The same issues as ``validate(data, "case", definition="case")``, faster: a case that ``quickcheck``
+    finds plainly valid has none (most cases: a few µs instead of ~90 µs); otherwise the assertions union is
     dispatched on ``type`` here (one branch checked instead of all 18); an unknown or missing type goes through
     the full union so it is worded as one "unknown assertion type" issue."""
+    if _quick_case()(data) is True:
+        return []
     root = load_schema("case")
     case_validator, by_type = _case_parts()
     issues = [_convert(error, root, prefix) for error in case_validator.iter_errors(data)]

@@ -165,16 +165,17 @@ def check_case(
 
 def check_ids(ids: Sequence[tuple[str, Document, JsonPath]]) -> list[Diagnostic]:
     """A case id used twice, across all files: an error at each later use, naming the first."""
-    first: dict[str, str] = {}
+    first: dict[str, tuple[Document, JsonPath]] = {}
     out = []
     for case_id, doc, at in ids:
         if case_id in first:
-            out.append(
-                doc.diagnostic((*at, "id"), f"duplicate case id {case_id!r}: also used at {first[case_id]}")
-            )
+            # located only now: finding a position may mean reading its line again (JSON Lines)
+            first_doc, first_at = first[case_id]
+            line, col = first_doc.locate((*first_at, "id"))
+            where = f"{first_doc.file}:{line}:{col}"
+            out.append(doc.diagnostic((*at, "id"), f"duplicate case id {case_id!r}: also used at {where}"))
         else:
-            line, col = doc.locate((*at, "id"))
-            first[case_id] = f"{doc.file}:{line}:{col}"
+            first[case_id] = (doc, at)
     return out
 
 
@@ -182,9 +183,10 @@ def check_critical(config: Config, doc: Document, cases: Sequence[Case]) -> list
     """Every id in a suite's ``critical`` list must be a case of that suite."""
     out = []
     for name, suite in config.suites.items():
-        ids = [c.id for c in cases if c.suite == name]
+        ids = [c.id for c in cases if c.suite == name] if suite.critical else []
+        known = set(ids)
         for index, case_id in enumerate(suite.critical):
-            if case_id not in ids:
+            if case_id not in known:
                 hint = suggestion(case_id, ids)
                 out.append(doc.diagnostic(("suites", name, "critical", index),
                                           f"{case_id!r} is not a case of suite {name!r}.{hint}"))  # fmt: skip
