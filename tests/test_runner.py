@@ -336,3 +336,24 @@ def test_an_http_engine_that_listens_passes_pre_run(tmp_path: Path, httpbin_url:
     guard = next(g for g in artifact["guards"] if g["guard"] == "engine_reachable")
     assert guard["passed"] is True and "(HTTP 405)" in guard["message"]
     assert artifact["decision"]["exit_code"] == 0
+
+
+def test_human_decisions_on_record_count_in_the_next_runs_scorecard(tmp_path: Path) -> None:
+    import json
+
+    before = _run(tmp_path)["scorecard"]["human_acceptance"]
+    (tmp_path / ".qlab").mkdir()
+    reviewed = [
+        {"id": "sg-000000000001", "status": "accepted"},
+        {"id": "sg-000000000002", "status": "pending_review"},
+    ]
+    (tmp_path / ".qlab" / "suggestions.json").write_text(
+        json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8"
+    )
+    after = _run(tmp_path)["scorecard"]["human_acceptance"]
+    assert (before, after) == (None, 1.0)
+    reviewed[1]["status"] = "rejected"
+    (tmp_path / ".qlab" / "suggestions.json").write_text(
+        json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8"
+    )
+    assert _run(tmp_path)["scorecard"]["human_acceptance"] == 0.5

@@ -93,8 +93,11 @@ def suite_section(
     return out
 
 
-def scorecard(artifact: Mapping[str, Any], *, budget: Any = None) -> dict[str, float | None] | None:
-    """``qlab.scorecard.compute(artifact)`` when that module is installed, else None (the key is omitted)."""
+def scorecard(
+    artifact: Mapping[str, Any], *, budget: Any = None, reviews: Sequence[str] = ()
+) -> dict[str, float | None] | None:
+    """``qlab.scorecard.compute(artifact)`` when that module is installed, else None (the key is omitted).
+    ``reviews``: human decisions made outside the run (``qlab.governance_env.review_decisions``)."""
     try:
         module = importlib.import_module("qlab.scorecard")
     except ImportError:
@@ -103,7 +106,9 @@ def scorecard(artifact: Mapping[str, Any], *, budget: Any = None) -> dict[str, f
     if compute is None:
         return None
     result: dict[str, float | None] = (
-        compute(artifact, budget=budget) if budget is not None else compute(artifact)
+        compute(artifact, budget=budget, reviews=reviews)
+        if budget is not None
+        else compute(artifact, reviews=reviews)
     )
     return result
 
@@ -115,6 +120,7 @@ def summarize(
     budget: Any = None,
     extra_suite_metrics: Mapping[str, Mapping[str, float | None]] | None = None,
     with_scorecard: bool = True,
+    reviews: Sequence[str] = (),
 ) -> dict[str, Any]:
     """(Re)compute every section derived from the cases and gates: suite metrics and counts, acceptance
     metrics, categories, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
@@ -123,11 +129,18 @@ def summarize(
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
     artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
-    return conclude(artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard)
+    return conclude(
+        artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard, reviews=reviews
+    )
 
 
 def conclude(
-    artifact: dict[str, Any], *, exit_zero: bool = False, budget: Any = None, with_scorecard: bool = True
+    artifact: dict[str, Any],
+    *,
+    exit_zero: bool = False,
+    budget: Any = None,
+    with_scorecard: bool = True,
+    reviews: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The sections that depend on the gates and checks, not on the cases' metrics: schema validity, the
     run-level guard list, the decision and the scorecard. (A run's learn gate only changes these.) The learn
@@ -139,7 +152,7 @@ def conclude(
     prerun = artifact.get("prerun", [])
     artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
     artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
-    card = scorecard(artifact, budget=budget) if with_scorecard else None
+    card = scorecard(artifact, budget=budget, reviews=reviews) if with_scorecard else None
     if card is not None:
         artifact["scorecard"] = card
     else:

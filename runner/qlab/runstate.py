@@ -239,7 +239,15 @@ class RunState:
             budget=self.config.budget,
             extra_suite_metrics=self.extra_metrics,
             with_scorecard=final,
+            reviews=self.reviews() if final else (),
         )
+
+    def reviews(self) -> list[str]:
+        """The human decisions on record outside the run (reviewed learning suggestions, release reviews),
+        which the scorecard's ``human_acceptance`` counts with the run's own."""
+        from qlab.governance_env import review_decisions
+
+        return review_decisions(self.config)
 
     def finish(self) -> RunOutcome:
         from qlab.runner import RunOutcome
@@ -254,7 +262,9 @@ class RunState:
             result["gates"] = [self.gates[g.name] for g in self.config.gates if g.name in self.gates]
             result["prerun"] = [guard_dict(g) for g in self.prerun]
             result["metrics"] = dict(result["metrics"])
-            result = artifact.conclude(result, exit_zero=self.options.exit_zero, budget=self.config.budget)
+            result = artifact.conclude(
+                result, exit_zero=self.options.exit_zero, budget=self.config.budget, reviews=self.reviews()
+            )
         else:
             result = self.artifact(final=True)
         return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
