@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from qlab import http
+
+
+def _cookie_server() -> tuple[httpx.MockTransport, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/login":
+            return httpx.Response(200, headers={"set-cookie": "session=abc123; Path=/"})
+        if request.url.path == "/hop":
+            return httpx.Response(302, headers={"location": "/echo", "set-cookie": "hop=1; Path=/"})
+        return httpx.Response(200, text=request.headers.get("cookie", ""))
+
+    return httpx.MockTransport(handler), seen
+
+
+def test_a_client_that_persists_cookies_sends_them_back() -> None:
+    transport, _seen = _cookie_server()
+    with http.make_client(transport=transport) as client:
+        client.get("http://api.test/login")
+        assert client.get("http://api.test/echo").text == "session=abc123"
+
+
+def test_a_cookieless_client_keeps_nothing_but_each_response_has_its_cookies() -> None:
+    transport, seen = _cookie_server()
+    with http.make_client(transport=transport, persist_cookies=False) as client:
+        login = client.get("http://api.test/login")
+        assert dict(login.cookies) == {"session": "abc123"}
+        assert client.get("http://api.test/echo").text == ""
+        redirected = client.get("http://api.test/hop")  # the redirect's cookie does not ride to the next hop
+        assert redirected.text == "" and dict(redirected.history[0].cookies) == {"hop": "1"}
+        assert len(client.cookies) == 0 and "cookie" not in seen[-1].headers
+
+
+def test_a_cookieless_client_refuses_cookies_set_by_hand() -> None:
+    with http.make_client(persist_cookies=False) as client:
+        with pytest.raises(TypeError):
+            client.cookies = {"session": "abc123"}
+        with pytest.raises(TypeError):
+            client.cookies.set("session", "abc123")
+        assert len(client.cookies) == 0
