@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -123,3 +124,36 @@ def test_artifact_problem_checks_the_whole_artifact() -> None:
     )  # absent sections are allowed, present ones checked
     trimmed["cases"] = [{**complete["cases"][0], "status": 3}]
     assert artifact_problem(trimmed, partial=True) == "$.cases[0].status: expected string, got integer"
+
+
+ROW = {
+    "tool_id": "t",
+    "rank": 1,
+    "score": 1.5,
+    "field_scores": {"id": 1.5},
+    "matched_terms": ["a"],
+    "corrections": {},
+}
+
+
+@pytest.mark.parametrize(
+    ("definition", "value", "expected"),
+    [
+        ("search", {"hit": True, "top_k": 1, "hit_rank": None, "rows": [ROW]}, None),
+        ("search", {"hit": True, "top_k": 0}, "$.top_k: 0 is below 1"),
+        ("search", {"hit": True, "top_k": 1.0}, "$.top_k: expected integer, got number"),
+        ("search", {"hit": 1, "top_k": 1}, "$.hit: expected boolean, got integer"),
+        ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "rank": 0}]}, "$.rows[0].rank: 0 is below 1"),
+        ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "score": True}]}, "$.rows[0].score: expected number, got boolean"),
+        ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "field_scores": {"id": "1"}}]}, "$.rows[0].field_scores.id: expected number, got string"),
+        ("search", {"hit": True, "top_k": 1, "rows": [{"tool_id": "t"}]}, "$.rows[0]: 'rank' is required"),
+        ("search", {"hit": True, "top_k": 1, "rows": {}}, "$.rows: expected array, got object"),
+        ("failure", {"stage": "search", "reason": "r", "extra": 1}, "$.extra: unexpected property"),
+        ("failure", {"stage": "search", "reason": "r", "message": "m"}, None),
+    ],
+)  # fmt: skip
+def test_the_generated_check_at_the_edges(definition: str, value: Any, expected: str | None) -> None:
+    """The yes/no check is generated source, the message comes from the closures: both at each boundary."""
+    ok, _ = resultschema.checker(definition)
+    assert ok(value) is (expected is None)
+    assert resultschema.problem(definition, value) == expected
