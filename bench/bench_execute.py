@@ -2,18 +2,24 @@
 
     python bench/bench_execute.py                 # all: nginx N=2000, the 20 ms server N=400 @16, alternatives
     python bench/bench_execute.py nginx --n 2000
-    python bench/bench_execute.py latency --n 400 --concurrency 16 --delay-ms 20
+    python bench/bench_execute.py latency --n 400 --concurrency 16 --delay-ms 20 [--server asyncio|threaded|both]
     python bench/bench_execute.py alternatives --n 2000
     python bench/bench_execute.py cpu --n 2000     # CPU per case with the network taken out
 
 nginx: a local nginx (Debian package ``nginx``) on 127.0.0.1 with a generated config in a temp dir serves N
 distinct URLs ``/items/<i>`` → ``{"data": {"id": i}}``. Both sides run as whole processes, measured from the
 outside: a raw sequential httpx loop (GET, check 200 and ``data``) and qlab's execute stage running N read
-cases (assert ``http_status in [200]`` and ``json_path_exists $.data``). Targets: qlab <= 1.6x raw, peak RSS
-≤ 60 MiB.
+cases (assert ``http_status in [200]`` and ``json_path_exists $.data``), at concurrency 1 and 8 (the default).
+Targets: qlab <= 1.6x raw, peak RSS ≤ 60 MiB.
 
-latency: a small threaded Python server (its own process) that waits ``delay-ms`` before answering; N cases at
-concurrency C; the ideal is N * delay / C. Target: <= 1.3x ideal.
+latency: a small Python server in its own process (asyncio by default; ``--server threaded``: the first one,
+http.server with a thread per connection) that answers each request ``delay-ms`` after reading it; a probe
+first shows the delay one request at a time. N cases at concurrency C; the ideal is N * delay / C, and a raw
+httpx thread pool of the same width is this machine's floor. Target: <= 1.3x ideal.
+
+The sides of a comparison run in turns (raw, qlab, raw, qlab, ...), best of ``--repeat`` each, and the load
+average is printed before and after: other processes on a 2-core machine move the figures more than any
+change measured here.
 
 alternatives: the client strategies the issue names, on the nginx server: sequential sync, a thread pool over
 one sync client (8, 16), one AsyncClient with 16 in flight; and whether the sync path imports ``sniffio``.
@@ -21,22 +27,21 @@ one sync client (8, 16), one AsyncClient with 16 in flight; and whether the sync
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# argparse, shutil, signal, subprocess and tempfile are imported where they are used: the qlab child runs this
+# file too, and its whole-process time is compared with a raw loop that imports only httpx.
 
 
 def free_port() -> int:
@@ -58,6 +63,9 @@ def wait_up(url: str, timeout: float = 15.0) -> None:
 
 @contextmanager
 def process_group(cmd: list[str], ready: str) -> Iterator[None]:
+    import signal
+    import subprocess
+
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_up(ready)
@@ -97,6 +105,9 @@ http {{
 
 @contextmanager
 def nginx() -> Iterator[str]:
+    import shutil
+    import tempfile
+
     exe = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(exe).exists():
         sys.exit("nginx is not installed: apt-get install -y nginx")
@@ -108,7 +119,42 @@ def nginx() -> Iterator[str]:
             yield f"http://127.0.0.1:{port}"
 
 
-DELAY_SERVER = """
+ASYNC_DELAY_SERVER = """
+import asyncio, json, sys
+delay = float(sys.argv[2]) / 1000
+class Answer(asyncio.Protocol):
+    # HTTP/1.1 keep-alive; every request is answered `delay` after it was read whole (a Content-Length body
+    # is read and dropped). One thread, one selector: the server's own CPU per request stays small, so on a
+    # 2-core machine it takes little from the client being measured. asyncio sets TCP_NODELAY.
+    def connection_made(self, transport):
+        self.transport, self.buffer, self.loop = transport, b"", asyncio.get_running_loop()
+    def data_received(self, data):
+        self.buffer += data
+        while (end := self.buffer.find(b"\\r\\n\\r\\n")) >= 0:
+            head, length = self.buffer[:end], 0
+            for line in head.split(b"\\r\\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            if len(self.buffer) < end + 4 + length:
+                return
+            self.buffer = self.buffer[end + 4 + length :]
+            self.loop.call_later(delay, self.answer, head.split(b" ", 2)[1].decode("latin-1"))
+    def answer(self, path):
+        if not self.transport.is_closing():
+            body = json.dumps({"data": {"path": path}}).encode()
+            head = b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n"
+            self.transport.write(head % len(body) + body)
+async def main():
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(Answer, "127.0.0.1", int(sys.argv[1]), backlog=128)
+    await server.serve_forever()
+asyncio.run(main())
+"""
+
+
+THREADED_DELAY_SERVER = """
+# the first delay server: a thread per connection (http.server); kept to compare against
 import json, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 delay = float(sys.argv[2]) / 1000
@@ -131,11 +177,13 @@ class S(ThreadingHTTPServer):
 S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 """
 
+DELAY_SERVERS = {"asyncio": ASYNC_DELAY_SERVER, "threaded": THREADED_DELAY_SERVER}
+
 
 @contextmanager
-def delay_server(delay_ms: float) -> Iterator[str]:
+def delay_server(delay_ms: float, kind: str = "asyncio") -> Iterator[str]:
     port = free_port()
-    cmd = [sys.executable, "-c", DELAY_SERVER, str(port), str(delay_ms)]
+    cmd = [sys.executable, "-c", DELAY_SERVERS[kind], str(port), str(delay_ms)]
     with process_group(cmd, f"http://127.0.0.1:{port}/ready"):
         yield f"http://127.0.0.1:{port}"
 
@@ -231,16 +279,29 @@ def qlab_child(base: str, n: int, concurrency: int, path_template: str) -> None:
                 "p95_ms": report.metrics["latency_p95_ms"],
                 "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "sniffio_imported": "sniffio" in sys.modules,
+                "workers": sum(ctx.shared.get("execute_workers", {}).values()),
             }
         )
     )
 
 
+# Children compile into (and then load from) their own bytecode cache, as an installed package would: this
+# machine sets PYTHONDONTWRITEBYTECODE, and every source file changed since the last cache write would
+# otherwise be compiled again in every child (qlab's imports, not httpx's).
+CHILD_ENV: dict[str, str] = {}
+
+
 def child(args: list[str]) -> dict[str, float]:
+    import subprocess
+
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, check=True, env=CHILD_ENV or None
+    )
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     figures["process_s"] = time.perf_counter() - started
+    # the part timed inside the child: qlab's stage, the raw loop
+    figures["timed_s"] = figures["stage_s"] if "stage_s" in figures else figures.get("loop_s", 0.0)
     return figures
 
 
@@ -251,50 +312,92 @@ def qlab_run(base: str, n: int, concurrency: int, template: str) -> dict[str, fl
 # ---------------------------------------------------------------------------------------------- benchmarks
 
 
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def interleaved(
+    runs: dict[str, Callable[[], dict[str, float]]], repeat: int, key: str
+) -> dict[str, dict[str, float]]:
+    """The best (lowest ``key``) of ``repeat`` runs of each, taken in turns (a, b, c, a, b, c, ...) so that a
+    change in the machine's load falls on every side alike."""
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            figures = run()
+            if name not in best or figures[key] < best[name][key]:
+                best[name] = figures
+    return best
+
+
 def bench_nginx(n: int, repeat: int) -> None:
     with nginx() as base:
-        print(f"nginx at {base}, N={n}, best of {repeat}")
-        child(["-c", RAW_CHILD, base, "200"])  # warm the page cache / nginx
-        raw = min(
-            (child(["-c", RAW_CHILD, base, str(n)]) for _ in range(repeat)), key=lambda f: f["process_s"]
-        )
-        rows = {}
+        print(f"nginx at {base}, N={n}, best of {repeat}, runs interleaved; {load()}")
+        child(["-c", RAW_CHILD, base, "200"])  # warm nginx and both sides' bytecode caches
+        qlab_run(base, 20, 8, "/items/{id}")
+        runs: dict[str, Callable[[], dict[str, float]]] = {
+            "raw": lambda: child(["-c", RAW_CHILD, base, str(n)])
+        }
         for concurrency in (1, 8):
-            rows[concurrency] = min(
-                (qlab_run(base, n, concurrency, "/items/{id}") for _ in range(repeat)),
-                key=lambda f: f["process_s"],
-            )
+            runs[f"qlab{concurrency}"] = partial(qlab_run, base, n, concurrency, "/items/{id}")
+        best = interleaved(runs, repeat, "process_s")
+        raw = best.pop("raw")
         print(f"raw httpx loop: process {raw['process_s']:.3f}s, loop {raw['loop_s']:.3f}s")
-        for concurrency, q in rows.items():
+        for name, q in best.items():
             assert q["passed"] == n, q
             print(
-                f"qlab concurrency {concurrency}: process {q['process_s']:.3f}s ({q['process_s'] / raw['process_s']:.2f}x raw process), "
+                f"qlab concurrency {name[4:]}: process {q['process_s']:.3f}s ({q['process_s'] / raw['process_s']:.2f}x raw process), "
                 f"stage {q['stage_s']:.3f}s ({q['stage_s'] / raw['loop_s']:.2f}x raw loop), imports {q['import_s']:.3f}s, "
-                f"peak RSS {q['peak_rss_mib']:.1f} MiB, p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms"
+                f"peak RSS {q['peak_rss_mib']:.1f} MiB, p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms, workers {q['workers']}"
             )
+        print(load())
 
 
-def bench_latency(n: int, concurrency: int, delay_ms: float, repeat: int) -> None:
+PROBE_CHILD = """
+import json, sys, time
+import httpx
+base, n = sys.argv[1], int(sys.argv[2])
+took = []
+with httpx.Client() as client:
+    client.get(f"{base}/warm")
+    for i in range(n):
+        started = time.perf_counter()
+        assert client.get(f"{base}/items/{i}").status_code == 200
+        took.append((time.perf_counter() - started) * 1000)
+took.sort()
+print(json.dumps({"min_ms": took[0], "median_ms": took[len(took) // 2], "max_ms": took[-1]}))
+"""
+
+
+def bench_latency(n: int, concurrency: int, delay_ms: float, repeat: int, servers: list[str]) -> None:
     ideal = n * delay_ms / 1000 / concurrency
-    with delay_server(delay_ms) as base:
-        print(
-            f"delay server at {base}: {delay_ms} ms per request, N={n}, concurrency {concurrency}, ideal {ideal:.3f}s"
-        )
-        best = min(
-            (qlab_run(base, n, concurrency, "/items/{id}") for _ in range(repeat)), key=lambda f: f["stage_s"]
-        )
-        assert best["passed"] == n, best
-        mode = f"threads{concurrency}"
-        raw = min(
-            (child(["-c", ALTERNATIVES_CHILD, base, str(n), mode]) for _ in range(repeat)),
-            key=lambda f: f["loop_s"],
-        )
-        print(
-            f"raw httpx thread pool ({mode}): {raw['loop_s']:.3f}s = {raw['loop_s'] / ideal:.2f}x ideal (this machine's floor)"
-        )
-        print(
-            f"qlab stage {best['stage_s']:.3f}s = {best['stage_s'] / ideal:.2f}x ideal (process {best['process_s']:.3f}s)"
-        )
+    for kind in servers:
+        with delay_server(delay_ms, kind) as base:
+            probe = child(["-c", PROBE_CHILD, base, "50"])  # also warms the bytecode caches
+            qlab_run(base, 20, concurrency, "/items/{id}")
+            print(
+                f"{kind} delay server at {base}: {delay_ms} ms per request (one client, one at a time: "
+                f"min {probe['min_ms']:.2f} / median {probe['median_ms']:.2f} / max {probe['max_ms']:.2f} ms), "
+                f"N={n}, concurrency {concurrency}, ideal {ideal:.3f}s, best of {repeat}, runs interleaved; {load()}"
+            )
+            mode = f"threads{concurrency}"
+            best = interleaved(
+                {
+                    "raw": partial(child, ["-c", ALTERNATIVES_CHILD, base, str(n), mode]),
+                    "qlab": partial(qlab_run, base, n, concurrency, "/items/{id}"),
+                },
+                repeat,
+                "timed_s",
+            )
+            raw, q = best["raw"], best["qlab"]
+            assert q["passed"] == n, q
+            print(
+                f"  raw httpx thread pool ({mode}): {raw['loop_s']:.3f}s = {raw['loop_s'] / ideal:.2f}x ideal (this machine's floor)"
+            )
+            print(
+                f"  qlab stage {q['stage_s']:.3f}s = {q['stage_s'] / ideal:.2f}x ideal (process {q['process_s']:.3f}s), "
+                f"workers {q['workers']}, p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms; {load()}"
+            )
 
 
 ALTERNATIVES_CHILD = """
@@ -397,6 +500,8 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_qlab":
         qlab_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
         return
+    import argparse
+
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -406,12 +511,28 @@ def main() -> None:
     parser.add_argument("--n", type=int)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--delay-ms", type=float, default=20.0)
+    parser.add_argument(
+        "--server",
+        choices=[*DELAY_SERVERS, "both"],
+        default="asyncio",
+        help="the latency benchmark's delay server (both: one after the other)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="qlab-bench-pycache-") as cache:
+        CHILD_ENV.update(os.environ, PYTHONPYCACHEPREFIX=cache)
+        CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        run(args)
+
+
+def run(args: Any) -> None:
     if args.which in ("all", "nginx"):
         bench_nginx(args.n or 2000, args.repeat)
     if args.which in ("all", "latency"):
-        bench_latency(args.n or 400, args.concurrency, args.delay_ms, args.repeat)
+        servers = list(DELAY_SERVERS) if args.server == "both" else [args.server]
+        bench_latency(args.n or 400, args.concurrency, args.delay_ms, args.repeat, servers)
     if args.which in ("all", "alternatives"):
         bench_alternatives(args.n or 2000, args.repeat)
     if args.which in ("all", "cpu"):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -204,6 +203,8 @@ class AuthResolver:
     def _command(self, command: str | None) -> str:
         if not command:
             raise _Unresolved("neither token_env nor token_command is set")
+        import subprocess  # here: only a token_command profile needs it (startup time)
+
         argv = ["cmd", "/c", command] if sys.platform == "win32" else ["/bin/sh", "-c", command]
         try:
             done = subprocess.run(

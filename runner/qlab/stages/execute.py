@@ -29,7 +29,6 @@ from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
-from qlab.execute.server import dev_server
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
 from qlab.scrub import scrub_text
@@ -127,6 +126,9 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     """Start the environment's dev server once per run; on failure every case of it fails as connection_error."""
     if env.server is None or env.name in ctx.shared.setdefault("dev_server_envs", {}):
         return True
+    # imported here: subprocess, ctypes, ... cost startup time and only an environment with a server needs them
+    from qlab.execute.server import dev_server
+
     stack = ctx.shared.setdefault("dev_servers", ExitStack())
     base = Path(ctx.config.path).parent
     log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
