@@ -357,3 +357,22 @@ def test_human_decisions_on_record_count_in_the_next_runs_scorecard(tmp_path: Pa
         json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8"
     )
     assert _run(tmp_path)["scorecard"]["human_acceptance"] == 0.5
+
+
+def test_without_a_secret_the_learn_gate_writes_no_provisional_outputs(tmp_path: Path) -> None:
+    written: list[dict[str, Any]] = []
+
+    def emit(art: dict[str, Any]) -> list[Path]:
+        written.append(art)
+        return []
+
+    artifact = _run(tmp_path, emit=emit)
+    learn = _gate(artifact, "learn")
+    assert written == [] and learn["status"] == "passed"
+    scrub = next(g for g in learn["guards"] if g["guard"] == "scrub")
+    assert (
+        scrub["passed"]
+        and scrub["message"] == "no secret value was resolved in this run: nothing to look for"
+    )
+    _run(tmp_path, execute=f.FakeExecute(secrets=("canary-9",)), emit=emit)
+    assert len(written) == 1

@@ -86,7 +86,8 @@ class RunOptions:
     start_servers: bool = True
     log_dir: Path | None = None  # dev-server logs; default: the config's output dir
     # writes the provisional outputs (result, JUnit, summary) and returns their paths: the learn gate's scrub
-    # check scans what was really written; None writes them to a temporary folder
+    # check scans what was really written for the run's secrets; None writes them to a temporary folder. Not
+    # called when the run resolved no secret (nothing to look for)
     emit: Callable[[dict[str, Any]], Sequence[Path]] | None = None
     on_event: Callable[[RunEvent], None] = lambda _e: None
     log: Callable[[str], None] = lambda _m: None
@@ -286,14 +287,19 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
 
 
 def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> StageReport:
-    """The learn gate scans the outputs as written (the provisional artifact: everything but this gate)."""
+    """The learn gate scans the outputs as written (the provisional artifact: everything but this gate) for the
+    run's secrets."""
     learn = state.options.seams.stages.get("learn")
     module = importlib.import_module("qlab.stages.learn")
     provisional = state.artifact(final=False)
     state.provisional = provisional
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
-        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
-        paths = [*emit(provisional), *state.log_paths()]
+        paths: list[Path] = []
+        # the scan looks for the secret values the run resolved; with none there is nothing it could find, so
+        # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
+        if ctx.secrets:
+            emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+            paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
         # learning reads every case of the run (the learn gate has no suites of its own)

@@ -44,7 +44,10 @@ def scrub(ctx: RunContext, paths: Sequence[Path]) -> tuple[GuardResult, list[Sto
         )
         stop = StopHit("scrub_failed", (), message)
         return GuardResult("scrub", STAGE, False, _mode(ctx), message), [stop], details
-    message = f"{len(secrets)} secret(s) checked in {len(paths)} written output(s): none found"
+    if not secrets:
+        message = "no secret value was resolved in this run: nothing to look for"
+    else:
+        message = f"{len(secrets)} secret(s) checked in {len(paths)} written output(s): none found"
     return GuardResult("scrub", STAGE, True, _mode(ctx), message), [], details
 
 
