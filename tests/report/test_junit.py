@@ -108,3 +108,25 @@ def test_case_text_is_capped_head_and_tail() -> None:
     assert text.startswith("search: expected_target_absent: AAA")
     assert "[truncated " in text and "B" * 100 in text
     assert junit.cap("x" * 10, 4) == "xx\n[truncated 6 chars]\nxx"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "plain-1",
+        'a&b<c>d"e',
+        "tab\there",
+        "cr\r\nlf",
+        "é ü 名前",
+        "\x1b[31mred\x1b[0m",
+        "nul\x00bell\x07",
+        "a'b",
+    ],
+)
+def test_a_passed_testcase_is_written_as_elementtree_writes_it(name: str) -> None:
+    """Passed testcases are formatted directly (see _Suite); the text is what ElementTree gives."""
+    report = junit._Report({}, "host")
+    suite = report.suite("s", {})
+    suite.case(f"qlab.{name}", name, ms=1.5)
+    attrs = {"name": junit.xml_text(name), "classname": junit.xml_text(f"qlab.{name}"), "time": "0.002"}
+    assert suite.cases == [ET.tostring(ET.Element("testcase", attrs), encoding="unicode")]

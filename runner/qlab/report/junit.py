@@ -31,6 +31,9 @@ from qlab.reasons import hint
 from qlab.results import plain
 
 MAX_CASE_TEXT = 64 * 1024
+_BLOCK = (
+    "qlab-testcases"  # a placeholder element; "<" in any text or attribute is escaped, so it cannot clash
+)
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 _ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -38,7 +41,10 @@ _ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 def xml_text(value: Any) -> str:
     """Text that XML 1.0 can carry and a reader can see: ANSI colour codes removed, then every character XML
     forbids written as visible ``#xNN`` (pytest's convention), never silently dropped."""
-    text = _ANSI.sub("", str(value))
+    text = str(value)
+    if text.isascii() and text.isprintable():  # no ESC, no control character: nothing to remove or replace
+        return text
+    text = _ANSI.sub("", text)
     return _ILLEGAL.sub(lambda m: f"#x{ord(m.group()):02X}", text)
 
 
@@ -59,37 +65,66 @@ def seconds(ms: Any) -> str:
     return f"{value:.3f}"
 
 
+def _attribute(text: str) -> str:
+    """An attribute value escaped exactly as ElementTree escapes it (``tests/report/test_junit.py`` compares)."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    for char, entity in _ATTRIBUTE_ENTITIES:
+        if char in text:
+            text = text.replace(char, entity)
+    return text
+
+
+_ATTRIBUTE_ENTITIES = (
+    ("<", "&lt;"),
+    (">", "&gt;"),
+    ('"', "&quot;"),
+    ("\r", "&#13;"),
+    ("\n", "&#10;"),
+    ("\t", "&#09;"),
+)
+CASE_LEVEL = 2  # testsuites > testsuite > testcase: the indentation level of every testcase
+
+
 class _Suite:
-    """One ``testsuite`` being filled; testcase names are made unique within the report."""
+    """One ``testsuite`` being filled; testcase names are made unique within the report.
+
+    Each testcase is kept as its serialized XML, indented for its level: a 100,000-case report is ~18 MB of text,
+    and ElementTree would build, indent and walk 100,000 elements to write it. A passed case is written
+    directly; one with a ``failure``/``error``/``skipped`` child goes through ElementTree on its own."""
 
     def __init__(self, report: _Report, name: str, properties: Mapping[str, Any]) -> None:
         self.report = report
         self.name = name
         self.properties = properties
-        self.cases: list[ET.Element] = []
+        self.cases: list[str] = []
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.time_ms = 0.0
 
     def case(self, classname: str, name: str, *, ms: Any = 0.0, outcome: str | None = None, kind: str = "",
              message: str = "", text: str = "") -> None:  # fmt: skip
-        unique = self.report.unique(classname, name)
-        element = ET.Element(
-            "testcase", {"name": xml_text(unique), "classname": xml_text(classname), "time": seconds(ms)}
-        )
+        unique = xml_text(self.report.unique(classname, name))
         self.counts["tests"] += 1
         self.time_ms += float(ms or 0.0)
-        if outcome is not None:
-            attrs = {"message": xml_text(message)}
-            if outcome != "skipped":
-                attrs["type"] = xml_text(
-                    kind or outcome
-                )  # the strict schema requires a type on failure/error
-            child = ET.SubElement(element, outcome, attrs)
-            child.text = xml_text(cap(f"{message}\n{text}".strip() if text else message))
-            self.counts[
-                "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
-            ] += 1
-        self.cases.append(element)
+        if outcome is None:
+            self.cases.append(
+                f'<testcase name="{_attribute(unique)}" classname="{_attribute(xml_text(classname))}" '
+                f'time="{seconds(ms)}" />'
+            )
+            return
+        element = ET.Element(
+            "testcase", {"name": unique, "classname": xml_text(classname), "time": seconds(ms)}
+        )
+        attrs = {"message": xml_text(message)}
+        if outcome != "skipped":
+            attrs["type"] = xml_text(kind or outcome)  # the strict schema requires a type on failure/error
+        child = ET.SubElement(element, outcome, attrs)
+        child.text = xml_text(cap(f"{message}\n{text}".strip() if text else message))
+        self.counts[
+            "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
+        ] += 1
+        ET.indent(element, space=" ", level=CASE_LEVEL)
+        self.cases.append(ET.tostring(element, encoding="unicode"))
 
 
 class _Report:
@@ -132,11 +167,18 @@ class _Report:
             props = ET.SubElement(element, "properties")
             for key, value in suite.properties.items():
                 ET.SubElement(props, "property", {"name": xml_text(key), "value": xml_text(_value(value))})
-            element.extend(suite.cases)
+            if suite.cases:  # stands in for the testcases, written in below (see _Suite)
+                ET.SubElement(element, _BLOCK, {"i": str(index)})
             ET.SubElement(element, "system-out").text = ""
             ET.SubElement(element, "system-err").text = ""
         ET.indent(root, space=" ")
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        head, *rest = ET.tostring(root, encoding="unicode").split(f'<{_BLOCK} i="')
+        pieces = ['<?xml version="1.0" encoding="UTF-8"?>\n', head]
+        between = "\n" + " " * CASE_LEVEL  # what ElementTree puts between two testcases
+        for part in rest:  # each part: '<suite index>" />' and the text up to the next block
+            number, tail = part.split('" />', 1)
+            pieces += [between.join(self.suites[int(number)].cases), tail]
+        return "".join([*pieces, "\n"])
 
 
 def _timestamp(iso: str) -> str:
