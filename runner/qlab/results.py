@@ -31,6 +31,14 @@ class EncodedJSON(str):
         return cls(_COMPACT.encode(value))
 
 
+class CheckedJSON(EncodedJSON):
+    """An EncodedJSON member of a stage object that its stage checked, whole, against the result schema before
+    encoding the member (the search stage's rows: ``qlab.stages.engine_calls``). The in-run ``output_schema``
+    check (``qlab.boundary``) checks the rest of the object and does not decode the member again."""
+
+    __slots__ = ()
+
+
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 

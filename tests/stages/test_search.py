@@ -167,3 +167,18 @@ def test_an_http_engine_reply_that_breaks_the_contract_is_an_engine_error(tmp_pa
     assert failure is not None and (failure.stage, failure.reason) == ("search", "engine_error")
     assert "$.rows[0].score: expected a number" in failure.message
     assert results["s1"].status == "error"
+
+
+def test_rows_that_fit_the_schema_are_sealed_checked_and_others_left_for_the_boundary(tmp_path: Path) -> None:
+    from qlab.engine.types import SearchResult, SearchRow
+    from qlab.results import CheckedJSON
+
+    cases = [case("s1", "check service health", "getHealth", mode="search")]
+    results = results_for(cases)
+    search.run(context(tmp_path), cases, results)
+    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]
+    bad = SearchResult((SearchRow("getHealth", 0, 1.0),))  # a python engine's rank 0
+    results = results_for(cases)
+    search.run(context(tmp_path, engine=Counting(None, search=bad)), cases, results)
+    rows = results["s1"].search["rows"]  # type: ignore[index]
+    assert type(rows) is EncodedJSON and decoded(rows)[0]["rank"] == 0
