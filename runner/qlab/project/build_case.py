@@ -41,8 +41,8 @@ def build_cleanup(data: Mapping[str, Any]) -> CleanupStep:
     )
 
 
-_OPTIONAL = ("expected_target", "expected_top_k", "llm_target", "mutation_safety", "timeout_sec", "flaky",
-             "follow_redirects", "description")  # fmt: skip
+_OPTIONAL = frozenset({"expected_target", "expected_top_k", "llm_target", "mutation_safety", "timeout_sec", "flaky",
+                       "follow_redirects", "description"})  # fmt: skip
 _NO_ENTITIES: Mapping[str, Any] = MappingProxyType({})  # shared by the cases that provide none
 
 
@@ -56,10 +56,11 @@ def build_case(
     cases repeat (mode, expected target, tags) are interned.
     """
     get = data.get
-    optional = {key: data[key] for key in _OPTIONAL if key in data}
+    optional = {key: value for key, value in data.items() if key in _OPTIONAL}
     if "expected_target" in optional:
         optional["expected_target"] = sys.intern(optional["expected_target"])
-    entities, steps, captures, tags, tools = (get(key) for key in _LISTS)
+    entities, steps, captures, tags, tools = (
+        get("provided_entities"), get("cleanup"), get("captures"), get("tags"), get("expected_plan_tools"))  # fmt: skip
     return Case(
         id=str(data["id"]),
         mode=cast(Mode, sys.intern(get("mode", suite.mode))),
@@ -73,12 +74,11 @@ def build_case(
         assertions=tuple(
             build_assertion(item, where)
             for item, where in zip(get("assertions", ()), assertion_origins, strict=True)
-        ),
+        )
+        if assertion_origins
+        else (),
         tags=tuple(sys.intern(str(t)) for t in tags) if tags else (),
         expected_plan_tools=tuple(str(t) for t in tools) if tools else (),
         raw=data,
         **optional,
     )
-
-
-_LISTS = ("provided_entities", "cleanup", "captures", "tags", "expected_plan_tools")

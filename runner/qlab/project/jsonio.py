@@ -28,6 +28,7 @@ from qlab.project.document import Document, JsonPath, Position, format_path
 MAX_DEPTH = 100
 
 _WS = re.compile(r"[ \t\n\r]*")
+_BLANKS = re.compile(r"[ \t\r]*")  # what a JSON Lines line may start with
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 - C-accelerated; not in the stubs
 _NEWLINE = re.compile("\n")
@@ -262,11 +263,22 @@ class _LinePositions(Mapping[JsonPath, Position]):
         if not isinstance(index, int) or not 0 <= index < len(self.starts):
             raise KeyError(path)
         if len(path) == 1 and not self.want_keys:  # the line itself: where its first non-blank character is
-            line = self._line(index)
-            return self.lines[index] + 1, len(line) - len(line.lstrip(" \t\r")) + 1
+            start = self.starts[index]
+            return self.lines[index] + 1, _BLANKS.match(self.text, start).end() - start + 1  # type: ignore[union-attr]
         reader = self._reader(index)
         line_no, col = (reader.keys if self.want_keys else reader.values)[path[1:]]
         return line_no + self.lines[index], col
+
+    def __contains__(self, path: object) -> bool:
+        if (
+            isinstance(path, tuple) and len(path) == 1 and not self.want_keys
+        ):  # each case's own line: no reading
+            return isinstance(path[0], int) and 0 <= path[0] < len(self.starts)
+        try:
+            self[path]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
 
     def __iter__(self) -> Iterator[JsonPath]:
         if not self.want_keys:
