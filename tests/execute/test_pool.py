@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
-from qlab.execute.pool import Pool
+from qlab.execute.pool import Pool, _Clock
 
 
-def _pool(items: list[int], work: object = None, *, width: int = 8) -> tuple[Pool[int], list[int], list[int]]:
+def _pool(
+    items: list[int], work: Callable[[int], None] | None = None, *, width: int = 8
+) -> tuple[Pool[int], list[int], list[int]]:
     done: list[int] = []
     skipped: list[int] = []
     lock = threading.Lock()
@@ -79,3 +82,34 @@ def test_an_error_in_a_case_stops_the_others_and_they_are_skipped() -> None:
     with pytest.raises(KeyboardInterrupt):
         pool.run()
     assert skipped == list(range(4, 50))
+
+
+def _spin(seconds: float) -> None:
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        pass
+
+
+def test_a_threads_busy_time_counts_running_and_waiting_for_a_core_not_sleeping() -> None:
+    """On a loaded machine a CPU-bound case spends part of its wall time waiting for a core: that is busy
+    time (Linux's schedstat counts it), else the pool would take it for waiting on the server and grow."""
+    clock = _Clock(threading.get_native_id(), threading.get_ident())
+    try:
+        assert clock.read is not None
+        before = clock.read()
+        time.sleep(0.05)
+        slept = clock.read() - before
+        if clock._file is None:  # no schedstat here: CPU time, which misses the waits for a core
+            pytest.skip("this platform has no per-thread run-queue delay")
+        before, started = clock.read(), time.perf_counter()
+        _spin(0.05)
+        spun, wall = clock.read() - before, time.perf_counter() - started
+        assert slept < 0.025 and spun > 0.8 * wall
+    finally:
+        clock.close()
+
+
+def test_busy_clocks_are_closed_when_the_workers_end() -> None:
+    pool, done, _ = _pool(list(range(20)), width=4)
+    pool.run()
+    assert len(done) == 20 and all(s.own is None and s.watch is None for s in pool.slots)
