@@ -132,10 +132,20 @@ class CaseResult:
             "status": self.status,
             "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
         }
-        for key in ("search", "target_selector", "plan", "execute", "auth_readiness", "learning"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
+        # the stage objects in stage order, spelled out: this runs several times per case of a run (metrics, gates,
+        # the artifact), and a loop over getattr costs twice as much
+        if self.search is not None:
+            out["search"] = self.search
+        if self.target_selector is not None:
+            out["target_selector"] = self.target_selector
+        if self.plan is not None:
+            out["plan"] = self.plan
+        if self.execute is not None:
+            out["execute"] = self.execute
+        if self.auth_readiness is not None:
+            out["auth_readiness"] = self.auth_readiness
+        if self.learning is not None:
+            out["learning"] = self.learning
         if self.assertions:
             out["assertions"] = [a.to_dict() for a in self.assertions]
         if self.failure is not None:
