@@ -27,7 +27,15 @@ from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages import engine_checks
 from qlab.stages.base import RunContext, StageReport
-from qlab.stages.engine_calls import PLANS, call, latency_metrics, selected, stops_for, suite_groups
+from qlab.stages.engine_calls import (
+    PLANS,
+    call,
+    latency_metrics,
+    selected,
+    stops_for,
+    suite_and_gate_figures,
+    suite_groups,
+)
 
 STAGE = "plan"
 
@@ -68,8 +76,7 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
         plan_case(ctx, case, results[case.id])
     report = StageReport(stage=STAGE)
     groups = suite_groups(handled, results)
-    report.suite_metrics = {suite: _figures(dicts) for suite, dicts in groups.items()}
-    report.metrics = _figures([d for dicts in groups.values() for d in dicts])
+    report.suite_metrics, report.metrics = suite_and_gate_figures(groups, _figures)
     unsatisfied = frozenset({"required_fields_unsatisfied"})
     report.stops = stops_for("required_fields_unsatisfied", unsatisfied, handled, results, STAGE)
     ctx.log(f"plan: {len(handled)} case(s), plan hit rate {report.metrics.get('plan_hit_rate')}")

@@ -21,7 +21,13 @@ from qlab import metrics
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages.base import RunContext, StageReport
-from qlab.stages.engine_calls import latency_metrics, searched, stops_for, suite_groups
+from qlab.stages.engine_calls import (
+    latency_metrics,
+    searched,
+    stops_for,
+    suite_and_gate_figures,
+    suite_groups,
+)
 
 STAGE = "search"
 ABSENT = frozenset({"expected_target_absent", "expected_target_unknown"})
@@ -41,8 +47,7 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
         searched(ctx, case, results[case.id])
     report = StageReport(stage=STAGE)
     groups = suite_groups(handled, results)
-    report.suite_metrics = {suite: _figures(dicts) for suite, dicts in groups.items()}
-    report.metrics = _figures([d for dicts in groups.values() for d in dicts])
+    report.suite_metrics, report.metrics = suite_and_gate_figures(groups, _figures)
     report.stops = stops_for("expected_target_absent", ABSENT, handled, results, STAGE)
     missed = len(report.stops[0].case_ids) if report.stops else 0
     ctx.log(f"search: {len(handled)} case(s), hit@K {report.metrics.get('hit_at_k')}, {missed} absent")

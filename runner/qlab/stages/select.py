@@ -26,7 +26,13 @@ from qlab import metrics
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages.base import RunContext, StageReport
-from qlab.stages.engine_calls import latency_metrics, selected, stops_for, suite_groups
+from qlab.stages.engine_calls import (
+    latency_metrics,
+    selected,
+    stops_for,
+    suite_and_gate_figures,
+    suite_groups,
+)
 
 STAGE = "select"
 
@@ -49,8 +55,7 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
         selected(ctx, case, results[case.id])
     report = StageReport(stage=STAGE)
     groups = suite_groups(handled, results)
-    report.suite_metrics = {suite: _figures(dicts) for suite, dicts in groups.items()}
-    report.metrics = _figures([d for dicts in groups.values() for d in dicts])
+    report.suite_metrics, report.metrics = suite_and_gate_figures(groups, _figures)
     report.stops = stops_for("ambiguous_critical", frozenset({"ambiguous_critical"}), handled, results, STAGE)
     ctx.log(f"select: {len(handled)} case(s), selector accuracy {report.metrics.get('selector_accuracy')}")
     report.duration_ms = (time.perf_counter() - started) * 1000
