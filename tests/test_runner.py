@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,16 @@ def test_without_a_secret_the_learn_gate_writes_no_provisional_outputs(tmp_path:
     )
     _run(tmp_path, execute=f.FakeExecute(secrets=("canary-9",)), emit=emit)
     assert len(written) == 1
+
+
+def test_the_run_makes_full_collections_rarer_and_restores_the_gc(tmp_path: Path) -> None:
+    seen: list[tuple[tuple[int, int, int], bool]] = []
+
+    def search(ctx: Any, cases: Any, results: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+        return f.fake_search(ctx, cases, results)
+
+    before = gc.get_threshold()
+    _run(tmp_path, stages={"search": search})
+    assert seen == [((before[0], before[1], before[2] * 10), True)]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -130,11 +130,18 @@ def run(project: ProjectLike, *, options: RunOptions = RunOptions()) -> RunOutco
 def _frozen_heap() -> Iterator[None]:
     """Keep the cyclic GC from rescanning what exists when the run starts: with 100,000 loaded cases every
     full collection walks ~300 MB of objects that live until the end anyway (measured: creating the run's
-    results took 2.5 s instead of 1.8 s). They are handed back to the GC afterwards."""
+    results took 2.5 s instead of 1.8 s). They are handed back to the GC afterwards.
+
+    The run's own results live until its end too, so full collections are made ten times rarer while it runs
+    (``gc.set_threshold``'s third value; young objects are still collected as usual): a 100,000-case search run
+    made 11 full collections, 1.5 s of CPU. Both settings are restored afterwards."""
+    thresholds = gc.get_threshold()
     gc.freeze()
+    gc.set_threshold(thresholds[0], thresholds[1], thresholds[2] * 10)
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
