@@ -9,7 +9,7 @@ regressed always blocks, whatever the rule says; a flaky case is reported but ne
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,8 +112,13 @@ def compare(
     rule: PromotionRule,
     seed: int = DEFAULT_SEED,
     resamples: int = DEFAULT_RESAMPLES,
+    reviewed: Sequence[Mapping[str, Any]] = (),
 ) -> PromotionReport:
-    """Compare two result artifacts under ``rule`` (see the module docstring for the decision)."""
+    """Compare two result artifacts under ``rule`` (see the module docstring for the decision).
+
+    ``reviewed``: the stored learning suggestions; ``shadow_improves`` falls back on the shadow results of
+    those accepted from the baseline run when neither artifact holds one.
+    """
     mode = CHANGE_MODES.get(change_type)
     suites, base_cases, cand_cases = compared_cases(baseline, candidate, rule=rule, mode=mode)
     runs = (_run_info(baseline), _run_info(candidate))
@@ -133,6 +138,7 @@ def compare(
                 candidate=candidate,
                 cand_cases=cand_cases,
                 tolerance=rule.tolerance,
+                reviewed=reviewed,
             )
         )
     reasons = tuple(reason for check in results if not check.passed for reason in check.reasons)

@@ -49,6 +49,7 @@ class _Inputs:
     candidate: Artifact
     cand_cases: Mapping[str, Mapping[str, Any]]
     tolerance: float
+    reviewed: Sequence[Mapping[str, Any]] = ()
 
 
 def run(
@@ -60,9 +61,13 @@ def run(
     candidate: Artifact,
     cand_cases: Mapping[str, Mapping[str, Any]],
     tolerance: float,
+    reviewed: Sequence[Mapping[str, Any]] = (),
 ) -> Check:
-    """Run requirement ``name`` (a name of ``promotion_rules.REQUIREMENTS``)."""
-    inputs = _Inputs(changes, metrics, baseline, candidate, cand_cases, tolerance)
+    """Run requirement ``name`` (a name of ``promotion_rules.REQUIREMENTS``).
+
+    ``reviewed``: the suggestions of the suggestions file (``shadow_improves`` reads the accepted ones).
+    """
+    inputs = _Inputs(changes, metrics, baseline, candidate, cand_cases, tolerance, reviewed)
     return _CHECKS[name](name, inputs)
 
 
@@ -164,24 +169,75 @@ def shadow_of(artifact: Artifact) -> Mapping[str, Any] | None:
     return shadow if isinstance(shadow, Mapping) and shadow.get("cases") else None
 
 
+def accepted_shadows(
+    reviewed: Sequence[Mapping[str, Any]], *, run_id: str | None
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(id, shadow)`` of each suggestion accepted from run ``run_id`` that carries a shadow-rank result.
+
+    ``qlab learn shadow --result BASELINE`` stores a shadow result with each suggestion, not in the artifact
+    (an artifact is bound to its digest); the learn gate is skipped when an earlier gate blocks, which is
+    exactly when a search case missed. The accepted suggestions of the baseline run are what is promoted.
+    """
+    out = []
+    for item in reviewed:
+        shadow = item.get("shadow")
+        if (
+            run_id is not None
+            and item.get("status") == "accepted"
+            and item.get("run_id") == run_id
+            and isinstance(shadow, Mapping)
+            and shadow.get("cases")
+        ):
+            out.append((str(item.get("id")), shadow))
+    return out
+
+
+def _shadow_reasons(
+    shadow: Mapping[str, Any], *, metric_label: str, case_label: str
+) -> tuple[list[str], bool]:
+    """The reasons ``shadow`` fails (a metric dropped, a case ranks worse) and whether a metric improved."""
+    delta = shadow.get("delta") or {}
+    reasons = [
+        f"{metric_label}{metric} dropped by {-value:.4f}"
+        for metric, value in delta.items()
+        if isinstance(value, (int, float)) and value < -_EPS
+    ]
+    reasons += [
+        f"{case_label}case {case_id} ranks worse with the suggestions applied"
+        for case_id in shadow.get("regressed") or ()
+    ]
+    better = any(isinstance(v, (int, float)) and v > _EPS for v in delta.values())
+    return reasons, better
+
+
 def _shadow_improves(name: str, x: _Inputs) -> Check:
     # the suggestions being promoted were shadow-ranked in the run they came from: the baseline
     shadow = shadow_of(x.baseline) or shadow_of(x.candidate)
-    if shadow is None:
+    if shadow is not None:
+        reasons, better = _shadow_reasons(shadow, metric_label="shadow ", case_label="shadow: ")
+        if not better and not reasons:
+            reasons.append("the shadow result does not improve any search metric")
+        return _result(name, reasons, {"delta": dict(shadow.get("delta") or {})})
+    accepted = accepted_shadows(x.reviewed, run_id=x.baseline.run_id)
+    if not accepted:
         return _result(
-            name, ["no shadow-rank result in either run; run the learn stage (or `qlab learn shadow`)"]
+            name,
+            [
+                "no shadow-rank result in either run, and no suggestion accepted from the baseline run "
+                f"({x.baseline.run_id}) carries one; run `qlab learn shadow --result BASELINE`, then "
+                "`qlab learn accept ID --by NAME`"
+            ],
         )
-    reasons = []
-    delta = shadow.get("delta") or {}
-    worse = {k: v for k, v in delta.items() if isinstance(v, (int, float)) and v < -_EPS}
-    better = {k: v for k, v in delta.items() if isinstance(v, (int, float)) and v > _EPS}
-    for metric, value in worse.items():
-        reasons.append(f"shadow {metric} dropped by {-value:.4f}")
-    for case_id in shadow.get("regressed") or ():
-        reasons.append(f"shadow: case {case_id} ranks worse with the suggestions applied")
-    if not better and not reasons:
-        reasons.append("the shadow result does not improve any search metric")
-    return _result(name, reasons, {"delta": dict(delta)})
+    reasons, improved = [], False
+    for suggestion_id, per in accepted:
+        label = f"shadow of {suggestion_id}: "
+        failed, better = _shadow_reasons(per, metric_label=label, case_label=label)
+        reasons += failed
+        improved = improved or better
+    if not improved and not reasons:
+        reasons.append("the shadow result of the accepted suggestions does not improve any search metric")
+    details = {"suggestions": {sid: dict(per.get("delta") or {}) for sid, per in accepted}}
+    return _result(name, reasons, details)
 
 
 def _scrub_passes(name: str, x: _Inputs) -> Check:

@@ -100,6 +100,28 @@ def test_the_qlab_yaml_rule_replaces_the_default(tmp_path: Path, capsys: pytest.
     assert "fingerprint.collection_digest differs" in out
 
 
+def test_learning_promotion_reads_the_accepted_suggestions_of_the_project(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_project(tmp_path / "p")
+    base, cand = _pair(tmp_path, required=False)
+    args = _args(base, cand, "--change", "learning_suggestion_promotion", "--config", str(config))
+    code, out, _ = _cli(args, capsys)
+    assert code == 1, out
+    assert "no suggestion accepted from the baseline run (run-1)" in out
+    store = tmp_path / "p" / ".qlab" / "suggestions.json"
+    store.parent.mkdir(parents=True)
+    shadow = {"cases": 1, "delta": {"hit_at_k": 1.0}, "improved": ["s-1"], "regressed": []}
+    accepted = {"id": "sg-1", "status": "accepted", "run_id": "run-1", "kind": "alias", "shadow": shadow}
+    store.write_text(json.dumps({"version": 1, "suggestions": [accepted]}), encoding="utf-8")
+    code, out, _ = _cli(args, capsys)
+    # the scrub check is the only evidence left missing: the hand-made artifacts ran none
+    assert "shadow_improves | pass" in out, out
+    store.write_text("{", encoding="utf-8")
+    code, _, err = _cli(args, capsys)
+    assert code == 2 and "suggestions file is not valid JSON" in err
+
+
 def test_unknown_change_type_and_broken_artifact_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

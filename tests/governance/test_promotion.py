@@ -329,6 +329,47 @@ def test_learning_promotion_needs_shadow_improvement_and_a_passing_scrub_check()
     assert verdict(_learned(None, True), _learned(None, True))[0] == "block"
 
 
+def test_learning_promotion_falls_back_on_the_suggestions_accepted_from_the_baseline_run() -> None:
+    # the learn gate is skipped when the search gate blocks on the miss the suggestion fixes: the shadow
+    # result then lives with the suggestion (`qlab learn shadow`), not in the artifact
+    rule = rule_for("learning_suggestion_promotion", None)
+    kind = "learning_suggestion_promotion"
+    base, cand = _art(_learned(None, True), "a"), _art(_learned(None, True), "b")
+    improved = {"cases": 2, "delta": {"hit_at_k": 0.5}, "improved": ["s-1"], "regressed": []}
+    worse = {"cases": 2, "delta": {"hit_at_k": 0.5, "top_1": -0.5}, "regressed": ["s-2"]}
+
+    def suggestion(sid: str, shadow: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        return {"id": sid, "status": "accepted", "run_id": "run-1", "shadow": shadow, **extra}
+
+    def reasons(*reviewed: dict[str, Any]) -> tuple[str, ...]:
+        return compare(base, cand, change_type=kind, rule=rule, reviewed=reviewed).reasons
+
+    assert reasons(suggestion("sg-1", improved)) == ()
+    report = compare(base, cand, change_type=kind, rule=rule, reviewed=[suggestion("sg-1", improved)])
+    shadow_check = next(c for c in report.checks if c.name == "shadow_improves")
+    assert shadow_check.details == {"suggestions": {"sg-1": {"hit_at_k": 0.5}}}
+    assert reasons(suggestion("sg-1", improved), suggestion("sg-2", worse)) == (
+        "shadow of sg-2: top_1 dropped by 0.5000",
+        "shadow of sg-2: case s-2 ranks worse with the suggestions applied",
+    )
+    # only accepted suggestions of the baseline run count: pending, rejected or another run's do not
+    for ignored in (
+        suggestion("sg-1", improved, status="pending_review"),
+        suggestion("sg-1", improved, status="rejected"),
+        suggestion("sg-1", improved, run_id="run-0"),
+        suggestion("sg-1", {"cases": 0, "delta": {}}),
+    ):
+        assert reasons(ignored)[0].startswith(
+            "no shadow-rank result in either run, and no suggestion accepted"
+        )
+    # a shadow result in the artifact wins over the stored one
+    flat = {"cases": 3, "delta": {"hit_at_k": 0.0}, "regressed": []}
+    in_run = _art(_learned(flat, True), "c")
+    assert compare(
+        in_run, cand, change_type=kind, rule=rule, reviewed=[suggestion("sg-1", improved)]
+    ).reasons == ("the shadow result does not improve any search metric",)
+
+
 def _exec_case(
     case_id: str, *, status: str = "passed", readiness: str = "ready", **extra: Any
 ) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from qlab import suggestions
 from qlab.bootstrap import DEFAULT_SEED
 from qlab.governance_env import optional_config
 from qlab.promotion import compare
@@ -63,8 +64,19 @@ def command(
 ) -> int:
     config = optional_config(config_path)
     rule = rule_for(change_type, config)
+    # shadow_improves may rest on the suggestions accepted from the baseline run (`qlab learn shadow`)
+    reviewed = (
+        suggestions.load(suggestions.suggestions_path(config))
+        if config is not None and "shadow_improves" in rule.require
+        else []
+    )
     report = compare(
-        load_artifact(baseline), load_artifact(candidate), change_type=change_type, rule=rule, seed=seed
+        load_artifact(baseline),
+        load_artifact(candidate),
+        change_type=change_type,
+        rule=rule,
+        seed=seed,
+        reviewed=reviewed,
     )
     text = markdown(report)
     data = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
