@@ -66,9 +66,11 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
     missing = [i for i in range(1, total + 1) if i not in by_index]
     extra = [i for i in by_index if not 1 <= i <= total]
     if missing or extra:
-        what = f"missing shard(s) {', '.join(f'{i}/{total}' for i in missing)}" if missing else ""
-        what += ("; " if what else "") + (f"out of range: {extra}" if extra else "")
-        raise InputError(f"incomplete shard set: {what}; merge needs every shard 1..{total} exactly once")
+        parts = [f"missing shard(s) {', '.join(f'{i}/{total}' for i in missing)}"] if missing else []
+        parts += [f"out of range: {', '.join(f'{i}/{total}' for i in sorted(extra))}"] if extra else []
+        raise InputError(
+            f"incomplete shard set: {'; '.join(parts)}; merge needs every shard 1..{total} exactly once"
+        )
     for key, label in (
         (("shard", "selection_fingerprint"), "selection fingerprint (selected cases, config, commit)"),
         (("fingerprint", "config_digest"), "config digest"),

@@ -7,12 +7,13 @@ matrix never clash when a merge job downloads them into one folder.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from qlab.artifact import chunks, write_atomic
+from qlab.errors import InputError
 from qlab.project.model import Config
 from qlab.report import junit, markdown
 from qlab.shard import ShardSpec
@@ -65,11 +66,35 @@ def output_paths(
     )
 
 
+def prepare(paths: OutputPaths) -> None:
+    """Create the output folders before any case runs, so a bad ``--out``/``--junit`` is an InputError (exit 2)
+    up front, not an error after the whole run."""
+    for folder in dict.fromkeys(p.parent for p in (paths.result, paths.junit, paths.summary)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"{folder}: cannot create the output folder: {exc.strerror or exc}; check --out, --junit and "
+                "output.dir in qlab.yaml"
+            ) from None
+
+
+def write_file(path: Path, text: str | Iterable[str]) -> Path:
+    """``write_atomic``, with a file system refusal (a file where a folder should be, no space, no permission)
+    reported as an InputError naming the file."""
+    try:
+        return write_atomic(path, text)
+    except OSError as exc:
+        raise InputError(
+            f"{path}: cannot be written: {exc.strerror or exc}; check --out, --junit and output.dir in qlab.yaml"
+        ) from None
+
+
 def write_outputs(artifact: Mapping[str, Any], paths: OutputPaths) -> list[Path]:
     """Write the result, JUnit and summary atomically; returns the paths written."""
-    write_atomic(paths.result, chunks(artifact))
-    write_atomic(paths.junit, junit.render(artifact))
-    write_atomic(paths.summary, markdown.render(artifact, links=paths.links()))
+    write_file(paths.result, chunks(artifact))
+    write_file(paths.junit, junit.render(artifact))
+    write_file(paths.summary, markdown.render(artifact, links=paths.links()))
     return [paths.result, paths.junit, paths.summary]
 
 

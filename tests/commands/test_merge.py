@@ -95,7 +95,33 @@ def test_a_blocking_gate_is_judged_on_the_merged_set(
 def test_a_missing_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, paths = _shards(tmp_path, _cases())
     code, _, stderr = _cli(["merge", str(paths[0]), str(paths[2])], capsys)
-    assert code == 2 and "incomplete shard set: missing shard(s) 2/3" in stderr
+    assert code == 2, stderr
+    assert (
+        "error: incomplete shard set: missing shard(s) 2/3; merge needs every shard 1..3 exactly once"
+        in stderr
+    )
+
+
+def test_a_shard_out_of_range_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    data["shard"]["index"] = 5
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2, stderr
+    assert (
+        "error: incomplete shard set: missing shard(s) 1/3; out of range: 5/3; "
+        "merge needs every shard 1..3 exactly once"
+    ) in stderr
+
+
+def test_an_output_folder_that_is_a_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, paths = _shards(tmp_path, _cases())
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    code, _, stderr = _cli(["merge", "--out", str(blocker / "merged"), *map(str, paths)], capsys)
+    assert code == 2, stderr
+    assert f"error: {blocker / 'merged'}: cannot create the output folder: " in stderr
 
 
 def test_a_duplicate_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -169,3 +169,28 @@ def test_invalid_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     config.write_text(CONFIG.replace("mode: search", "mode: serch"), encoding="utf-8")
     code, _out, err = _cli(["run", "--config", str(config)], capsys)
     assert code == 2 and "qlab.yaml:" in err and not (tmp_path / "out" / "result.json").exists()
+
+
+def test_an_unwritable_output_path_exits_2_before_any_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _project(tmp_path, ["getThing"])
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    code, out, err = _cli(["run", "--config", str(config), "--junit", str(blocker / "junit.xml")], capsys)
+    assert code == 2, out + err
+    assert f"error: {blocker}: cannot create the output folder: " in err and "check --out, --junit" in err
+    assert not (tmp_path / "out" / "result.json").exists()  # refused before the run, not after it
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_github_file_that_is_a_folder_exits_2_before_any_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    config = _project(tmp_path, ["getThing"])
+    monkeypatch.setenv(variable, str(tmp_path))
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 2, out + err
+    assert f"error: ${variable} ({tmp_path}): cannot be written: Is a directory" in err
+    assert "internal error" not in err
+    assert not (tmp_path / "out" / "result.json").exists()

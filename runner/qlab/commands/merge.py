@@ -11,10 +11,9 @@ from pathlib import Path
 import click
 
 from qlab import artifact as artifact_io
-from qlab.artifact import write_atomic
-from qlab.commands.render import render_outcome
+from qlab.commands.render import check_ci_files, render_outcome
 from qlab.merge import collect, merge
-from qlab.outputs import OutputPaths, write_outputs
+from qlab.outputs import OutputPaths, prepare, write_file, write_outputs
 from qlab.shard import durations_of
 
 
@@ -34,9 +33,11 @@ def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet
     merged = merge(shards, exit_zero=exit_zero)
     folder = Path(out_dir) if out_dir else files[0].parent
     paths = OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")
+    prepare(paths)
+    check_ci_files()
     write_outputs(merged, paths)
     durations = durations_of(merged["cases"])
-    write_atomic(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
+    write_file(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
     render_outcome(merged, paths, quiet=quiet)
     if not quiet:
         click.echo(f"durations: {folder / 'durations.json'} (use with qlab run --shard i/N --durations)")

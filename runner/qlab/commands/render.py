@@ -5,14 +5,17 @@ step outputs. Shared by the two commands; not a subcommand itself.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 import click
 
+from qlab.errors import InputError
 from qlab.outputs import OutputPaths
 from qlab.report import console, github, markdown
 
@@ -62,10 +65,39 @@ def render_outcome(artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bo
     else:
         click.echo(console.gate_table(artifact, color=color))
         click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")
-    github.append_summary(markdown.render(artifact, links=paths.links()))
-    github.write_outputs(
-        github.outputs(artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary})
-    )
+    with _ci_file("GITHUB_STEP_SUMMARY"):
+        github.append_summary(markdown.render(artifact, links=paths.links()))
+    with _ci_file("GITHUB_OUTPUT"):
+        github.write_outputs(
+            github.outputs(artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary})
+        )
+
+
+CI_FILES = ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")
+
+
+def check_ci_files(environ: Mapping[str, str] | None = None) -> None:
+    """Before any case runs: the files GitHub hands over in ``$GITHUB_STEP_SUMMARY`` and ``$GITHUB_OUTPUT``
+    (when set) can be appended to. A folder or a missing parent is an InputError (exit 2) naming the variable,
+    instead of an internal error after the whole run."""
+    env = os.environ if environ is None else environ
+    for name in CI_FILES:
+        target = env.get(name)
+        if target:
+            with _ci_file(name, target), open(target, "a", encoding="utf-8"):
+                pass  # appending nothing: the file is created as GitHub's runner would have
+
+
+@contextlib.contextmanager
+def _ci_file(name: str, target: str | None = None) -> Iterator[None]:
+    """Turns an OSError on a CI hand-over file into an InputError naming the environment variable."""
+    try:
+        yield
+    except OSError as exc:
+        where = target or os.environ.get(name, "")
+        raise InputError(
+            f"${name} ({where}): cannot be written: {exc.strerror or exc}; it must name a file in an existing folder"
+        ) from None
 
 
 def _failure_details(artifact: Mapping[str, Any]) -> str:

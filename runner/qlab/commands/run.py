@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from qlab import artifact as artifact_io
-from qlab.commands.render import RunLog, render_outcome
-from qlab.outputs import output_paths, write_outputs
+from qlab.commands.render import RunLog, check_ci_files, render_outcome
+from qlab.outputs import output_paths, prepare, write_outputs
 from qlab.project import load_project
 from qlab.report import console
 from qlab.runner import RunOptions, run
@@ -88,6 +88,8 @@ def command(
     project = load_project(config_path)
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
+    prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
+    check_ci_files()
     previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
     stderr = sys.stderr
     progress = console.Progress(
