@@ -78,3 +78,20 @@ def test_urls_are_shown_without_credentials_or_query() -> None:
     message = str(caught.value)
     assert message.startswith("http://127.0.0.1:") and "secret" not in message and "abc" not in message
     assert documents.safe_location("specs/a.yaml") == "specs/a.yaml"
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"openapi: 3.0.3\n\x00\x01", "2:1: file is binary (it contains a NUL byte), not YAML or JSON text"),
+        ("openapi: 3.0.3\n".encode("utf-16"), "1:1: file is UTF-16 text; save it as UTF-8"),
+    ],
+)
+def test_binary_and_utf16_specs_are_refused_with_their_place(
+    tmp_path: Path, raw: bytes, message: str
+) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(SpecError) as caught:
+        documents.load(str(path))
+    assert str(caught.value) == f"{path}:{message}"

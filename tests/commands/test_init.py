@@ -66,3 +66,23 @@ def test_init_from_a_broken_spec(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2
     assert "bad.yaml:" in err and "Traceback" not in err
     assert not (tmp_path / "api" / "qlab.yaml").exists()
+
+
+def test_init_from_a_spec_without_operations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "empty.yaml"
+    spec.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n")
+    code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
+    assert code == 2, err
+    assert err == (
+        f"error: {spec}: the spec has no operations under `paths`: there is nothing to write search cases for\n"
+    )
+    assert not (tmp_path / "api").exists()
+
+
+def test_init_from_a_binary_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes(b"openapi: 3.0.3\n\x00\x01\x02")
+    code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
+    assert code == 2, err
+    assert err == f"error: {spec}:2:1: file is binary (it contains a NUL byte), not YAML or JSON text\n"
+    assert not (tmp_path / "api").exists()

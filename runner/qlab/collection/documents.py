@@ -107,11 +107,24 @@ def read(
         raise SpecError(f"{shown}: file not found{looked}; check the path.") from None
     except OSError as exc:
         raise SpecError(f"{shown}: cannot read the file: {exc.strerror or exc}") from None
+    if b"\x00" in raw:
+        _refuse_binary(raw, shown)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{shown}: not UTF-8 text (byte {exc.start}); save the spec as UTF-8.") from None
     return path.resolve().as_uri(), shown, text, sha256(raw)
+
+
+def _refuse_binary(raw: bytes, shown: str) -> None:
+    """A NUL byte: a binary or UTF-16/32 file. The project layer's text reader words it, with line and column
+    (only for this case: its other refusals, such as DEL, would reject text a JSON string may hold)."""
+    from qlab.project.textio import decode_text
+
+    try:
+        decode_text(raw, display=shown)
+    except ConfigError as exc:
+        raise SpecError(str(exc)) from None
 
 
 def _from_cwd(path: Path) -> str:

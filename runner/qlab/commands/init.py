@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from qlab.errors import InputError
+
 
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
@@ -31,6 +33,11 @@ def command(directory: Path, force: bool, spec: Path | None) -> int:
         from qlab.collection.openapi import load_tools
 
         tools = load_tools(str(spec))
+        if not tools:
+            # a starter with an empty case file would fail its own `qlab validate`
+            raise InputError(
+                f"{spec}: the spec has no operations under `paths`: there is nothing to write search cases for"
+            )
         kind = "swagger" if tools and tools[0].kind == "swagger" else "openapi"
         files = scaffold.openapi_files(spec, tools, target=directory, kind=kind)
     written = scaffold.write_files(directory, files, force=force)
