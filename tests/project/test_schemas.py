@@ -56,6 +56,16 @@ def test_every_property_has_a_description(name: str) -> None:
     assert sum(1 for _ in _properties(schema, "#", schema)) > 60
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "schemas").glob("*.schema.json")), ids=lambda p: p.name)
+def test_every_shipped_schema_describes_every_property(path: Path) -> None:
+    """Issue 2: "a `description` on every property", in every schema qlab ships, not only its own two."""
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
+    assert schema["$id"] == f"https://qlab.dev/schemas/{path.name}"
+    missing = [where for where, prop in _properties(schema, "#", schema) if not _described(prop, schema)]
+    assert missing == []
+
+
 # schema definition -> (dataclass, {schema key: field name} where they differ)
 CONFIG_MODELS: dict[str, tuple[type, dict[str, str]]] = {
     "auth_profile": (model.AuthProfile, {}),
