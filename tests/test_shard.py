@@ -67,6 +67,12 @@ def test_durations_file(tmp_path: Path) -> None:
         load_durations(path)
     with pytest.raises(InputError, match="not found"):
         load_durations(tmp_path / "missing.json")
+    path.write_text('{\n  "a": 1,\n  b: 2}', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_durations(path)
+    assert (
+        str(caught.value) == f"{path}:3:3: $: invalid JSON: Expecting property name enclosed in double quotes"
+    )
     assert durations_of(
         [{"case_id": "b", "latency_ms": {"search": 500.0, "plan": 250.0}}, {"case_id": "a"}]
     ) == {"a": 0.0, "b": 0.75}

@@ -90,7 +90,9 @@ def load_durations(path: str | Path) -> dict[str, float]:
         raise InputError(
             f"{p}: durations file not found; write one with `qlab merge` (durations.json)"
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{p}:{exc.lineno}:{exc.colno}: $: invalid JSON: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"{p}: not a readable JSON durations file: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"{p}: $: expected an object {{case_id: seconds}}")
