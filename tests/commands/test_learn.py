@@ -19,6 +19,7 @@ SUGGESTION = {
     "tool_id": "trackDelivery",
     "aliases": ["parcel"],
     "text": "Add alias 'parcel' to trackDelivery",
+    "run_id": "run-7",
     "evidence": [{"case_id": "s-parcel", "query": "where is my parcel", "missing_terms": ["parcel"]}],
 }
 NOTE = {
@@ -74,6 +75,19 @@ def test_list_accept_and_reject(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0 and "no pending review suggestions" in out
     code, out, _ = _cli(["learn", "list", "--status", "all", "--json", "--config", str(config)], capsys)
     assert {s["status"] for s in json.loads(out)} == {"accepted", "rejected"}
+
+
+def test_accept_names_the_promotion_that_confirms_the_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _setup(tmp_path)
+    code, out, err = _cli(["learn", "accept", "sg-0123", "--by", "alice", "--config", str(config)], capsys)
+    assert code == 0, err
+    assert "--baseline <the result of run run-7>" in out
+    assert "--change learning_suggestion_promotion" in out
+    code, out, err = _cli(["learn", "accept", "sg-ba98", "--by", "alice", "--config", str(config)], capsys)
+    assert code == 0, err
+    assert "--change selector_override_policy" in out and "learning_suggestion_promotion" not in out
 
 
 def test_accept_twice_or_an_unknown_id_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -114,8 +114,19 @@ def accept_command(suggestion_id: str, by: str, config_path: str | None) -> int:
         click.echo(
             f"accepted {done['id']} (a selector-policy note: act on it by hand): {done.get('text', '')}"
         )
-    click.echo("run `qlab run` and `qlab promote --change alias_or_semantic_metadata` to confirm it")
+    click.echo(_confirm_hint(done))
     return 0
+
+
+def _confirm_hint(suggestion: Mapping[str, Any]) -> str:
+    """How to confirm an accepted suggestion: a new run, then the promotion rule of its change type."""
+    if suggestion.get("kind") == "alias":
+        # shadow_improves reads the shadow result stored with the suggestions accepted from this run
+        return (
+            "run `qlab run`, then `qlab promote --baseline <the result of run "
+            f"{suggestion.get('run_id')}> --candidate <the new result> --change learning_suggestion_promotion`"
+        )
+    return "once acted on, run `qlab run` and `qlab promote --change selector_override_policy` to confirm it"
 
 
 @command.command("reject", help="Reject a suggestion; nothing is written but the decision.")
