@@ -13,9 +13,9 @@ frequencies are length-normalized per field and summed with the field weights (B
 scores, and each score's split over the fields for the evidence) are computed once, the first time a query
 uses the term, and kept. A query is then a sum over its terms' postings.
 
-Building reads each distinct text once: API specs repeat texts (the same parameter description on hundreds of
-operations), so the model keeps every distinct text's term counts and where it occurs (document, field), and a
-term's postings are gathered from the texts that contain it. Nothing is computed for terms no query uses.
+Building reads each distinct string once: API specs repeat strings (the same parameter description on hundreds
+of operations), so the model keeps every distinct string's terms and where it occurs (document, field), and a
+term's postings are gathered from the strings that contain it. Nothing is computed for terms no query uses.
 
 Two term spaces share the postings: stems (``deliver``) and exact surface words (``=delivered``). A query word
 scores its stem plus ``exact_weight`` times its exact word, so "followed" prefers the tool that says
@@ -25,16 +25,16 @@ collection needs no exact posting: its exact score would equal its stem score (`
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from math import log
 
 from qlab.collection.model import Tool
 from qlab.engine.text import Analyzer
 
 FIELDS: tuple[str, ...] = ("id", "summary", "description", "params", "tags", "aliases", "path")
-PARAMS = FIELDS.index("params")
 EXACT = "="  # prefix of exact-word terms; stems never start with it
 
 
@@ -69,193 +69,136 @@ DEFAULT_SETTINGS = SearchSettings(
 )
 
 
-Part = str | tuple[str, ...]  # a piece of text: a string, or strings read as if joined by spaces
-TextKey = Part | tuple[Part, ...]  # one text of a field, made of parts
+def field_strings(tool: Tool) -> tuple[tuple[str, ...], ...]:
+    """The strings of each of ``FIELDS`` for ``tool``, in order: the id and the name (when it differs), the
+    summary, the description, each parameter's name and description, the tags and the family, each alias, the
+    method and the path. A field's text is its strings read as if joined by spaces.
 
-
-def field_keys(tool: Tool) -> list[tuple[int, TextKey]]:
-    """(field index, text) pairs of ``tool``; the params field has one text per parameter (name, description).
-
-    Texts are keyed by the spec's own strings (tuples of them, not new joined strings): hashes are cached, so
-    the same parameter on a thousand operations is found at once and analyzed once.
+    The index keeps the spec's own string objects (their hashes are cached): the same parameter description on
+    a thousand operations is found at once and analyzed once.
     """
-    tags = tool.tags if not tool.family or tool.family in tool.tags else (*tool.tags, tool.family)
-    keys: list[tuple[int, TextKey]] = [(0, tool.id if tool.name in ("", tool.id) else (tool.id, tool.name))]
-    if tool.summary:
-        keys.append((1, tool.summary))
-    if tool.description:
-        keys.append((2, tool.description))
-    keys += [(3, (p.name, p.description)) for p in tool.parameters]
-    if tags:
-        keys.append((4, tuple(tags)))
-    keys += [(5, alias) for alias in tool.aliases]
-    keys.append((6, (tool.method or "", tool.path or "")))
-    return keys
-
-
-def _parts(key: TextKey) -> tuple[Part, ...]:
-    if isinstance(key, str):
-        return (key,)
-    if any(isinstance(item, tuple) for item in key):
-        return tuple(key)
-    return (key,)  # type: ignore[return-value]  # a tuple of strings is one part
-
-
-def _joined(part: Part) -> str:
-    return part if isinstance(part, str) else " ".join(part)
+    params = tool.parameters
+    return (
+        (tool.id,) if tool.name in ("", tool.id) else (tool.id, tool.name),
+        (tool.summary,) if tool.summary else (),
+        (tool.description,) if tool.description else (),
+        tuple([p.name for p in params] + [p.description for p in params if p.description]),
+        tool.tags if not tool.family or tool.family in tool.tags else (*tool.tags, tool.family),
+        tool.aliases,
+        (tool.method or "", tool.path or ""),
+    )
 
 
 def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
-    """The texts of each of ``FIELDS`` for ``tool``, in order (what the index analyzes), one per part."""
-    out: list[list[str]] = [[] for _ in FIELDS]
-    for f, key in field_keys(tool):
-        out[f] += [_joined(part) for part in _parts(key)]
-    return tuple(tuple(texts) for texts in out)
+    """The text of each of ``FIELDS`` for ``tool`` (what the index analyzes): its strings joined by spaces."""
+    return tuple((" ".join(strings),) if strings else () for strings in field_strings(tool))
 
 
 Posting = tuple[tuple[int, ...], tuple[float, ...]]  # (documents ascending, their scores)
 
 
+def _inverted(lists: Sequence[Sequence[str]]) -> dict[str, list[int]]:
+    """key -> the positions in ``lists`` of the lists that have it, once per occurrence, ascending. The loop over
+    every occurrence runs in C."""
+    index: defaultdict[str, list[int]] = defaultdict(list)
+    positions = chain.from_iterable(map(repeat, range(len(lists)), map(len, lists)))
+    deque(map(list.append, map(index.__getitem__, chain.from_iterable(lists)), positions), maxlen=0)
+    return dict(index)
+
+
 class Model:
-    """A collection's BM25F model. Documents are numbered in the order of ``tools``."""
+    """A collection's BM25F model. Documents are numbered in the order of ``tools``.
+
+    The unit of text is a distinct string of the spec (an id, a summary, a parameter's name, its description,
+    ...): each is analyzed once. The model keeps, per string, its terms and words and where it occurs (document,
+    field), and two inverted lists: stem -> strings and lowercase word -> strings, a string listed once per
+    occurrence. A term's postings are gathered from the strings that have it, the first time a query uses it.
+    """
 
     def __init__(self, tools: Sequence[Tool], analyzer: Analyzer, settings: SearchSettings) -> None:
         self.settings = settings
         self.analyzer = analyzer
         self.n_docs = len(tools)
-        # per distinct text: its lowercase surface words, their terms ('' for a stopword), its length in terms
-        self._lowered: list[list[str]] = []
-        self._terms: list[list[str]] = []
-        self._length: list[int] = []
-        self._stem_texts: dict[str, list[int]] = {}  # stem -> ids of the texts that have it
-        self._doc_texts: list[list[tuple[int, int]]] = []  # document -> [(text id, field), ...]
+        self._sid: dict[str, int] = {}  # string -> string id
+        self._terms: list[Sequence[str]] = []  # per string: its terms, in order, stopwords left out
+        self._words: list[Sequence[str]] = []  # per string: the lowercase words behind its terms
+        self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
+        self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each of its strings
+        sid_of, terms_of, words_of, occurs = self._sid, self._terms, self._words, self._occurs
+        analyze = analyzer.analyze
+        lengths: list[list[int]] = []
+        for d, tool in enumerate(tools):
+            doc_lengths = [0, 0, 0, 0, 0, 0, 0]
+            entries: list[int] = []
+            place = d * 8
+            for f, strings in enumerate(field_strings(tool)):
+                n = 0
+                for string in strings:
+                    sid = sid_of.get(string)
+                    if sid is None:
+                        sid = sid_of[string] = len(terms_of)
+                        terms, words = analyze(string)
+                        terms_of.append(terms)
+                        words_of.append(words)
+                        occurs.append([place + f])
+                        n += len(terms)
+                    else:
+                        occurs[sid].append(place + f)
+                        n += len(terms_of[sid])
+                    entries.append(sid * 8 + f)
+                doc_lengths[f] = n
+            lengths.append(doc_lengths)
+            self._strings.append(entries)
+        self._stem_in = _inverted(terms_of)  # stem -> string ids, once per occurrence, ascending
+        self._word_in = _inverted(words_of)  # lowercase word -> string ids, the same way
+        # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
+        norm = self._norm = [0.0] * (8 * len(tools))
+        for f, name in enumerate(FIELDS):
+            spec = settings.fields[name]
+            present = [doc[f] for doc in lengths if doc[f]]
+            avg = sum(present) / len(present) if present else 1.0
+            w, keep, slope = spec.weight, 1.0 - spec.b, spec.b / avg
+            for d, doc in enumerate(lengths):
+                if doc[f]:
+                    norm[d * 8 + f] = w / (keep + slope * doc[f])
+        self._places: dict[int, tuple[list[int], list[float]]] = {}  # string id -> (documents, norms)
         self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
-        self._sole: dict[tuple[str, str], bool | None] = {}
-        self._texts: dict[str, list[tuple[int, int]]] = {}  # term -> [(text id, count)]
-        self._surface: dict[str, int] | None = None
-        self._part_memo: dict[Part, tuple[list[str], list[str]]] = {}
-        ids: dict[TextKey, int] = {}
-        lengths: list[list[int]] = []
-        text_length = self._length
-        for tool in tools:
-            doc_lengths = [0] * len(FIELDS)
-            doc_texts = []
-            for f, key in field_keys(tool):
-                tid = ids.get(key)
-                if tid is None:
-                    tid = ids[key] = self._add_text(_parts(key))
-                n = text_length[tid]
-                if n:
-                    doc_texts.append((tid, f))
-                    doc_lengths[f] += n
-            lengths.append(doc_lengths)
-            self._doc_texts.append(doc_texts)
-        # per document and field: w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
-        specs = [settings.fields[name] for name in FIELDS]
-        avg = []
-        for f in range(len(FIELDS)):
-            present = [doc[f] for doc in lengths if doc[f]]
-            avg.append(sum(present) / len(present) if present else 1.0)
-        self._norm = [
-            [
-                spec.weight / ((1.0 - spec.b) + spec.b * doc[f] / avg[f]) if doc[f] else 0.0
-                for f, spec in enumerate(specs)
-            ]
-            for doc in lengths
-        ]
-        # text id -> {document: norm}: where a text occurs, with the norm of its field there (summed when a
-        # document has the same text in two fields: a term's tf~ is linear in it)
-        self._occurs: list[dict[int, float]] = [{} for _ in self._terms]
-        for d, doc_texts in enumerate(self._doc_texts):
-            norms = self._norm[d]
-            for tid, f in doc_texts:
-                norm = norms[f]
-                if norm:
-                    occurs = self._occurs[tid]
-                    occurs[d] = occurs.get(d, 0.0) + norm
-
-    def _analyze(self, part: Part) -> tuple[list[str], list[str]]:
-        """(lowercase words, terms) of one part, memoized: parts repeat across texts."""
-        found = self._part_memo.get(part)
-        if found is None:
-            raw = self.analyzer.split(_joined(part))
-            found = self._part_memo[part] = (list(map(str.lower, raw)), self.analyzer.terms_of(raw))
-        return found
-
-    def _add_text(self, parts: tuple[Part, ...]) -> int:
-        # The per-word work runs in C (regex, map, set, list.count); Python loops only over distinct stems,
-        # and counts are taken later, for the stems a query uses.
-        tid = len(self._terms)
-        if len(parts) == 1:
-            lowered, terms = self._analyze(parts[0])
-        else:
-            lowered, terms = [], []
-            for part in parts:
-                part_lowered, part_terms = self._analyze(part)
-                lowered += part_lowered
-                terms += part_terms
-        stem_texts = self._stem_texts
-        for term in set(terms):
-            if term:
-                found = stem_texts.get(term)
-                if found is None:
-                    stem_texts[term] = [tid]
-                else:
-                    found.append(tid)
-        self._lowered.append(lowered)
-        self._terms.append(terms)
-        self._length.append(len(terms) - terms.count(""))
-        return tid
+        self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""
-        return stem in self._stem_texts
+        return stem in self._stem_in
 
     @property
     def stems(self) -> frozenset[str]:
-        return frozenset(self._stem_texts)
+        return frozenset(self._stem_in)
 
     def surface(self) -> dict[str, int]:
-        """Lowercase surface word (stopwords left out) -> occurrences in distinct parts: the speller's
+        """Lowercase surface word (stopwords left out) -> occurrences in the distinct strings: the speller's
         vocabulary."""
-        if self._surface is None:
-            counts: Counter[str] = Counter()
-            for lowered, _ in self._part_memo.values():
-                counts.update(lowered)
-            term_of = self.analyzer.term
-            self._surface = {word: n for word, n in counts.items() if term_of(word)}
-        return self._surface
+        return {word: len(strings) for word, strings in self._word_in.items()}
 
     def sole_form(self, stem: str, word: str) -> bool | None:
-        """How the lowercase ``word`` stands to its ``stem`` in the collection: True when it is the stem's only
-        written form (its exact posting would equal the stem's), False when other forms occur too, None when the
-        collection never writes it."""
-        key = (stem, word)
-        if key not in self._sole:
-            found = False
-            sole = True
-            for tid in self._stem_texts.get(stem, ()):
-                exact = self._lowered[tid].count(word)
-                found = found or exact > 0
-                sole = sole and exact == self._terms[tid].count(stem)
-            self._sole[key] = sole if found else None
-        return self._sole[key]
+        """How the lowercase ``word`` (whose stem is ``stem``) stands to its stem in the collection: True when it is
+        the stem's only written form (its exact posting would equal the stem's), False when other forms occur too,
+        None when the collection never writes it."""
+        strings = self._word_in.get(word)
+        if strings is None:
+            return None
+        return strings == self._stem_in.get(stem)  # the same strings, as often: every occurrence is this word
 
-    def texts_of(self, term: str) -> list[tuple[int, int]]:
-        """(text id, count) of every text that has ``term`` (a stem or ``=word``)."""
-        found = self._texts.get(term)
+    def _places_of(self, sid: int) -> tuple[list[int], list[float]]:
+        """The documents string ``sid`` occurs in (once per place) and the norm of its field there; a field
+        weighted 0 does not count."""
+        found = self._places.get(sid)
         if found is None:
-            if term.startswith(EXACT):
-                word, lowered = term[1:], self._lowered
-                pairs = [
-                    (tid, lowered[tid].count(word))
-                    for tid in self._stem_texts.get(self.analyzer.term(word), ())
-                ]
-            else:
-                terms = self._terms
-                pairs = [(tid, terms[tid].count(term)) for tid in self._stem_texts.get(term, ())]
-            found = self._texts[term] = [(tid, n) for tid, n in pairs if n]
+            norm = self._norm
+            places = [place for place in self._occurs[sid] if norm[place] > 0.0]
+            found = self._places[sid] = (
+                [place >> 3 for place in places],
+                list(map(norm.__getitem__, places)),
+            )
         return found
 
     def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:
@@ -263,32 +206,26 @@ class Model:
         tool has it."""
         if term in self._cache:
             return self._cache[term]
-        counts = self.texts_of(term)
-        # tf~ per document: dict updates do the work in C; only documents reached through two texts are added
-        # up in Python (a text shared by hundreds of operations costs one update)
-        tf: dict[int, float] = {}
-        occurs = self._occurs
-        for tid, count in counts:
-            if not count:
-                continue
-            occ = occurs[tid]
-            if count != 1:
-                occ = dict(zip(occ, map(float(count).__mul__, occ.values()), strict=True))
-            common = tf.keys() & occ.keys()
-            if common:
-                before = [(d, tf[d]) for d in common]
-                tf.update(occ)
-                for d, value in before:
-                    tf[d] += value
-            else:
-                tf.update(occ)
+        strings = self._word_in.get(term[1:]) if term.startswith(EXACT) else self._stem_in.get(term)
         built = None
-        if tf:
+        if strings:
+            acc = self._acc
+            touched: list[int] = []  # the documents reached, each once: norms are positive
+            for sid, count in Counter(strings).items():
+                docs, norms = self._places_of(sid)
+                for d, norm in zip(docs, norms, strict=True):
+                    before = acc[d]
+                    if not before:
+                        touched.append(d)
+                    acc[d] = before + count * norm
+            touched.sort()
             k1 = self.settings.k1
-            idf = log(1.0 + (self.n_docs - len(tf) + 0.5) / (len(tf) + 0.5))
-            docs = sorted(tf)
-            scores = [idf * (k1 + 1.0) * t / (k1 + t) for t in map(tf.__getitem__, docs)]
-            built = (tuple(docs), tuple(scores)), dict(zip(docs, scores, strict=True))
+            n = len(touched)
+            idf = log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5))
+            scores = [idf * (k1 + 1.0) * t / (k1 + t) for t in map(acc.__getitem__, touched)]
+            for d in touched:
+                acc[d] = 0.0
+            built = (tuple(touched), tuple(scores)), dict(zip(touched, scores, strict=True))
         self._cache[term] = built
         return built
 
@@ -305,13 +242,19 @@ class Model:
             found = cached.get(d)
             if found is not None:
                 return found
-        norms = self._norm[d]
-        exact = term.startswith(EXACT)
+        if term.startswith(EXACT):
+            key, texts = term[1:], self._words
+        else:
+            key, texts = term, self._terms
+        norm, place = self._norm, d * 8
         split: dict[int, float] = {}
-        for tid, f in self._doc_texts[d]:
-            count = self._lowered[tid].count(term[1:]) if exact else self._terms[tid].count(term)
-            if count and norms[f]:
-                split[f] = split.get(f, 0.0) + count * norms[f]
+        for entry in self._strings[d]:
+            count = texts[entry >> 3].count(key)
+            if count:
+                f = entry & 7
+                value = norm[place + f]
+                if value > 0.0:
+                    split[f] = split.get(f, 0.0) + count * value
         total = sum(split.values()) or 1.0
         out = cached[d] = tuple((FIELDS[f], value / total) for f, value in split.items())
         return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import compress
 
 # An uppercase run before a capitalized word ("HTTP" in HTTPServer) | an optionally capitalized word | an
 # uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and non-Latin words stay whole.
@@ -83,14 +84,14 @@ def stem(word: str) -> str:
 class Analyzer:
     """Turns text into terms, memoizing each surface word's term. One instance per index.
 
-    ``surface`` maps each lowercase surface word seen in analyzed text to its term; the fuzzy rescue of
-    misspelt query words searches these surface words.
+    ``memo`` maps each surface word (case kept) to its term, and is read directly on hot paths.
     """
 
-    __slots__ = ("memo",)
+    __slots__ = ("_lower", "memo")
 
     def __init__(self) -> None:
         self.memo: dict[str, str] = {}  # surface word (case kept) -> term; read directly on hot paths
+        self._lower: dict[str, str] = {}  # surface word (case kept) -> lowercase, for the words memo has
 
     def term(self, word: str) -> str:
         """The term for one surface word ('' for a stopword or a one-letter word)."""
@@ -98,17 +99,32 @@ class Analyzer:
         if found is None:
             if len(self.memo) > _CACHE_LIMIT:
                 self.memo.clear()
-            lower = word.lower()
-            found = "" if (len(lower) < 2 and not lower.isdigit()) or lower in STOPWORDS else stem(lower)
-            self.memo[word] = found
+                self._lower.clear()
+            found = self._new(word)
         return found
+
+    def _new(self, word: str) -> str:
+        lower = self._lower[word] = word.lower()
+        found = "" if (len(lower) < 2 and not lower.isdigit()) or lower in STOPWORDS else stem(lower)
+        self.memo[word] = found
+        return found
+
+    def _fill(self, words: Iterable[str]) -> dict[str, str]:
+        """The memo, with a term for each of ``words`` (cleared first when it is full)."""
+        memo = self.memo
+        new = set(words).difference(memo)
+        if new:
+            if len(memo) + len(new) > _CACHE_LIMIT:
+                memo.clear()
+                self._lower.clear()
+                new = set(words)
+            for word in new:
+                self._new(word)
+        return memo
 
     def terms_of(self, words: list[str]) -> list[str]:
         """The term of each surface word ('' for the dropped ones), in order."""
-        memo = self.memo
-        for word in set(words).difference(memo):
-            self.term(word)
-        return list(map(memo.__getitem__, words))
+        return list(map(self._fill(words).__getitem__, words))
 
     def terms(self, text: str) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""
@@ -121,6 +137,16 @@ class Analyzer:
             if found:
                 out.append(found)
         return out
+
+    def analyze(self, text: str) -> tuple[list[str], list[str]]:
+        """(terms, the lowercase words behind them) of ``text``, in order, dropped words left out: ``terms(text)``
+        and its words. The per-word work runs in C (regex, set, map, filter)."""
+        words = _WORD.findall(text)
+        terms = list(map(self._fill(words).__getitem__, words))
+        if "" in terms:
+            words = list(compress(words, terms))
+            terms = list(filter(None, terms))
+        return terms, list(map(self._lower.__getitem__, words))
 
     def split(self, text: str) -> list[str]:
         """The surface words of ``text`` (case kept), before stopwords and stemming."""
