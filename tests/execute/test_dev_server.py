@@ -116,6 +116,24 @@ def test_early_exit_and_timeout_are_input_errors(tmp_path: Path) -> None:
         pass
 
 
+def test_messages_and_the_log_name_the_program_not_the_interpolated_command(tmp_path: Path) -> None:
+    """``server.command`` is interpolated (``env TOKEN=${API_TOKEN} ...``): its arguments may hold a secret, so
+    what qlab writes names the program only (found by the audit: the token reached result.json and the logs)."""
+    secret = "tok-DEV-SERVER-8181"
+    url = f"http://127.0.0.1:{servers.free_port()}/"
+    log = tmp_path / "s.log"
+    for command in (f"env TOKEN={secret} false", f"/nonexistent/binary --token {secret}"):
+        with (
+            pytest.raises(InputError) as caught,
+            dev_server(
+                ServerConfig(command=command, url=url, timeout_sec=5, reuse_existing=False), log_path=log
+            ),
+        ):
+            pass
+        assert secret not in str(caught.value) and "(server.command in qlab.yaml)" in str(caught.value)
+    assert secret not in log.read_text() and "starting 'env …'" in log.read_text()
+
+
 KILLED_PARENT = """
 import sys, time
 from pathlib import Path

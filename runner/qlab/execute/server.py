@@ -86,7 +86,7 @@ def dev_server(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**(environ if environ is not None else os.environ), **config.env}
     with open(log_path, "ab") as log:
-        log.write(f"--- qlab: starting {config.command!r}\n".encode())
+        log.write(f"--- qlab: starting {_label(config)}\n".encode())
         log.flush()
         try:
             proc = subprocess.Popen(
@@ -100,7 +100,9 @@ def dev_server(
                 preexec_fn=_die_with_parent(),  # only a prctl call, prepared before the fork
             )
         except OSError as exc:
-            raise InputError(f"dev server command {config.command!r} cannot start: {exc}") from None
+            raise InputError(
+                f"dev server command {_label(config)} cannot start: {exc.strerror or exc}"
+            ) from None
         try:
             _wait(proc, config, log_path, poll_interval)
             yield "started"
@@ -109,19 +111,30 @@ def dev_server(
             log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
 
 
+def _label(config: ServerConfig) -> str:
+    """How messages name the server command: its program only. The command is shown after ``${VAR}``
+    interpolation, so its arguments may hold a token (``env TOKEN=${API_TOKEN} ...``); qlab.yaml has the rest."""
+    try:
+        argv = argv_of(config.command)
+    except ValueError:
+        argv = []
+    program = Path(argv[0]).name if argv else "?"
+    return f"'{program}{' …' if len(argv) > 1 else ''}' (server.command in qlab.yaml)"
+
+
 def _wait(proc: subprocess.Popen[bytes], config: ServerConfig, log_path: Path, poll_interval: float) -> None:
     deadline = time.monotonic() + config.timeout_sec
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise InputError(
-                f"dev server {config.command!r} exited with {proc.returncode} before {config.url} answered; "
+                f"dev server {_label(config)} exited with {proc.returncode} before {config.url} answered; "
                 f"see {log_path}"
             )
         if answers(config.url, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
             return
         time.sleep(poll_interval)
     raise InputError(
-        f"dev server {config.command!r}: {config.url} did not answer within {config.timeout_sec:g}s; see "
+        f"dev server {_label(config)}: {config.url} did not answer within {config.timeout_sec:g}s; see "
         f"{log_path}, or raise server.timeout_sec"
     )
 
