@@ -42,3 +42,12 @@ def test_truncated_under_the_limit_with_a_notice() -> None:
 def test_small_summary_is_not_truncated() -> None:
     text = markdown.render(samples.result())
     assert "truncated" not in text and len(text.encode()) < markdown.MAX_BYTES
+
+
+def test_the_eval_categories_that_had_cases_get_a_table() -> None:
+    text = markdown.render(samples.full(samples.result()))
+    assert "### By eval category" in text
+    assert "| flow | 6 | 4 | 2 | 0 | 0 | 0.667 |" in text
+    assert "| step | 1 | 0 | 0 | 0 | 1 | — |" in text
+    assert "| policy |" not in text  # no cases: no row
+    assert "### By eval category" not in markdown.render(samples.result())  # an artifact without categories

@@ -161,6 +161,28 @@ def _metrics(artifact: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _categories(artifact: Mapping[str, Any]) -> list[str]:
+    """Seed 003's eval categories that had cases in this run: counts and pass rate per category."""
+    rows = []
+    for name, entry in (artifact.get("categories") or {}).items():
+        counts = (entry or {}).get("counts") or {}
+        if not counts.get("total"):
+            continue
+        rows.append(
+            f"| {_cell(name)} | {_num(counts.get('total'))} | {_num(counts.get('passed'))} | "
+            f"{_num(counts.get('failed'))} | {_num(counts.get('error'))} | {_num(counts.get('blocked'))} | "
+            f"{_num(entry.get('pass_rate'))} |"
+        )
+    if not rows:
+        return []
+    head = [
+        "### By eval category",
+        "",
+        "| category | cases | passed | failed | error | blocked | pass rate |",
+    ]
+    return [*head, "|---|---|---|---|---|---|---|", *rows, ""]
+
+
 def _guards(artifact: Mapping[str, Any]) -> list[str]:
     failing = [g for g in artifact.get("guards") or () if not g.get("passed")]
     if not failing:
@@ -192,7 +214,8 @@ def render(
         (3, lambda: _links(links or {})),
         (4, lambda: _non_gating(artifact)),
         (5, lambda: _metrics(artifact)),
-        (6, lambda: _guards(artifact)),
+        (6, lambda: _categories(artifact)),
+        (7, lambda: _guards(artifact)),
     ]
     built = {prio: "\n".join(fn()) for prio, fn in sections}
     order = [prio for prio, _ in sections]
