@@ -152,7 +152,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     chosen = select(config, project.cases, options.selection, previous=options.previous)
     if not chosen.cases and not is_empty_ok(options.selection):
         raise InputError(
-            f"no case selected (filters: {options.selection.to_dict()}); check --suite/--stage/--case/--tag/--cadence"
+            f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files"
         )
     repo = checkout(config.path)
     fingerprint = selection_fingerprint(

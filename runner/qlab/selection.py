@@ -51,6 +51,21 @@ class SelectionSpec:
             "last_failed": self.last_failed,
         }
 
+    def options(self) -> str:
+        """The filters as the command line spells them: ``--suite a --tag smoke``."""
+        words = [
+            f"--{flag} {value}"
+            for flag, values in (
+                ("suite", self.suites),
+                ("stage", self.stages),
+                ("case", self.cases),
+                ("tag", self.tags),
+                ("cadence", self.cadences),
+            )
+            for value in values
+        ]
+        return " ".join([*words, *(["--last-failed"] if self.last_failed else [])]) or "none"
+
 
 @dataclass(frozen=True, slots=True)
 class Selected:

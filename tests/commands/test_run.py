@@ -150,7 +150,7 @@ def test_shard_outputs_are_named_by_index(tmp_path: Path, capsys: pytest.Capture
     [
         (["--shard", "3/2"], "--shard '3/2': the index must be between 1 and 2"),
         (["--suite", "serch_core"], "unknown suite 'serch_core'. Did you mean 'search_core'?"),
-        (["--tag", "none"], "no case selected"),
+        (["--tag", "none"], "no case selected by --tag none;"),
         (["--durations", "missing.json", "--shard", "1/2"], "durations file not found"),
     ],
 )
