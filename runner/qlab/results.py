@@ -32,9 +32,10 @@ class EncodedJSON(str):
 
 
 class CheckedJSON(EncodedJSON):
-    """An EncodedJSON member of a stage object that its stage checked, whole, against the result schema before
-    encoding the member (the search stage's rows: ``qlab.stages.engine_calls``). The in-run ``output_schema``
-    check (``qlab.boundary``) checks the rest of the object and does not decode the member again."""
+    """An EncodedJSON member of a stage object that fits the result schema where it sits, as its stage made
+    sure before encoding it: written from values of a shape that fits (``qlab.stages.search_rows``) or checked
+    with the whole object (``qlab.stages.engine_calls``). The in-run ``output_schema`` check
+    (``qlab.boundary``) checks the rest of the object and does not decode the member again."""
 
     __slots__ = ()
 

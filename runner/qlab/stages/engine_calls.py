@@ -22,7 +22,7 @@ from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
 from qlab.project.model import Case
 from qlab.results import CaseResult, CheckedJSON, EncodedJSON
-from qlab.stages import engine_checks
+from qlab.stages import engine_checks, search_rows
 from qlab.stages.base import RunContext, StopHit
 
 T = TypeVar("T")
@@ -87,17 +87,20 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
+    # the rows are kept as JSON text (see EncodedJSON) that fits the schema (CheckedJSON): the in-run schema
+    # check need not decode them again. Rows that are not plain (see search_rows) are checked with the whole
+    # object here; rows that do not fit are left for the in-run check to find and word.
+    rows: EncodedJSON | None = search_rows.rows_json(found.rows)
     search: dict[str, Any] = {
         "hit": hit,
         "hit_rank": rank if hit else None,
         "top_k": k,
-        "rows": [wire.row_to_dict(row) for row in found.rows],
+        "rows": rows if rows is not None else [wire.row_to_dict(row) for row in found.rows],
         "query_terms": list(found.query_terms),
     }
-    # the rows are kept as JSON text (see EncodedJSON); checked here, before encoding, the in-run schema check
-    # need not decode them again (CheckedJSON); rows that do not fit are left for it to find and word
-    fits = resultschema.checker("search")[0](search)
-    search["rows"] = (CheckedJSON if fits else EncodedJSON).of(search["rows"])
+    if rows is None:
+        fits = resultschema.checker("search")[0](search)
+        search["rows"] = (CheckedJSON if fits else EncodedJSON).of(search["rows"])
     result.search = search
     if case.expected_target and ctx.collection.tool(case.expected_target) is None:
         hint = fuzzy.did_you_mean(case.expected_target, [t.id for t in ctx.collection.tools])

@@ -1,0 +1,77 @@
+"""Top-K rows written straight to JSON text: the same text as wire.row_to_dict + the compact encoder, and only
+for rows that fit the result schema's search_row (checked with jsonschema on generated rows)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+import jsonschema
+
+from qlab.engine import wire
+from qlab.engine.types import SearchRow
+from qlab.resources import load_schema
+from qlab.results import CheckedJSON, EncodedJSON
+from qlab.stages.search_rows import rows_json
+
+
+def _row_validator() -> jsonschema.Draft7Validator:
+    schema = load_schema("result")
+    return jsonschema.Draft7Validator(
+        {**schema["definitions"]["search_row"], "definitions": schema["definitions"]}
+    )
+
+
+def _odd(rng: random.Random, plain: Any, *odd: Any) -> Any:
+    return rng.choice(odd) if rng.random() < 0.08 else plain
+
+
+def _number(rng: random.Random) -> Any:
+    return rng.choice([rng.uniform(-5, 50), rng.randint(0, 9), 1e-05, -0.0, 1e17, 2.00005, 123456.789012])
+
+
+def _random_row(rng: random.Random) -> SearchRow:
+    fields = {
+        _odd(rng, name, 3, None): _odd(rng, _number(rng), math.nan, math.inf, True, "1.5", None)
+        for name in rng.sample(["id", "summary", "description", "tags", "path", 'naïve "q"'], 3)
+    }
+    return SearchRow(
+        tool_id=_odd(rng, rng.choice(["getThing1", "list\u00e9Orders", 'we"ird\\id\n']), 7, None),
+        rank=_odd(rng, rng.randint(1, 9), 0, -1, True, 2.0, "1"),
+        score=_odd(rng, _number(rng), math.nan, -math.inf, False, "high"),
+        field_scores=fields,
+        matched_terms=tuple(_odd(rng, t, 5) for t in rng.sample(["a", "b\u00fc", "c d"], 2)),
+        corrections=_odd(rng, {}, {"teh": "the"}, {"x": 1}, {2: "y"}),
+    )
+
+
+def test_plain_rows_are_the_long_ways_text_and_fit_the_schema() -> None:
+    rng = random.Random(4)
+    validator = _row_validator()
+    fast = 0
+    for _ in range(3000):
+        rows = [_random_row(rng) for _ in range(rng.randint(0, 3))]
+        text = rows_json(rows)
+        if text is None:
+            continue
+        fast += 1
+        assert type(text) is CheckedJSON
+        assert text == EncodedJSON.of([wire.row_to_dict(r) for r in rows]), rows
+        for row in json.loads(text):
+            assert validator.is_valid(row), row
+    assert 500 < fast < 3000  # both ways were taken
+
+
+def test_a_row_that_is_not_plain_goes_the_long_way() -> None:
+    plain = SearchRow("getThing", 1, 2.5, {"id": 2.5}, ("thing",))
+    assert rows_json([plain]) is not None
+    for odd in (
+        SearchRow("getThing", 0, 2.5),  # rank below 1: does not fit
+        SearchRow("getThing", 1, math.nan),  # not JSON
+        SearchRow("getThing", True, 2.5),  # type: ignore[arg-type]
+        SearchRow("getThing", 1, 2.5, {"id": "high"}),  # type: ignore[dict-item]
+        SearchRow("getThing", 1, 2.5, matched_terms=(1,)),  # type: ignore[arg-type]
+    ):
+        assert rows_json([plain, odd]) is None, odd
