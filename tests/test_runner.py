@@ -250,6 +250,28 @@ def test_learn_gate_scans_the_written_outputs(tmp_path: Path) -> None:
     assert secret not in str(artifact)
 
 
+def test_a_blocked_run_still_scans_its_outputs_for_secrets(tmp_path: Path) -> None:
+    """The learn gate is skipped after a block, but a blocked run is the likely one to have leaked: the written
+    outputs are scanned anyway and a leak is a failed scrub check; the decision stays the first block."""
+    secret = "canary-blocked-0077"
+
+    def emit(art: dict[str, Any]) -> list[Path]:
+        path = tmp_path / "out" / "server-dev.log"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"starting env TOKEN={secret}", encoding="utf-8")
+        return [path]
+
+    execute = f.FakeExecute(secrets=(secret,), leak=True)  # blocks the execute gate
+    artifact = _run(tmp_path, execute=execute, emit=emit)
+    assert (
+        _gate(artifact, "execute")["status"] == "blocked" and _gate(artifact, "learn")["status"] == "skipped"
+    )
+    scrub = [g for g in artifact["guards"] if g["guard"] == "scrub" and g["stage"] == "learn"]
+    assert len(scrub) == 1 and scrub[0]["passed"] is False and "server-dev.log" in scrub[0]["message"]
+    assert artifact["stages"]["learn"]["stops"][0]["condition"] == "scrub_failed"
+    assert artifact["decision"]["exit_code"] == 1 and secret not in scrub[0]["message"]
+
+
 def test_ambiguous_critical_case_stops_select(tmp_path: Path) -> None:
     def ambiguous(ctx: Any, cases: Any, results: Any) -> StageReport:
         report = f.fake_select(ctx, cases, results)

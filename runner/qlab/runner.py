@@ -253,6 +253,8 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
     if state.blocked_by is not None:
         state.skip(spec, f"blocked by gate {state.blocked_by}")
+        if gate.stage == "learn" and ctx.secrets:
+            _scrub_only(state, ctx, gate)
         return
     if gate not in state.selected.gates:
         state.skip(spec, "not selected (--stage)")
@@ -314,6 +316,19 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
             ctx, state.cases, state.lanes.lanes[0], paths=paths, artifact=provisional
         )
         return report
+
+
+def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
+    """A blocked run skips the learn gate, but what it wrote may still hold a secret (a blocked run is the likely
+    one to have leaked): the outputs are scanned all the same, and a leak is recorded as a failed ``scrub``
+    check of the learn stage. The decision stays the block that came first."""
+    ctx.gate = gate
+    module = importlib.import_module("qlab.stages.learn")
+    with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
+        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+        paths = [*emit(state.artifact(final=False)), *state.log_paths()]
+        guard, stops, details = module.scrub(ctx, paths)
+    state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
 
 
 def _close_engine(engine: Engine) -> None:
