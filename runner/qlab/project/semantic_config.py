@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from qlab.errors import Diagnostic
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
-from qlab.project.model import STAGES, Config
+from qlab.project.model import STAGES, Config, Gate
 
 # the stages a case of each mode goes through: a gate at a later stage never sees the case
 MODE_REACH = {
@@ -94,6 +94,7 @@ class _Checker:
                 if suite is not None and gate.stage not in MODE_REACH[suite.mode]:
                     self.warn(where, f"suite {suite_name!r} runs in {suite.mode} mode: its cases never reach the "
                               f"{gate.stage} stage")  # fmt: skip
+            self.threshold_bounds(path, gate)
             if previous is not None and STAGES.index(gate.stage) < STAGES.index(previous.stage):
                 self.error(
                     (*path, "stage"),
@@ -105,6 +106,18 @@ class _Checker:
                 if previous is None or STAGES.index(gate.stage) >= STAGES.index(previous.stage)
                 else previous
             )
+
+    def threshold_bounds(self, path: JsonPath, gate: Gate) -> None:
+        """A rate (every metric but the latencies is a share in 0-1) compared with a bound outside 0-1 is a
+        typo (``>= 95`` for 95 %): warn where the threshold is written."""
+        written = self.doc.data["gates"][path[1]].get("thresholds")
+        for position, threshold in enumerate(gate.thresholds):
+            if threshold.metric.startswith("latency") or 0.0 <= threshold.value <= 1.0:
+                continue
+            key: str | int = threshold.metric if isinstance(written, dict) else position
+            where = (*path, "thresholds", key) if isinstance(written, dict | list) else (*path, "thresholds")
+            self.warn(where, f"{threshold.metric} is a share between 0 and 1, so '{threshold.op} "
+                      f"{threshold.value:g}' compares it with a bound it never reaches; write 0.95 for 95 %")  # fmt: skip
 
     def governance(self) -> None:
         suites = self.config.suites
