@@ -32,3 +32,29 @@ def test_ties_prefer_the_more_frequent_word_then_alphabetical_order() -> None:
 def test_results_are_memoized() -> None:
     speller = Speller(VOCABULARY)
     assert speller.correct("delivry") == speller.correct("delivry") == "delivery"
+
+
+def test_scanning_and_the_deletion_index_find_the_same_corrections() -> None:
+    """The first lookups scan the vocabulary, later ones use the deletion index: the answers must not depend on
+    which one ran."""
+    import random
+
+    rng = random.Random(7)
+    letters = "abcdefghij"
+    vocabulary = {"".join(rng.choices(letters, k=rng.randint(4, 9))): rng.randint(1, 5) for _ in range(400)}
+    typos = []
+    for word in list(vocabulary)[:150]:
+        i = rng.randrange(len(word))
+        edits = [
+            word[:i] + word[i + 1 :],  # deletion
+            word[:i] + rng.choice(letters) + word[i:],  # insertion
+            word[:i] + rng.choice(letters) + word[i + 1 :],  # substitution
+            word[:i] + word[i + 1 : i + 2] + word[i : i + 1] + word[i + 2 :],  # transposition
+            word[:i] + rng.choice(letters) * 2 + word[i + 1 :],  # two edits
+        ]
+        typos += edits
+    scanning = Speller(vocabulary, scans_per_word=100.0)
+    indexed = Speller(vocabulary, scans_per_word=0.0)
+    answers = [scanning.correct(typo) for typo in typos]
+    assert answers == [indexed.correct(typo) for typo in typos]
+    assert sum(answer is not None for answer in answers) > 300

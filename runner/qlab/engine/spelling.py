@@ -1,10 +1,13 @@
 """Rescue misspelt query words: find the vocabulary word a query word most likely meant.
 
-Only words whose term is not in the index vocabulary are looked up. Candidates come from a
-deletion-neighbourhood index (every vocabulary word and every word one character shorter than it), which
-finds all words within one insertion, deletion, substitution or adjacent transposition in a few dict look-ups,
-instead of comparing against the whole vocabulary. The candidates are then ranked with ``qlab.fuzzy``
-(rapidfuzz): highest similarity first, then the most frequent word, then alphabetical order.
+Only words whose term is not in the index vocabulary are looked up. The candidates are the vocabulary words one
+insertion, deletion, substitution or adjacent transposition away: the words within an Indel distance (insertions
+and deletions) of 2 whose length differs by at most one. They are then ranked with ``qlab.fuzzy`` (rapidfuzz):
+highest similarity first, then the most frequent word, then alphabetical order.
+
+Two ways find the same candidates. The first lookups scan the vocabulary words of the right lengths with
+rapidfuzz (C code, no set-up cost). After many lookups a deletion-neighbourhood index (every vocabulary word and
+every word one character shorter than it) pays for itself: a lookup is then a few dict look-ups.
 
 Short words are never corrected: below ``min_length`` (5) letters one edit turns most words into another real
 word ("give" -> "given", "cart" -> "card"), so a correction would be a guess.
@@ -12,12 +15,13 @@ word ("give" -> "given", "cart" -> "card"), so a correction would be a guess.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from qlab import fuzzy
 
 MIN_LENGTH = 5  # letters; shorter words are not corrected
 MIN_SIMILARITY = 0.8  # rapidfuzz normalized similarity (0-1) a correction must reach
+SCANS_PER_WORD = 0.25  # lookups by scanning, per vocabulary word, before the deletion index is built
 
 
 def _deletes(word: str) -> set[str]:
@@ -27,7 +31,16 @@ def _deletes(word: str) -> set[str]:
 class Speller:
     """Corrections against a fixed vocabulary of surface words (lowercase), each with a frequency."""
 
-    __slots__ = ("_frequency", "_index", "_memo", "min_length", "min_similarity")
+    __slots__ = (
+        "_frequency",
+        "_index",
+        "_memo",
+        "_scans_left",
+        "_windows",
+        "_words",
+        "min_length",
+        "min_similarity",
+    )
 
     def __init__(
         self,
@@ -35,19 +48,17 @@ class Speller:
         *,
         min_length: int = MIN_LENGTH,
         min_similarity: float = MIN_SIMILARITY,
+        scans_per_word: float = SCANS_PER_WORD,
     ) -> None:
         self._frequency = dict(frequency)
         self.min_length = min_length
         self.min_similarity = min_similarity
         self._memo: dict[str, str | None] = {}
-        index: dict[str, list[str]] = {}
-        for word in self._frequency:
-            if len(word) < min_length - 1 or not word.isalpha():
-                continue
-            index.setdefault(word, []).append(word)
-            for key in _deletes(word):
-                index.setdefault(key, []).append(word)
-        self._index = index
+        # the words a correction can be: long enough (one deletion from min_length) and made of letters
+        self._words = [word for word in self._frequency if len(word) >= min_length - 1 and word.isalpha()]
+        self._windows: dict[int, list[str]] = {}  # length -> the words of that length, one less or one more
+        self._index: dict[str, list[str]] | None = None
+        self._scans_left = int(scans_per_word * len(self._words))
 
     def correct(self, word: str) -> str | None:
         """The vocabulary word ``word`` was most likely meant to be, or None (too short, or nothing close)."""
@@ -60,12 +71,8 @@ class Speller:
     def _lookup(self, word: str) -> str | None:
         if len(word) < self.min_length or not word.isalpha() or word in self._frequency:
             return None
-        index = self._index
-        candidates: set[str] = set(index.get(word, ()))
-        for key in _deletes(word):
-            candidates.update(index.get(key, ()))
         ranked: list[tuple[float, int, str]] = []
-        for candidate in candidates:
+        for candidate in self._candidates(word):
             # one edit is the neighbourhood's promise; Levenshtein counts a transposition as two
             if fuzzy.edit_distance(word, candidate, limit=2) > 2:
                 continue
@@ -73,3 +80,41 @@ class Speller:
             if similarity >= self.min_similarity:
                 ranked.append((-similarity, -self._frequency[candidate], candidate))
         return min(ranked)[2] if ranked else None
+
+    def _candidates(self, word: str) -> Collection[str]:
+        """The vocabulary words within an Indel distance of 2 of ``word`` whose length differs by at most one
+        (those a correction can reach: at least ``min_similarity``, for the scan)."""
+        if self._index is None and self._scans_left > 0:
+            self._scans_left -= 1
+            window = self._window(len(word))
+            if not window:
+                return ()
+            size = len(word)
+            # fuzz.ratio is 1 - indel / (len(a) + len(b)): the Indel distance is read back from it
+            return [
+                choice
+                for choice, ratio in fuzzy.best_matches(
+                    word, window, limit=len(window), cutoff=100.0 * self.min_similarity - 1e-6
+                )
+                if round((1.0 - ratio) * (size + len(choice))) <= 2
+            ]
+        index = self._index if self._index is not None else self._build()
+        candidates: set[str] = set(index.get(word, ()))
+        for key in _deletes(word):
+            candidates.update(index.get(key, ()))
+        return candidates
+
+    def _window(self, size: int) -> list[str]:
+        found = self._windows.get(size)
+        if found is None:
+            found = self._windows[size] = [word for word in self._words if abs(len(word) - size) <= 1]
+        return found
+
+    def _build(self) -> dict[str, list[str]]:
+        index: dict[str, list[str]] = {}
+        for word in self._words:
+            index.setdefault(word, []).append(word)
+            for key in _deletes(word):
+                index.setdefault(key, []).append(word)
+        self._index = index
+        return index
