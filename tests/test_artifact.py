@@ -1,9 +1,8 @@
-"""The result artifact: atomic write (no partial file on failure), located read errors, key order."""
+"""The result artifact: located read errors, key order, the case lines."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,38 +10,6 @@ import pytest
 from qlab import artifact
 from qlab.errors import InputError
 from qlab.results import EncodedJSON
-
-
-def test_atomic_write_replaces_whole(tmp_path: Path) -> None:
-    target = tmp_path / "deep" / "result.json"
-    artifact.write_atomic(target, "old\n")
-    artifact.write_atomic(target, "new\n")
-    assert target.read_text(encoding="utf-8") == "new\n"
-    assert [p.name for p in target.parent.iterdir()] == ["result.json"]
-
-
-def test_no_partial_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = tmp_path / "result.json"
-    artifact.write_atomic(target, "complete\n")
-
-    def boom(fd: int) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "fsync", boom)
-    with pytest.raises(OSError, match="disk full"):
-        artifact.write_atomic(target, "x" * 10_000)
-    assert target.read_text(encoding="utf-8") == "complete\n"  # the old file, whole
-    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]  # the temp file is gone
-
-
-def test_interrupt_mid_write_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(src: str, dst: str) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(os, "replace", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        artifact.write_atomic(tmp_path / "result.json", "{}")
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -8,17 +8,15 @@ is judged exactly like one unsharded run.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from qlab import gates as gates_mod
 from qlab import metrics
+from qlab.atomic import write_atomic
 from qlab.categories import by_category
 from qlab.errors import InputError
 from qlab.results import EncodedJSON, plain
@@ -219,34 +217,6 @@ def _encode_case(case: Any) -> str:
     if len(tails) != len(raw):  # the placeholder also occurs in a value of the case: encode it plainly
         return _ENCODER.encode({**case, "search": plain(search)})
     return head + "".join(text + tail for text, tail in zip(raw, tails, strict=True))
-
-
-def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part: a temp
-    file in the same folder, flushed and fsynced, then ``os.replace``. The temp file is removed on failure."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            if isinstance(text, str):
-                handle.write(text)
-            else:
-                handle.writelines(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable where the platform allows it
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    return target
 
 
 def write(path: str | Path, artifact: Mapping[str, Any]) -> Path:

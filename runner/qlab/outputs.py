@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.artifact import chunks, write_atomic
+from qlab.artifact import chunks
+from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.project.model import Config
 from qlab.report import junit, markdown

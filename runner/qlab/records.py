@@ -11,13 +11,12 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.resultschema import artifact_problem
 
@@ -136,18 +135,8 @@ def write_json(path: str | Path, data: Any) -> None:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` atomically, creating parent folders."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        # never leave the temp file behind, whatever went wrong
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` atomically, creating parent folders (``qlab.atomic``)."""
+    write_atomic(path, text)
 
 
 def resolve(config_path: str, relative: str) -> Path:

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from qlab.atomic import write_atomic
 from qlab.collection.model import Collection, IOContract, MutationClass, Parameter, Tool
 from qlab.collection.refs import MergedSchema, NamedParameter, NamedSchema
 from qlab.errors import InputError
@@ -194,17 +193,7 @@ def to_json(collection: Collection) -> str:
 
 def write(text: str, path: Path) -> Path:
     """Write an artifact text atomically (a reader never sees half a file); returns ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomic(path, (text, "\n"))
 
 
 def copy(source: Path, target: Path) -> Path:

@@ -18,7 +18,8 @@ from typing import Any
 
 import click
 
-from qlab.artifact import read, write_atomic
+from qlab.artifact import read
+from qlab.atomic import write_atomic
 from qlab.errors import EXIT_PASS, InputError, UsageError
 from qlab.report import junit as junit_report
 from qlab.report import markdown as markdown_report
