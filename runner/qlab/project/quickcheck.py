@@ -151,7 +151,51 @@ class _Compiler:
             return _unsure
         if "$ref" in node:  # draft-07: a $ref's sibling keywords are ignored
             return self.ref(str(node["$ref"]))
-        return _all([self.keyword(key, node[key], node) for key in sorted(set(node) - ANNOTATIONS)])
+        keys = set(node) - ANNOTATIONS
+        return self.fused(node, keys) or _all([self.keyword(key, node[key], node) for key in sorted(keys)])
+
+    def fused(self, node: Mapping[str, Any], keys: set[str]) -> Check | None:
+        """One closure for the two shapes most values of a case file have, a string with a length and a pattern
+        and an object with its properties (half the time of one closure per keyword), or None."""
+        if node.get("type") == "string" and keys <= {"type", "minLength", "pattern"}:
+            low = int(node.get("minLength", 0))
+            search = re.compile(node["pattern"]).search if "pattern" in node else None
+
+            def string(value: Any) -> Verdict:
+                return (
+                    isinstance(value, str)
+                    and len(value) >= low
+                    and (search is None or search(value) is not None)
+                )
+
+            return string
+        if node.get("type") == "object" and keys <= {
+            "type",
+            "required",
+            "properties",
+            "additionalProperties",
+        }:
+            required = tuple(node.get("required", ()))
+            props = {key: self.compile(sub) for key, sub in (node.get("properties") or {}).items()}
+            other = self.compile(node.get("additionalProperties", True))
+
+            def obj(value: Any) -> Verdict:
+                if not isinstance(value, dict):
+                    return False
+                for key in required:
+                    if key not in value:
+                        return False
+                verdict: Verdict = True
+                for key, item in value.items():
+                    found = props.get(key, other)(item)
+                    if found is False:
+                        return False
+                    if found is None:
+                        verdict = None
+                return verdict
+
+            return obj
+        return None
 
     def keyword(self, keyword: str, value: Any, node: Mapping[str, Any]) -> Check:
         simple = _KEYWORDS.get(keyword)
