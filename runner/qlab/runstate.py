@@ -254,8 +254,16 @@ class RunState:
 
         complete = all(g.name in self.gates for g in self.config.gates)
         if self.provisional is not None and complete and self.config.gates[-1].stage == "learn":
-            # the learn gate changes no case: reuse the case-derived sections of the provisional artifact
+            # the learn gate changes no case but its learning object: reuse the case-derived sections of the
+            # provisional artifact
             result = dict(self.provisional)
+            # the one thing the learn gate adds to cases: their ``learning`` object
+            learned = {r.case_id: r.learning for r in self.lanes.results() if r.learning is not None}
+            if learned:
+                result["cases"] = [
+                    {**case, "learning": learned[case["case_id"]]} if case["case_id"] in learned else case
+                    for case in result["cases"]
+                ]
             result["ended_at"] = _iso(datetime.now(timezone.utc))
             result["duration_ms"] = round((time.monotonic() - self.started) * 1000, 3)
             result["stages"] = self.stages

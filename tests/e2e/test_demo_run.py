@@ -175,3 +175,9 @@ def test_run_stores_learn_suggestions_pending_review_and_changes_nothing_else(
     assert {s["kind"] for s in items} >= {"selector_policy"}
     # learning never takes effect automatically: the reviewed aliases file is untouched
     assert (tmp_path / "gates" / "aliases.yaml").read_bytes() == aliases_before
+    # each case its evidence names carries seed 000's per-case learning object in the result artifact
+    result = json.loads((tmp_path / "out" / "result.json").read_text(encoding="utf-8"))
+    named = {e["case_id"] for s in items for e in s.get("evidence") or ()}
+    learned = {c["case_id"]: c["learning"] for c in result["cases"] if "learning" in c}
+    assert named and set(learned) == named
+    assert all(s["status"] == "pending_review" and s["id"] for v in learned.values() for s in v["suggestions"])

@@ -74,6 +74,19 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
     return out
 
 
+def _per_case(found: Sequence[Mapping[str, Any]], results: Mapping[str, CaseResult]) -> None:
+    """Seed 000's per-case ``learning`` object: the suggestions whose evidence names the case."""
+    for suggestion in found:
+        brief = {key: suggestion[key] for key in ("id", "kind", "tool_id", "aliases", "text", "status")
+                 if suggestion.get(key) is not None}  # fmt: skip
+        for evidence in suggestion.get("evidence") or ():
+            result = results.get(str(evidence.get("case_id")))
+            if result is not None:
+                if result.learning is None:
+                    result.learning = {"suggestions": []}
+                result.learning["suggestions"].append(brief)
+
+
 def run(
     ctx: RunContext,
     cases: Sequence[Case],
@@ -103,6 +116,7 @@ def run(
             details["suggestions"] = learned.get("suggestions", [])
             details["shadow"] = learned.get("shadow", {})
             metrics["suggestions"] = float(len(details["suggestions"]))
+            _per_case(details["suggestions"], results)
             if not learned.get("scrub", {}).get("passed", True):
                 stops.append(StopHit("scrub_failed", (), "a suggestion would have carried a secret value"))
     return StageReport(
