@@ -126,12 +126,15 @@ class Model:
         self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each of its strings
         sid_of, terms_of, words_of, occurs = self._sid, self._terms, self._words, self._occurs
         analyze = analyzer.analyze
+        counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
         lengths: list[list[int]] = []
         for d, tool in enumerate(tools):
             doc_lengths = [0, 0, 0, 0, 0, 0, 0]
             entries: list[int] = []
             place = d * 8
             for f, strings in enumerate(field_strings(tool)):
+                if not counted[f]:
+                    continue
                 n = 0
                 for string in strings:
                     sid = sid_of.get(string)
@@ -161,7 +164,6 @@ class Model:
             for d, doc in enumerate(lengths):
                 if doc[f]:
                     norm[d * 8 + f] = w / (keep + slope * doc[f])
-        self._places: dict[int, tuple[list[int], list[float]]] = {}  # string id -> (documents, norms)
         self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
@@ -188,19 +190,6 @@ class Model:
             return None
         return strings == self._stem_in.get(stem)  # the same strings, as often: every occurrence is this word
 
-    def _places_of(self, sid: int) -> tuple[list[int], list[float]]:
-        """The documents string ``sid`` occurs in (once per place) and the norm of its field there; a field
-        weighted 0 does not count."""
-        found = self._places.get(sid)
-        if found is None:
-            norm = self._norm
-            places = [place for place in self._occurs[sid] if norm[place] > 0.0]
-            found = self._places[sid] = (
-                [place >> 3 for place in places],
-                list(map(norm.__getitem__, places)),
-            )
-        return found
-
     def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:
         """The postings of ``term`` (a stem or ``=word``) and the same as a document -> score map; None when no
         tool has it."""
@@ -209,15 +198,15 @@ class Model:
         strings = self._word_in.get(term[1:]) if term.startswith(EXACT) else self._stem_in.get(term)
         built = None
         if strings:
-            acc = self._acc
+            acc, norm, occurs = self._acc, self._norm, self._occurs
             touched: list[int] = []  # the documents reached, each once: norms are positive
             for sid, count in Counter(strings).items():
-                docs, norms = self._places_of(sid)
-                for d, norm in zip(docs, norms, strict=True):
+                for place in occurs[sid]:
+                    d = place >> 3
                     before = acc[d]
                     if not before:
                         touched.append(d)
-                    acc[d] = before + count * norm
+                    acc[d] = before + count * norm[place]
             touched.sort()
             k1 = self.settings.k1
             n = len(touched)
@@ -252,9 +241,7 @@ class Model:
             count = texts[entry >> 3].count(key)
             if count:
                 f = entry & 7
-                value = norm[place + f]
-                if value > 0.0:
-                    split[f] = split.get(f, 0.0) + count * value
+                split[f] = split.get(f, 0.0) + count * norm[place + f]
         total = sum(split.values()) or 1.0
         out = cached[d] = tuple((FIELDS[f], value / total) for f, value in split.items())
         return out

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import compress
+from typing import cast
 
 # An uppercase run before a capitalized word ("HTTP" in HTTPServer) | an optionally capitalized word | an
 # uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and non-Latin words stay whole.
@@ -142,7 +143,8 @@ class Analyzer:
         """(terms, the lowercase words behind them) of ``text``, in order, dropped words left out: ``terms(text)``
         and its words. The per-word work runs in C (regex, set, map, filter)."""
         words = _WORD.findall(text)
-        terms = list(map(self._fill(words).__getitem__, words))
+        known = list(map(self.memo.get, words))
+        terms = list(map(self._fill(words).__getitem__, words)) if None in known else cast("list[str]", known)
         if "" in terms:
             words = list(compress(words, terms))
             terms = list(filter(None, terms))
