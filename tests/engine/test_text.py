@@ -77,3 +77,21 @@ def test_normalize_name() -> None:
     assert (
         normalize_name("member_no") == normalize_name("memberNo") == normalize_name("Member-No") == "memberno"
     )
+
+
+def test_the_split_matches_the_plain_pattern_on_ascii_and_unicode_text() -> None:
+    """The two word patterns (ASCII and Unicode) are faster rewrites of one plain pattern: they must split the
+    same way."""
+    import random
+    import re
+
+    lower = r"[^\W\d_A-Z]"
+    plain = re.compile(rf"[A-Z]+(?=[A-Z]{lower})|[A-Z]?{lower}+|[A-Z]+|[0-9]+")
+    rng = random.Random(11)
+    alphabet = "aBcDxyzHTTPS01_-./ {}éÉßЖж٣"
+    texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 30))) for _ in range(3000)]
+    texts += ["HTTPServerError", "getAnURLForID", "v1beta1PodIP", "ABCdef", "aB", "A", "IDs"]
+    assert sum(text.isascii() for text in texts) > 100  # both patterns are exercised
+    analyzer = Analyzer()
+    for text in texts:
+        assert analyzer.split(text) == plain.findall(text), text
