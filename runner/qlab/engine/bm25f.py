@@ -119,12 +119,12 @@ class Model:
         self.settings = settings
         self.analyzer = analyzer
         self.n_docs = len(tools)
-        self._sid: dict[str, int] = {}  # string -> string id
-        self._terms: list[Sequence[str]] = []  # per string: its terms, in order, stopwords left out
-        self._words: list[Sequence[str]] = []  # per string: the lowercase words behind its terms
         self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
-        self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each of its strings
-        sid_of, terms_of, words_of, occurs = self._sid, self._terms, self._words, self._occurs
+        self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each string with terms
+        sid_of: dict[str, int] = {}  # string -> string id
+        terms_of: list[list[str]] = []  # per string: its terms, in order, stopwords left out
+        words_of: list[list[str]] = []  # per string: the lowercase words behind its terms
+        occurs = self._occurs
         analyze = analyzer.analyze
         counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
         lengths: list[list[int]] = []
@@ -144,11 +144,12 @@ class Model:
                         terms_of.append(terms)
                         words_of.append(words)
                         occurs.append([place + f])
-                        n += len(terms)
                     else:
+                        terms = terms_of[sid]
                         occurs[sid].append(place + f)
-                        n += len(terms_of[sid])
-                    entries.append(sid * 8 + f)
+                    if terms:
+                        n += len(terms)
+                        entries.append(sid * 8 + f)
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
             self._strings.append(entries)
@@ -165,6 +166,7 @@ class Model:
                 if doc[f]:
                     norm[d * 8 + f] = w / (keep + slope * doc[f])
         self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
+        self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
 
@@ -190,17 +192,25 @@ class Model:
             return None
         return strings == self._stem_in.get(stem)  # the same strings, as often: every occurrence is this word
 
+    def _counts_of(self, term: str) -> dict[int, int]:
+        """String id -> occurrences of ``term`` (a stem or ``=word``) there, for the strings that have it."""
+        found = self._counts.get(term)
+        if found is None:
+            strings = self._word_in.get(term[1:]) if term.startswith(EXACT) else self._stem_in.get(term)
+            found = self._counts[term] = Counter(strings) if strings else {}
+        return found
+
     def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:
         """The postings of ``term`` (a stem or ``=word``) and the same as a document -> score map; None when no
         tool has it."""
         if term in self._cache:
             return self._cache[term]
-        strings = self._word_in.get(term[1:]) if term.startswith(EXACT) else self._stem_in.get(term)
+        counts = self._counts_of(term)
         built = None
-        if strings:
+        if counts:
             acc, norm, occurs = self._acc, self._norm, self._occurs
             touched: list[int] = []  # the documents reached, each once: norms are positive
-            for sid, count in Counter(strings).items():
+            for sid, count in counts.items():
                 for place in occurs[sid]:
                     d = place >> 3
                     before = acc[d]
@@ -231,14 +241,11 @@ class Model:
             found = cached.get(d)
             if found is not None:
                 return found
-        if term.startswith(EXACT):
-            key, texts = term[1:], self._words
-        else:
-            key, texts = term, self._terms
+        counts = self._counts_of(term)
         norm, place = self._norm, d * 8
         split: dict[int, float] = {}
         for entry in self._strings[d]:
-            count = texts[entry >> 3].count(key)
+            count = counts.get(entry >> 3)
             if count:
                 f = entry & 7
                 split[f] = split.get(f, 0.0) + count * norm[place + f]

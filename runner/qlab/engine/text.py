@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import compress
-from typing import cast
 
 # A lowercase word | a capital and then: a lowercase word, or an uppercase run that stops before a capitalized
 # word ("HTTP" in HTTPServer), or an uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and
@@ -153,8 +152,10 @@ class Analyzer:
         """(terms, the lowercase words behind them) of ``text``, in order, dropped words left out: ``terms(text)``
         and its words. The per-word work runs in C (regex, set, map, filter)."""
         words = _split(text)
-        known = list(map(self.memo.get, words))
-        terms = list(map(self._fill(words).__getitem__, words)) if None in known else cast("list[str]", known)
+        try:
+            terms = list(map(self.memo.__getitem__, words))
+        except KeyError:  # a word seen for the first time
+            terms = list(map(self._fill(words).__getitem__, words))
         if "" in terms:
             words = list(compress(words, terms))
             terms = list(filter(None, terms))
