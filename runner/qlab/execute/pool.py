@@ -8,15 +8,31 @@ it measures:
 
 - on every finished case, a moving average of its wall time ``w`` and its thread's CPU time ``c``: by Little's
   law ``w / c`` workers keep one core busy, so the pool grows to ``w / (2c)`` (half a core of client work,
-  leaving room for the GIL hand-offs), capped at ``concurrency``;
+  leaving room for the GIL hand-offs), capped at ``concurrency``. A worker's first case is left out: it
+  opens a connection and pays lazy imports (twice the CPU time or more), and with 8 workers started
+  together their first cases held the pool at 9-15 workers against the 20 ms server for a whole wave;
 - before the first case finishes: a case in flight for more than ``TICK`` whose thread used under half that
-  time on the CPU is waiting, so the pool doubles (1, 2, 4, …) every ``TICK``.
+  time on the CPU is waiting, so the pool doubles (1, 2, 4, …) every ``TICK``. That is a guess: a first case
+  that is slow for another reason (a loaded machine, a server warming up) doubles the pool too. On a loaded
+  machine it had left 4 workers against nginx, where 1 is fastest. ``w / (2c)`` cannot take that back:
+  with the GIL, each case also waits for the other workers' turns, which looks like waiting for the server
+  (it calls for half the workers there are, never fewer). So the pool also looks at windows of finished
+  cases (two per worker; not the first, which pays for connections and lazy imports): when the workers'
+  CPU time filled ``SATURATED`` of the window's wall time and the cases call for fewer workers than there
+  are, half of the workers end after their case. Growing back to a width that saturated then takes twice
+  the evidence (``w / (2c)`` at least twice that width): on a loaded machine one slow nginx answer had the
+  pool go 1, 2, 1, 2, … workers.
 
-Workers are never taken away: a slow phase followed by a fast one keeps the width it had. The main thread
-sleeps while the workers run: after the first item it is woken only when a measurement calls for more
-workers or when all is done, not after every item (each wake-up is a GIL hand-off: 2,000 items against
-nginx on one worker took 7,900 voluntary context switches when it was woken per item, 1,200 now, as many as
-running them inline).
+Apart from that, workers are never taken away (a width that comes and goes would cost more than it saves).
+The main thread sleeps while the workers run: after the first item it is woken only when a measurement calls
+for more workers or when all is done, not after every item (each wake-up is a GIL hand-off: 2,000 items
+against nginx on one worker took 7,900 voluntary context switches when it was woken per item, 1,200 now, as
+many as running them inline).
+
+Measured and not kept: a thread's wait for a core (Linux schedstat's run delay) counted as busy time. It
+stopped the growth against nginx on a loaded machine, but against the 20 ms server 16 threads woken together
+all wait for a core at once, the waits overlap, and the pool stopped at 8-11 workers (2.3x the ideal
+instead of 1.5x at load average 5).
 
 Ctrl-C reaches only the main thread, at any point (even inside ``Thread.start``), so the protocol never depends
 on where it lands: a worker takes a case only under the lock and only while ``cancel`` is unset, and counts
@@ -35,51 +51,16 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 TICK = 0.002  # seconds between the main thread's looks at the cases in flight while the pool may grow
 SMOOTHING = 0.2  # weight of the newest case in the moving averages
+SATURATED = 0.8  # cores the workers' CPU time fills at which some of them are too many (the GIL allows one)
 CTRL_C_PATIENCE = (
     1  # Ctrl-C presses absorbed while cases in flight finish and clean up; the next one abandons
 )
 
 
-class _Clock:
-    """Seconds a thread has been *busy*: running, or runnable and waiting for a core.
-
-    Linux: run time + run-queue delay from ``/proc/self/task/<id>/schedstat`` (~4 µs a read). Waiting for a
-    core is not waiting for the server: with CPU time alone, a loaded machine made CPU-bound cases look like
-    waiting ones, and the pool grew to 3 workers against nginx. Elsewhere: the thread's CPU time, where the
-    platform has a clock for it (``read`` is None where it has none). Each reading thread has its own."""
-
-    __slots__ = ("_file", "read")
-
-    def __init__(self, native_id: int, ident: int) -> None:
-        self._file = None
-        self.read: Callable[[], float] | None = None
-        try:
-            self._file = open(f"/proc/self/task/{native_id}/schedstat", "rb", buffering=0)  # noqa: SIM115
-            self.read = self._schedstat
-            self.read()
-        except (OSError, ValueError):
-            self.close()
-            self.read = _cpu_time(ident)
-
-    def _schedstat(self) -> float:
-        file = self._file
-        assert file is not None
-        file.seek(0)
-        run_ns, wait_ns, *_ = file.read(96).split()
-        return (int(run_ns) + int(wait_ns)) / 1e9
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-
-def _cpu_time(ident: int) -> Callable[[], float] | None:
-    """A reader of thread ``ident``'s CPU time (Linux, BSDs, macOS), or None."""
-    if ident == threading.get_ident():
-        return time.thread_time
+def _cpu_clock(ident: int | None) -> Callable[[], float] | None:
+    """A reader of thread ``ident``'s CPU time, where the platform has one (Linux, BSDs, macOS)."""
     try:
-        clock = time.pthread_getcpuclockid(ident)
+        clock = time.pthread_getcpuclockid(ident or 0)
         time.clock_gettime(clock)
     except (AttributeError, OSError):
         return None
@@ -87,17 +68,15 @@ def _cpu_time(ident: int) -> Callable[[], float] | None:
 
 
 class _Slot:
-    """What one worker is doing: the case it started and when (wall and busy time), and the clocks of its
-    thread: ``own`` read by the worker, ``watch`` by the main thread."""
+    """What one worker is doing: the case it started and when (wall and thread CPU time)."""
 
-    __slots__ = ("busy", "busy_at", "own", "wall_at", "watch")
+    __slots__ = ("busy", "cpu", "cpu_at", "wall_at")
 
     def __init__(self) -> None:
         self.busy = False
         self.wall_at = 0.0
-        self.busy_at = 0.0
-        self.own: _Clock | None = None
-        self.watch: _Clock | None = None
+        self.cpu_at = 0.0
+        self.cpu: Callable[[], float] | None = None
 
 
 class Pool(Generic[T]):
@@ -121,17 +100,27 @@ class Pool(Generic[T]):
         self.wall: float | None = None  # moving averages over finished items, seconds
         self.cpu = 0.0
         self.target = 1  # workers wanted
+        self.live = 0  # workers started and not yet ended
+        self.peak = 0  # the most workers live at once
+        self.window_at = 0.0  # the current window of finished items: its start, their CPU time, their count
+        self.window_cpu = 0.0
+        self.window_items = 0
+        self.windows = 0  # windows closed
+        self.saturated = 0  # the fewest workers seen to saturate the GIL (0: none yet)
         self.slots: list[_Slot] = []
         self.threads: list[threading.Thread] = []
         self.escaped: list[BaseException] = []  # a KeyboardInterrupt/SystemExit raised inside a worker
 
     @property
     def workers(self) -> int:
-        """How many workers the run used (for the stage's details)."""
-        return len(self.threads)
+        """The most workers the run had at once (for the stage's details)."""
+        return self.peak
 
     def run(self) -> None:
         try:
+            with self.lock:
+                self.live = self.peak = 1
+                self.window_at = time.perf_counter()
             self._start(1)
             while True:
                 with self.lock:
@@ -139,13 +128,14 @@ class Pool(Generic[T]):
                         break
                     # only before the first item finishes is there anything to look at; after that a worker
                     # wakes this thread when its measurement calls for more workers, or when all is done
-                    early = (
-                        self.wall is None and len(self.threads) < self.width and self.next < len(self.items)
-                    )
+                    early = self.wall is None and self.live < self.width and self.next < len(self.items)
                     self.lock.wait(TICK if early else None)
                     if early:
                         self._look_at_the_cases_in_flight()
-                    wanted = min(self.target, self.width) - len(self.threads)
+                    wanted = min(self.target, self.width) - self.live
+                    if wanted > 0:
+                        self.live += wanted
+                        self.peak = max(self.peak, self.live)
                 if wanted > 0:
                     self._start(wanted)
             for thread in self.threads:
@@ -175,52 +165,54 @@ class Pool(Generic[T]):
             thread.start()
 
     def _worker(self, slot: _Slot) -> None:
-        me = threading.get_native_id(), threading.get_ident()
-        own = slot.own = _Clock(*me)
-        with self.lock:
-            slot.watch = _Clock(*me)
-        try:
-            self._work(slot, own.read or time.thread_time)
-        finally:
-            with self.lock:
-                own.close()
-                if slot.watch is not None:
-                    slot.watch.close()
-                slot.own = slot.watch = None
-
-    def _work(self, slot: _Slot, busy: Callable[[], float]) -> None:
+        slot.cpu = _cpu_clock(threading.get_ident())
+        first = True  # a worker's first item opens its connection: not measured (see the module docstring)
         while True:
             with self.lock:
-                if self.cancel.is_set() or self.next >= len(self.items):
+                if self.cancel.is_set() or self.next >= len(self.items) or self.live > self.target:
+                    self.live -= 1  # done, or one worker too many
                     return
                 index = self.next
                 self.next += 1
                 self.running += 1
-                slot.busy, slot.wall_at, slot.busy_at = True, time.perf_counter(), busy()
+                slot.busy, slot.wall_at, slot.cpu_at = True, time.perf_counter(), time.thread_time()
             try:
                 self.work(self.items[index])
             except BaseException as exc:  # the item already ran its cleanup; stop the others like Ctrl-C does
                 self.escaped.append(exc)
                 self.cancel.set()
             finally:
-                wall, cpu = time.perf_counter() - slot.wall_at, busy() - slot.busy_at
+                now, cpu = time.perf_counter(), time.thread_time() - slot.cpu_at
                 with self.lock:
                     slot.busy = False
                     self.running -= 1
-                    if self._measured(wall, cpu) or self._finished():
+                    grow = not first and self._measured(now - slot.wall_at, cpu, now)
+                    if grow or self._finished():
                         self.lock.notify_all()  # not after every item: each wake-up costs a GIL hand-off
+                first = False
 
-    def _measured(self, wall: float, cpu: float) -> bool:
-        """Fold one finished item into the averages and the width they call for (lock held); True when
-        that width is more workers than the pool has."""
+    def _measured(self, wall: float, cpu: float, now: float) -> bool:
+        """Fold one item finished at ``now`` into the averages and the width they call for (lock held); True
+        when that width is more workers than the pool has."""
         if self.wall is None:
             self.wall, self.cpu = wall, cpu
         else:
             self.wall += SMOOTHING * (wall - self.wall)
             self.cpu += SMOOTHING * (cpu - self.cpu)
-        fit = self.width if self.cpu <= 0 else math.floor(self.wall / (2 * self.cpu))
-        self.target = max(self.target, min(self.width, fit))
-        return self.target > len(self.threads)
+        fit = min(self.width, self.width if self.cpu <= 0 else math.floor(self.wall / (2 * self.cpu)))
+        if self.saturated <= fit < 2 * self.saturated:
+            fit = self.saturated - 1  # back to a width that saturated only on twice the evidence: no seesaw
+        self.target = max(self.target, fit)
+        self.window_cpu += cpu
+        self.window_items += 1
+        if self.window_items >= 2 * self.live and now > self.window_at:
+            cores = self.window_cpu / (now - self.window_at)
+            if self.windows and cores >= SATURATED and fit < self.live:
+                self.target = max(1, self.live // 2)  # too many workers for one GIL: half of them end
+                self.saturated = min(self.saturated or self.live, self.live)
+            self.windows += 1
+            self.window_at, self.window_cpu, self.window_items = now, 0.0, 0
+        return self.target > self.live
 
     def _look_at_the_cases_in_flight(self) -> None:
         """Before any item finished: an item waiting (in flight > TICK, under half of it on the CPU) doubles
@@ -229,11 +221,10 @@ class Pool(Generic[T]):
             return
         now = time.perf_counter()
         for slot in self.slots:
-            watch = slot.watch.read if slot.watch is not None else None
-            if not slot.busy or watch is None or now - slot.wall_at <= TICK:
+            if not slot.busy or slot.cpu is None or now - slot.wall_at <= TICK:
                 continue
-            if watch() - slot.busy_at < (now - slot.wall_at) / 2:
-                self.target = max(self.target, min(self.width, 2 * len(self.threads)))
+            if slot.cpu() - slot.cpu_at < (now - slot.wall_at) / 2:
+                self.target = max(self.target, min(self.width, 2 * self.live))
                 return
 
     def _drain(self, patience: int) -> None:
