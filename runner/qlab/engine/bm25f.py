@@ -110,9 +110,10 @@ class Model:
     """A collection's BM25F model. Documents are numbered in the order of ``tools``.
 
     The unit of text is a distinct string of the spec (an id, a summary, a parameter's name, its description,
-    ...): each is analyzed once. The model keeps, per string, its terms and words and where it occurs (document,
-    field), and two inverted lists: stem -> strings and lowercase word -> strings, a string listed once per
-    occurrence. A term's postings are gathered from the strings that have it, the first time a query uses it.
+    ...): each is analyzed once, into its lowercase words that have a term. The model keeps where each string
+    occurs (document, field), one inverted list, lowercase word -> strings (a string listed once per occurrence),
+    and each stem's written forms. A stem's strings are its forms' strings merged. A term's postings are gathered
+    from the strings that have it, the first time a query uses it.
     """
 
     def __init__(self, tools: Sequence[Tool], analyzer: Analyzer, settings: SearchSettings) -> None:
@@ -122,10 +123,9 @@ class Model:
         self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
         self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each string with terms
         sid_of: dict[str, int] = {}  # string -> string id
-        terms_of: list[list[str]] = []  # per string: its terms, in order, stopwords left out
-        words_of: list[list[str]] = []  # per string: the lowercase words behind its terms
+        words_of: list[list[str]] = []  # per string: its lowercase words that have a term, in order
         occurs = self._occurs
-        analyze = analyzer.analyze
+        kept_words = analyzer.kept_words
         counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
         lengths: list[list[int]] = []
         for d, tool in enumerate(tools):
@@ -139,22 +139,29 @@ class Model:
                 for string in strings:
                     sid = sid_of.get(string)
                     if sid is None:
-                        sid = sid_of[string] = len(terms_of)
-                        terms, words = analyze(string)
-                        terms_of.append(terms)
+                        sid = sid_of[string] = len(words_of)
+                        words = kept_words(string)
                         words_of.append(words)
                         occurs.append([place + f])
                     else:
-                        terms = terms_of[sid]
+                        words = words_of[sid]
                         occurs[sid].append(place + f)
-                    if terms:
-                        n += len(terms)
+                    if words:
+                        n += len(words)
                         entries.append(sid * 8 + f)
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
             self._strings.append(entries)
-        self._stem_in = _inverted(terms_of)  # stem -> string ids, once per occurrence, ascending
-        self._word_in = _inverted(words_of)  # lowercase word -> string ids, the same way
+        # lowercase word -> string ids, once per occurrence, ascending; stem -> its lowercase words
+        self._word_in = _inverted(words_of)
+        self._stem_words: dict[str, list[str]] = {}
+        for word in self._word_in:
+            term = analyzer.term(word)
+            found = self._stem_words.get(term)
+            if found is None:
+                self._stem_words[term] = [word]
+            else:
+                found.append(word)
         # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
         norm = self._norm = [0.0] * (8 * len(tools))
         for f, name in enumerate(FIELDS):
@@ -172,11 +179,11 @@ class Model:
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""
-        return stem in self._stem_in
+        return stem in self._stem_words
 
     @property
     def stems(self) -> frozenset[str]:
-        return frozenset(self._stem_in)
+        return frozenset(self._stem_words)
 
     def surface(self) -> dict[str, int]:
         """Lowercase surface word (stopwords left out) -> occurrences in the distinct strings: the speller's
@@ -187,17 +194,25 @@ class Model:
         """How the lowercase ``word`` (whose stem is ``stem``) stands to its stem in the collection: True when it is
         the stem's only written form (its exact posting would equal the stem's), False when other forms occur too,
         None when the collection never writes it."""
-        strings = self._word_in.get(word)
-        if strings is None:
+        if word not in self._word_in:
             return None
-        return strings == self._stem_in.get(stem)  # the same strings, as often: every occurrence is this word
+        return len(self._stem_words[stem]) == 1  # every occurrence of the stem is this word
 
     def _counts_of(self, term: str) -> dict[int, int]:
         """String id -> occurrences of ``term`` (a stem or ``=word``) there, for the strings that have it."""
         found = self._counts.get(term)
         if found is None:
-            strings = self._word_in.get(term[1:]) if term.startswith(EXACT) else self._stem_in.get(term)
-            found = self._counts[term] = Counter(strings) if strings else {}
+            word_in = self._word_in
+            if term.startswith(EXACT):
+                strings = word_in.get(term[1:], [])
+            else:
+                words = self._stem_words.get(term, [])
+                strings = (
+                    word_in[words[0]]
+                    if len(words) == 1
+                    else sorted(chain.from_iterable(map(word_in.__getitem__, words)))
+                )
+            found = self._counts[term] = Counter(strings)
         return found
 
     def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:

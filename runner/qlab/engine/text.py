@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from itertools import compress
 
 # A lowercase word | a capital and then: a lowercase word, or an uppercase run that stops before a capitalized
 # word ("HTTP" in HTTPServer), or an uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and
@@ -97,11 +96,11 @@ class Analyzer:
     ``memo`` maps each surface word (case kept) to its term, and is read directly on hot paths.
     """
 
-    __slots__ = ("_lower", "memo")
+    __slots__ = ("_kept", "memo")
 
     def __init__(self) -> None:
         self.memo: dict[str, str] = {}  # surface word (case kept) -> term; read directly on hot paths
-        self._lower: dict[str, str] = {}  # surface word (case kept) -> lowercase, for the words memo has
+        self._kept: dict[str, str] = {}  # surface word (case kept) -> lowercase, '' when dropped; as memo
 
     def term(self, word: str) -> str:
         """The term for one surface word ('' for a stopword or a one-letter word)."""
@@ -109,14 +108,15 @@ class Analyzer:
         if found is None:
             if len(self.memo) > _CACHE_LIMIT:
                 self.memo.clear()
-                self._lower.clear()
+                self._kept.clear()
             found = self._new(word)
         return found
 
     def _new(self, word: str) -> str:
-        lower = self._lower[word] = word.lower()
+        lower = word.lower()
         found = "" if (len(lower) < 2 and not lower.isdigit()) or lower in STOPWORDS else stem(lower)
         self.memo[word] = found
+        self._kept[word] = lower if found else ""
         return found
 
     def _fill(self, words: Iterable[str]) -> dict[str, str]:
@@ -126,7 +126,7 @@ class Analyzer:
         if new:
             if len(memo) + len(new) > _CACHE_LIMIT:
                 memo.clear()
-                self._lower.clear()
+                self._kept.clear()
                 new = set(words)
             for word in new:
                 self._new(word)
@@ -148,18 +148,16 @@ class Analyzer:
                 out.append(found)
         return out
 
-    def analyze(self, text: str) -> tuple[list[str], list[str]]:
-        """(terms, the lowercase words behind them) of ``text``, in order, dropped words left out: ``terms(text)``
-        and its words. The per-word work runs in C (regex, set, map, filter)."""
+    def kept_words(self, text: str) -> list[str]:
+        """The lowercase words of ``text`` that have a term, in order (stopwords and one-letter words left out):
+        the words behind ``terms(text)``. The per-word work runs in C (regex, map, filter)."""
         words = _split(text)
         try:
-            terms = list(map(self.memo.__getitem__, words))
+            kept = list(map(self._kept.__getitem__, words))
         except KeyError:  # a word seen for the first time
-            terms = list(map(self._fill(words).__getitem__, words))
-        if "" in terms:
-            words = list(compress(words, terms))
-            terms = list(filter(None, terms))
-        return terms, list(map(self._lower.__getitem__, words))
+            self._fill(words)
+            kept = list(map(self._kept.__getitem__, words))
+        return list(filter(None, kept)) if "" in kept else kept
 
     def split(self, text: str) -> list[str]:
         """The surface words of ``text`` (case kept), before stopwords and stemming."""
