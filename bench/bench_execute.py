@@ -291,7 +291,7 @@ def qlab_child(base: str, n: int, concurrency: int, path_template: str) -> None:
 CHILD_ENV: dict[str, str] = {}
 
 
-def child(args: list[str]) -> dict[str, float]:
+def child(args: list[str], *, pythonpath: str | None = None) -> dict[str, float]:
     import resource
     import subprocess
 
@@ -300,9 +300,8 @@ def child(args: list[str]) -> dict[str, float]:
         return used.ru_utime + used.ru_stime
 
     started, cpu_before = time.perf_counter(), cpu()
-    out = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, check=True, env=CHILD_ENV or None
-    )
+    env = dict(CHILD_ENV or os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {}))
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True, env=env)
     figures: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     figures["process_s"] = time.perf_counter() - started
     figures["cpu_s"] = cpu() - cpu_before  # the whole process's CPU time: steadier than wall time under load
@@ -311,8 +310,11 @@ def child(args: list[str]) -> dict[str, float]:
     return figures
 
 
-def qlab_run(base: str, n: int, concurrency: int, template: str) -> dict[str, float]:
-    return child([__file__, "_qlab", base, str(n), str(concurrency), template])
+def qlab_run(
+    base: str, n: int, concurrency: int, template: str, pythonpath: str | None = None
+) -> dict[str, float]:
+    """qlab's execute stage in a child; ``pythonpath``: another checkout's ``runner`` dir (``--compare``)."""
+    return child([__file__, "_qlab", base, str(n), str(concurrency), template], pythonpath=pythonpath)
 
 
 # ---------------------------------------------------------------------------------------------- benchmarks
@@ -336,7 +338,7 @@ def interleaved(
     return best
 
 
-def bench_nginx(n: int, repeat: int) -> None:
+def bench_nginx(n: int, repeat: int, compare: str | None = None) -> None:
     with nginx() as base:
         print(f"nginx at {base}, N={n}, best of {repeat}, runs interleaved; {load()}")
         child(["-c", RAW_CHILD, base, "200"])  # warm nginx and both sides' bytecode caches
@@ -346,6 +348,11 @@ def bench_nginx(n: int, repeat: int) -> None:
         }
         for concurrency in (1, 8):
             runs[f"qlab{concurrency}"] = partial(qlab_run, base, n, concurrency, "/items/{id}")
+            if compare:
+                qlab_run(base, 20, concurrency, "/items/{id}", compare)
+                runs[f"qlab{concurrency} ({compare})"] = partial(
+                    qlab_run, base, n, concurrency, "/items/{id}", compare
+                )
         best = interleaved(runs, repeat, "process_s")
         raw = best.pop("raw")
         print(
@@ -378,7 +385,9 @@ print(json.dumps({"min_ms": took[0], "median_ms": took[len(took) // 2], "max_ms"
 """
 
 
-def bench_latency(n: int, concurrency: int, delay_ms: float, repeat: int, servers: list[str]) -> None:
+def bench_latency(
+    n: int, concurrency: int, delay_ms: float, repeat: int, servers: list[str], compare: str | None = None
+) -> None:
     ideal = n * delay_ms / 1000 / concurrency
     for kind in servers:
         with delay_server(delay_ms, kind) as base:
@@ -390,23 +399,25 @@ def bench_latency(n: int, concurrency: int, delay_ms: float, repeat: int, server
                 f"N={n}, concurrency {concurrency}, ideal {ideal:.3f}s, best of {repeat}, runs interleaved; {load()}"
             )
             mode = f"threads{concurrency}"
-            best = interleaved(
-                {
-                    "raw": partial(child, ["-c", ALTERNATIVES_CHILD, base, str(n), mode]),
-                    "qlab": partial(qlab_run, base, n, concurrency, "/items/{id}"),
-                },
-                repeat,
-                "timed_s",
-            )
-            raw, q = best["raw"], best["qlab"]
-            assert q["passed"] == n, q
+            runs: dict[str, Callable[[], dict[str, float]]] = {
+                "raw": partial(child, ["-c", ALTERNATIVES_CHILD, base, str(n), mode]),
+                "qlab": partial(qlab_run, base, n, concurrency, "/items/{id}"),
+            }
+            if compare:
+                qlab_run(base, 20, concurrency, "/items/{id}", compare)
+                runs[f"qlab ({compare})"] = partial(qlab_run, base, n, concurrency, "/items/{id}", compare)
+            best = interleaved(runs, repeat, "timed_s")
+            raw = best.pop("raw")
             print(
                 f"  raw httpx thread pool ({mode}): {raw['loop_s']:.3f}s = {raw['loop_s'] / ideal:.2f}x ideal (this machine's floor)"
             )
-            print(
-                f"  qlab stage {q['stage_s']:.3f}s = {q['stage_s'] / ideal:.2f}x ideal (process {q['process_s']:.3f}s), "
-                f"workers {q['workers']}, p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms; {load()}"
-            )
+            for name, q in best.items():
+                assert q["passed"] == n, q
+                print(
+                    f"  {name} stage {q['stage_s']:.3f}s = {q['stage_s'] / ideal:.2f}x ideal (process {q['process_s']:.3f}s), "
+                    f"workers {q['workers']}, p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms"
+                )
+            print(f"  {load()}")
 
 
 ALTERNATIVES_CHILD = """
@@ -527,6 +538,11 @@ def main() -> None:
         help="the latency benchmark's delay server (both: one after the other)",
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--compare",
+        metavar="DIR",
+        help="also run qlab from DIR (another checkout's runner/ directory, e.g. from git archive) in turns",
+    )
     args = parser.parse_args()
     import tempfile
 
@@ -538,10 +554,10 @@ def main() -> None:
 
 def run(args: Any) -> None:
     if args.which in ("all", "nginx"):
-        bench_nginx(args.n or 2000, args.repeat)
+        bench_nginx(args.n or 2000, args.repeat, args.compare)
     if args.which in ("all", "latency"):
         servers = list(DELAY_SERVERS) if args.server == "both" else [args.server]
-        bench_latency(args.n or 400, args.concurrency, args.delay_ms, args.repeat, servers)
+        bench_latency(args.n or 400, args.concurrency, args.delay_ms, args.repeat, servers, args.compare)
     if args.which in ("all", "alternatives"):
         bench_alternatives(args.n or 2000, args.repeat)
     if args.which in ("all", "cpu"):
