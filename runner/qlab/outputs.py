@@ -94,7 +94,7 @@ def write_file(path: Path, text: str | Iterable[str]) -> Path:
 def write_outputs(artifact: Mapping[str, Any], paths: OutputPaths) -> list[Path]:
     """Write the result, JUnit and summary atomically; returns the paths written."""
     write_file(paths.result, chunks(artifact))
-    write_file(paths.junit, junit.render(artifact))
+    write_file(paths.junit, junit.chunks(artifact))
     write_file(paths.summary, markdown.render(artifact, links=paths.links()))
     return [paths.result, paths.junit, paths.summary]
 

@@ -130,3 +130,72 @@ def test_a_passed_testcase_is_written_as_elementtree_writes_it(name: str) -> Non
     suite.case(f"qlab.{name}", name, ms=1.5)
     attrs = {"name": junit.xml_text(name), "classname": junit.xml_text(f"qlab.{name}"), "time": "0.002"}
     assert suite.cases == [ET.tostring(ET.Element("testcase", attrs), encoding="unicode")]
+
+
+def _elementtree_case(name: str, outcome: str, kind: str, message: str, text: str) -> str:
+    """A testcase with an outcome child as ElementTree writes it (the oracle of the direct formatting)."""
+    element = ET.Element(
+        "testcase",
+        {"name": junit.xml_text(name), "classname": junit.xml_text(f"qlab.{name}"), "time": "0.002"},
+    )
+    attrs = {"message": junit.xml_text(message)}
+    if outcome != "skipped":
+        attrs["type"] = junit.xml_text(kind or outcome)
+    child = ET.SubElement(element, outcome, attrs)
+    child.text = junit.xml_text(junit.cap(f"{message}\n{text}".strip() if text else message))
+    ET.indent(element, space=" ", level=junit.CASE_LEVEL)
+    return ET.tostring(element, encoding="unicode")
+
+
+@pytest.mark.parametrize("outcome", ["failure", "error", "skipped"])
+@pytest.mark.parametrize(
+    ("message", "text"),
+    [
+        ("search: expected_target_absent: x is at rank 7", 'search: {"rows": [1, 2]}'),
+        ('a&b<c>d"e\ttab\r\nline', "more & <text> ]]> here"),
+        ("", ""),
+        ("", "only text"),
+        ("  padded  ", "\n"),
+        ("\x1b[31mred\x1b[0m nul\x00 é 名前", "x" * (junit.MAX_CASE_TEXT + 10)),
+    ],
+)
+def test_a_testcase_with_an_outcome_is_written_as_elementtree_writes_it(
+    outcome: str, message: str, text: str
+) -> None:
+    suite = junit._Report({}, "host").suite("s", {})
+    suite.case(
+        "qlab.c&<1>",
+        "c&<1>",
+        ms=1.5,
+        outcome=outcome,
+        kind="" if text == "\n" else "k<&>",
+        message=message,
+        text=text,
+    )
+    kind = "" if text == "\n" else "k<&>"
+    assert suite.cases == [_elementtree_case("c&<1>", outcome, kind, message, text)]
+
+
+def test_a_stage_objects_json_text_members_are_written_as_kept() -> None:
+    from qlab.results import EncodedJSON
+
+    rows = [{"tool_id": "b", "rank": 1, "score": 2.5}]
+    obj = {"top_k": 5, "rows": EncodedJSON.of(rows), "hit": False, "query_terms": ["x"]}
+    text = junit._object_text(obj)
+    assert (
+        text
+        == '{"hit": false, "query_terms": ["x"], "rows": [{"tool_id":"b","rank":1,"score":2.5}], "top_k": 5}'
+    )
+    assert json.loads(text) == {**obj, "rows": rows}
+    tricky = {**obj, "note": junit._HOLE}  # the placeholder in a value: written plainly
+    assert json.loads(junit._object_text(tricky)) == {**tricky, "rows": rows}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", "two\nlines\ttab", "é ü 名前\n", "\x1b[31mred\x1b[0m\n", "nul\x00\n", "\ufffe\n", "a\r\nb"],
+)
+def test_xml_text_is_the_two_substitutions(text: str) -> None:
+    assert junit.xml_text(text) == junit._ILLEGAL.sub(
+        lambda m: f"#x{ord(m.group()):02X}", junit._ANSI.sub("", text)
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import artifact_samples as samples
 from qlab.report import markdown
@@ -51,3 +52,25 @@ def test_the_eval_categories_that_had_cases_get_a_table() -> None:
     assert "| step | 1 | 0 | 0 | 0 | 1 | — |" in text
     assert "| policy |" not in text  # no cases: no row
     assert "### By eval category" not in markdown.render(samples.result())  # an artifact without categories
+
+
+def test_rows_that_could_not_be_shown_are_not_built_and_the_summary_is_the_same(monkeypatch: Any) -> None:
+    art = samples.result()
+    template = art["cases"][3]
+    art["cases"] = [
+        {**copy.deepcopy(template), "case_id": f"case-{i:05d}", "flaky": i % 3 == 0} for i in range(6_000)
+    ]
+    built: list[int] = []
+    capped = markdown._case_rows
+
+    def counting(cases: Any, *, max_bytes: int = markdown.MAX_BYTES) -> list[str]:
+        rows = capped(cases, max_bytes=max_bytes)
+        built.append(len(rows))
+        return rows
+
+    for max_bytes in (30_000, 2_000_000):
+        monkeypatch.setattr(markdown, "_case_rows", counting)
+        text = markdown.render(art, max_bytes=max_bytes)
+        monkeypatch.setattr(markdown, "_case_rows", lambda cases, **_: capped(cases, max_bytes=10**12))
+        assert text == markdown.render(art, max_bytes=max_bytes)  # every row built: the same summary
+    assert built[0] < 1_000 and built[-1] == 2_000  # a small summary built only the rows it could show
