@@ -122,11 +122,15 @@ class Model:
         self.n_docs = len(tools)
         self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
         self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each string with terms
-        sid_of: dict[str, int] = {}  # string -> string id
-        words_of: list[list[str]] = []  # per string: its lowercase words that have a term, in order
-        occurs = self._occurs
-        kept_words = analyzer.kept_words
+        self._sid: dict[str, int] = {}  # string -> string id (for the build)
+        self._words_of: list[
+            list[str]
+        ] = []  # per string: its lowercase words that have a term (for the build)
+        sid_of, words_of, occurs, kept_words = self._sid, self._words_of, self._occurs, analyzer.kept_words
         counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
+        # per field: its strings (a tuple) -> (string ids with words, their entries, the field's length); a field's
+        # strings repeat from tool to tool (the same parameter list on many operations) and are read once
+        seen: list[dict[tuple[str, ...], tuple[list[int], list[int], int]]] = [{} for _ in FIELDS]
         lengths: list[list[int]] = []
         for d, tool in enumerate(tools):
             doc_lengths = [0, 0, 0, 0, 0, 0, 0]
@@ -135,33 +139,39 @@ class Model:
             for f, strings in enumerate(field_strings(tool)):
                 if not counted[f]:
                     continue
+                if len(strings) > 2:
+                    found = seen[f].get(strings)
+                    if found is None:
+                        found = seen[f][strings] = self._read(strings, f)
+                    sids, field_entries, doc_lengths[f] = found
+                    deque(map(list.append, map(occurs.__getitem__, sids), repeat(place + f)), maxlen=0)
+                    entries += field_entries
+                    continue
                 n = 0
                 for string in strings:
                     sid = sid_of.get(string)
                     if sid is None:
                         sid = sid_of[string] = len(words_of)
-                        words = kept_words(string)
-                        words_of.append(words)
-                        occurs.append([place + f])
-                    else:
-                        words = words_of[sid]
-                        occurs[sid].append(place + f)
+                        words_of.append(kept_words(string))
+                        occurs.append([])
+                    words = words_of[sid]
                     if words:
-                        n += len(words)
+                        occurs[sid].append(place + f)
                         entries.append(sid * 8 + f)
+                        n += len(words)
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
             self._strings.append(entries)
+        del self._sid, self._words_of
         # lowercase word -> string ids, once per occurrence, ascending; stem -> its lowercase words
         self._word_in = _inverted(words_of)
         self._stem_words: dict[str, list[str]] = {}
-        for word in self._word_in:
-            term = analyzer.term(word)
-            found = self._stem_words.get(term)
-            if found is None:
+        for word, term in zip(self._word_in, analyzer.lowercase_terms(self._word_in), strict=True):
+            forms = self._stem_words.get(term)
+            if forms is None:
                 self._stem_words[term] = [word]
             else:
-                found.append(word)
+                forms.append(word)
         # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
         norm = self._norm = [0.0] * (8 * len(tools))
         for f, name in enumerate(FIELDS):
@@ -176,6 +186,26 @@ class Model:
         self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
+
+    def _read(self, strings: tuple[str, ...], f: int) -> tuple[list[int], list[int], int]:
+        """(ids of the strings that have words, their entries string id * 8 + f, their length in words) of one
+        field's strings; strings seen for the first time are analyzed."""
+        sid_of, words_of, kept_words = self._sid, self._words_of, self.analyzer.kept_words
+        sids: list[int] = []
+        entries: list[int] = []
+        n = 0
+        for string in strings:
+            sid = sid_of.get(string)
+            if sid is None:
+                sid = sid_of[string] = len(words_of)
+                words_of.append(kept_words(string))
+                self._occurs.append([])
+            words = words_of[sid]
+            if words:
+                sids.append(sid)
+                entries.append(sid * 8 + f)
+                n += len(words)
+        return sids, entries, n
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""

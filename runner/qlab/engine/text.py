@@ -96,11 +96,12 @@ class Analyzer:
     ``memo`` maps each surface word (case kept) to its term, and is read directly on hot paths.
     """
 
-    __slots__ = ("_kept", "memo")
+    __slots__ = ("_by_lower", "_kept", "memo")
 
     def __init__(self) -> None:
         self.memo: dict[str, str] = {}  # surface word (case kept) -> term; read directly on hot paths
         self._kept: dict[str, str] = {}  # surface word (case kept) -> lowercase, '' when dropped; as memo
+        self._by_lower: dict[str, str] = {}  # lowercase word -> term, for the words memo has
 
     def term(self, word: str) -> str:
         """The term for one surface word ('' for a stopword or a one-letter word)."""
@@ -109,6 +110,7 @@ class Analyzer:
             if len(self.memo) > _CACHE_LIMIT:
                 self.memo.clear()
                 self._kept.clear()
+                self._by_lower.clear()
             found = self._new(word)
         return found
 
@@ -117,6 +119,7 @@ class Analyzer:
         found = "" if (len(lower) < 2 and not lower.isdigit()) or lower in STOPWORDS else stem(lower)
         self.memo[word] = found
         self._kept[word] = lower if found else ""
+        self._by_lower[lower] = found
         return found
 
     def _fill(self, words: Iterable[str]) -> dict[str, str]:
@@ -127,6 +130,7 @@ class Analyzer:
             if len(memo) + len(new) > _CACHE_LIMIT:
                 memo.clear()
                 self._kept.clear()
+                self._by_lower.clear()
                 new = set(words)
             for word in new:
                 self._new(word)
@@ -147,6 +151,11 @@ class Analyzer:
             if found:
                 out.append(found)
         return out
+
+    def lowercase_terms(self, words: Iterable[str]) -> list[str]:
+        """The term of each lowercase word (a look-up when the word or a capitalized form was seen)."""
+        by_lower, term = self._by_lower, self.term
+        return [found if (found := by_lower.get(word)) is not None else term(word) for word in words]
 
     def kept_words(self, text: str) -> list[str]:
         """The lowercase words of ``text`` that have a term, in order (stopwords and one-letter words left out):
