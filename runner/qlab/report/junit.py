@@ -23,8 +23,9 @@ import json
 import re
 import socket
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from qlab.reasons import hint
@@ -102,22 +103,23 @@ CASE_LEVEL = 2  # testsuites > testsuite > testcase: the indentation level of ev
 class _Suite:
     """One ``testsuite`` being filled; testcase names are made unique within the report.
 
-    Each testcase is kept as its serialized XML, indented for its level: a 100,000-case report is ~18 MB of text,
-    and ElementTree would build, indent and walk 100,000 elements to write it. Every testcase is written
-    directly, byte for byte as ElementTree writes it (``tests/report/test_junit.py``): with its
-    ``failure``/``error``/``skipped`` child too (a run whose cases mostly fail: ~94,000 such testcases took
-    ~12 s through ElementTree)."""
+    Each testcase is written directly, byte for byte as ElementTree writes it (``tests/report/test_junit.py``):
+    ElementTree would build, indent and walk 100,000 elements to write a 100,000-case report, and took ~12 s
+    for ~94,000 testcases with a ``failure`` child. A passed testcase is kept as its XML (~90 bytes); one with
+    a ``failure``/``error``/``skipped`` child is kept as its parts and written when the report is (its text
+    carries the case's stage object: ~1.7 KB each, 160 MB held at once for a run whose 100,000 cases fail)."""
 
     def __init__(self, report: _Report, name: str, properties: Mapping[str, Any]) -> None:
         self.report = report
         self.name = name
         self.properties = properties
-        self.cases: list[str] = []
+        self.cases: list[str | tuple[str, str, str, str, str | Callable[[], str]]] = []
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.time_ms = 0.0
 
     def case(self, classname: str, name: str, *, ms: Any = 0.0, outcome: str | None = None, kind: str = "",
-             message: str = "", text: str = "") -> None:  # fmt: skip
+             message: str = "", text: str | Callable[[], str] = "") -> None:  # fmt: skip
+        """Add a testcase; ``text`` (or the function that makes it) follows the message in the child's text."""
         unique = xml_text(self.report.unique(classname, name))
         self.counts["tests"] += 1
         self.time_ms += float(ms or 0.0)
@@ -131,13 +133,23 @@ class _Suite:
         self.counts[
             "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
         ] += 1
-        attrs = f'message="{_attribute(xml_text(message))}"'
-        if outcome != "skipped":  # the strict schema requires a type on failure/error
-            attrs += f' type="{_attribute(xml_text(kind or outcome))}"'
-        body = _escape(xml_text(cap(f"{message}\n{text}".strip() if text else message)))
-        child = f"<{outcome} {attrs}>{body}</{outcome}>" if body else f"<{outcome} {attrs} />"
-        # as ET.indent(level=CASE_LEVEL) lays out a testcase with one child
-        self.cases.append(f"{head}>\n{' ' * (CASE_LEVEL + 1)}{child}\n{' ' * CASE_LEVEL}</testcase>")
+        self.cases.append((head, outcome, kind, message, text))
+
+    def texts(self) -> Iterator[str]:
+        """Each testcase's XML, in order."""
+        for case in self.cases:
+            yield case if isinstance(case, str) else _with_child(*case)
+
+
+def _with_child(head: str, outcome: str, kind: str, message: str, text: str | Callable[[], str]) -> str:
+    attrs = f'message="{_attribute(xml_text(message))}"'
+    if outcome != "skipped":  # the strict schema requires a type on failure/error
+        attrs += f' type="{_attribute(xml_text(kind or outcome))}"'
+    more = text() if callable(text) else text
+    body = _escape(xml_text(cap(f"{message}\n{more}".strip() if more else message)))
+    child = f"<{outcome} {attrs}>{body}</{outcome}>" if body else f"<{outcome} {attrs} />"
+    # as ET.indent(level=CASE_LEVEL) lays out a testcase with one child
+    return f"{head}>\n{' ' * (CASE_LEVEL + 1)}{child}\n{' ' * CASE_LEVEL}</testcase>"
 
 
 class _Report:
@@ -193,7 +205,7 @@ class _Report:
         between = "\n" + " " * CASE_LEVEL  # what ElementTree puts between two testcases
         for part in rest:  # each part: '<suite index>" />' and the text up to the next block
             number, tail = part.split('" />', 1)
-            for n, case in enumerate(self.suites[int(number)].cases):
+            for n, case in enumerate(self.suites[int(number)].texts()):
                 yield case if n == 0 else between + case
             yield tail
         yield "\n"
@@ -386,12 +398,18 @@ def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suit
             ms=ms,
             outcome="skipped",
             message=f"does not gate ({why}): {message}",
-            text=_case_text(case),
+            text=partial(_case_text, case),
         )
     else:
         outcome = "error" if status == "error" else "failure"
         suite.case(
-            classname, name, ms=ms, outcome=outcome, kind=reason, message=message, text=_case_text(case)
+            classname,
+            name,
+            ms=ms,
+            outcome=outcome,
+            kind=reason,
+            message=message,
+            text=partial(_case_text, case),
         )
 
 
