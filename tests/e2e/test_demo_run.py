@@ -180,4 +180,6 @@ def test_run_stores_learn_suggestions_pending_review_and_changes_nothing_else(
     named = {e["case_id"] for s in items for e in s.get("evidence") or ()}
     learned = {c["case_id"]: c["learning"] for c in result["cases"] if "learning" in c}
     assert named and set(learned) == named
-    assert all(s["status"] == "pending_review" and s["id"] for v in learned.values() for s in v["suggestions"])
+    assert all(
+        s["status"] == "pending_review" and s["id"] for v in learned.values() for s in v["suggestions"]
+    )
