@@ -75,3 +75,15 @@ def test_a_row_that_is_not_plain_goes_the_long_way() -> None:
         SearchRow("getThing", 1, 2.5, matched_terms=(1,)),  # type: ignore[arg-type]
     ):
         assert rows_json([plain, odd]) is None, odd
+
+
+def test_a_number_is_written_as_json_writes_it_rounded_to_four_places() -> None:
+    from qlab.stages.search_rows import _number
+
+    rng = random.Random(11)
+    values = [0.0, -0.0, 1e-4, 5e-5, 0.00015, 2.00005, 1e11 - 0.5, 1e11, -1e11, 123456789.12345, 1e16, 3, -7]
+    values += [rng.uniform(-1, 1) * 10 ** rng.randint(-6, 13) for _ in range(20_000)]
+    values += [round(rng.uniform(0, 100), 4) + 0.00005 for _ in range(2_000)]  # halfway in decimal
+    for value in values:
+        assert _number(value) == json.dumps(round(value, 4)), value
+    assert [_number(v) for v in (math.nan, math.inf, True, "1", None)] == [None] * 5

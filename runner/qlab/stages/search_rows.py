@@ -3,8 +3,8 @@
 The long way — ``wire.row_to_dict`` for each row, the JSON encoder, then the result schema's check of the
 search object — is most of the search stage's own cost per case. A row of the plain shape (a ``str`` tool id,
 an ``int`` rank ≥ 1, finite ``float``/``int`` scores under ``str`` field names, ``str`` matched terms and
-corrections) is written straight to the same text: 5 rows in 44 µs instead of 56 (median of 40 interleaved
-rounds on the loaded 2-core machine; best 28 vs 38). Such a row fits ``definitions/search_row`` of
+corrections) is written straight to the same text: 5 rows in 35 µs instead of 51 (median of 40 interleaved
+rounds on the loaded 2-core machine; best 21 vs 36). Such a row fits ``definitions/search_row`` of
 result.schema.json by construction; ``tests/stages/test_search_rows.py`` checks both (text identical to the
 long way's, verdict the schema's) on generated rows. Any other row goes the long way and is left for the in-run schema check to find and word.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 from math import isfinite
+from typing import Any
 
 from qlab.engine.types import SearchRow
 from qlab.results import CheckedJSON
@@ -28,29 +29,48 @@ def _name(text: str) -> str:
     return known
 
 
+# Below this, a float rounded to 4 places has at most 15 significant digits, so json's repr of the rounded
+# float is the "%.4f" text without its trailing zeros (both round the exact binary value the same way): half
+# the time of round() + repr().
+_EXACT = 1e11
+
+
+def _number(value: Any) -> str | None:
+    """``round(value, 4)`` as json writes it (``wire.row_to_dict``'s rounding); None unless a finite number."""
+    kind = type(value)
+    if kind is float:
+        if -_EXACT < value < _EXACT:
+            text = f"{value:.4f}"
+            text = text.rstrip("0")
+            return text + "0" if text[-1] == "." else text
+        return repr(round(value, 4)) if isfinite(value) else None
+    if kind is int:
+        return repr(value)
+    return None
+
+
 def _row(row: SearchRow) -> str | None:
     """The row's JSON text, as ``wire.row_to_dict`` + the compact encoder write it; None unless it is plain.
 
-    One flat function on purpose: it runs for every row of every case, and a call per number costs ~15%."""
+    Flat on purpose: it runs for every row of every case, and a call per number costs ~15%."""
     tool_id, rank, score = row.tool_id, row.rank, row.score
     if type(tool_id) is not str or type(rank) is not int or rank < 1:
         return None
-    kind = type(score)
-    if kind is float and isfinite(score):
-        score_text = repr(round(score, 4))  # wire.row_to_dict's rounding; json writes a float as its repr
-    elif kind is int:
-        score_text = repr(score)
-    else:
+    score_text = _number(score)
+    if score_text is None:
         return None
     fields = []
     for key, value in row.field_scores.items():
-        kind = type(value)
-        if kind is float and isfinite(value):
-            text = repr(round(value, 4))
-        elif kind is int:
-            text = repr(value)
+        if type(value) is float and -_EXACT < value < _EXACT:  # _number's first case, inline (the hot loop)
+            text = f"{value:.4f}"
+            text = text.rstrip("0")
+            if text[-1] == ".":
+                text += "0"
         else:
-            return None
+            other = _number(value)
+            if other is None:
+                return None
+            text = other
         name = _NAMES.get(key)
         if name is None:
             if type(key) is not str:
