@@ -53,7 +53,7 @@ def test_messages() -> None:
     assert resultschema.problem("search", {"hit": True, "top_k": 5}) is None
     assert (
         resultschema.problem("search", {"hit": "yes", "top_k": 5}, "$.search")
-        == "$.search.hit: expected boolean, got string"
+        == "$.search.hit: expected boolean or null, got string"
     )
     assert (
         resultschema.problem("plan", {"status": "done"})
@@ -142,7 +142,7 @@ ROW = {
         ("search", {"hit": True, "top_k": 1, "hit_rank": None, "rows": [ROW]}, None),
         ("search", {"hit": True, "top_k": 0}, "$.top_k: 0 is below 1"),
         ("search", {"hit": True, "top_k": 1.0}, "$.top_k: expected integer, got number"),
-        ("search", {"hit": 1, "top_k": 1}, "$.hit: expected boolean, got integer"),
+        ("search", {"hit": 1, "top_k": 1}, "$.hit: expected boolean or null, got integer"),
         ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "rank": 0}]}, "$.rows[0].rank: 0 is below 1"),
         ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "score": True}]}, "$.rows[0].score: expected number, got boolean"),
         ("search", {"hit": True, "top_k": 1, "rows": [{**ROW, "field_scores": {"id": "1"}}]}, "$.rows[0].field_scores.id: expected number, got string"),

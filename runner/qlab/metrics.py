@@ -83,9 +83,15 @@ def counts(cases: Iterable[Case]) -> dict[str, int]:
     return out
 
 
+def _no_target(search: Any) -> bool:
+    """A search object of a case that names no expected target (``hit: null``): nothing to rank."""
+    return isinstance(search, Mapping) and "hit" in search and search["hit"] is None
+
+
 def search_metrics(cases: Sequence[Case]) -> Metrics:
     """hit@K, Top-1, MRR and nDCG@K (one relevant target per case) over the cases that reached search."""
-    evaluated = [c for c in cases if reached(c, "search")]
+    # a case without an expected target (assertions only) has ``hit: null``: it has no rank to count
+    evaluated = [c for c in cases if reached(c, "search") and not _no_target(c.get("search"))]
     hits = top1 = 0
     rr = ndcg = 0.0
     for case in evaluated:

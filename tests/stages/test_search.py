@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
-from qlab.results import EncodedJSON, decoded
+from qlab.results import EncodedJSON, decoded, plain
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
@@ -182,3 +183,23 @@ def test_rows_that_fit_the_schema_are_sealed_checked_and_others_left_for_the_bou
     search.run(context(tmp_path, engine=Counting(None, search=bad)), cases, results)
     rows = results["s1"].search["rows"]  # type: ignore[index]
     assert type(rows) is EncodedJSON and decoded(rows)[0]["rank"] == 0
+
+
+def test_a_case_with_assertions_and_no_expected_target_fits_the_schema_and_is_not_a_miss(
+    tmp_path: Path,
+) -> None:
+    """``hit`` is null when a case names no expected target: the result schema allows it (the in-run
+    output_schema check blocked the whole run), and hit@K counts only the cases that have a target."""
+    cases = [
+        case(
+            "a1", "track my parcel", mode="search", assertions=[("top_k_contains", {"tool": "trackDelivery"})]
+        ),
+        case("s1", "Find member delivery detail", "getMemberDeliveryDetail", mode="search"),
+    ]
+    results = results_for(cases)
+    search.run(context(tmp_path), cases, results)
+    assert results["a1"].status == "passed" and results["a1"].search is not None
+    assert results["a1"].search["hit"] is None
+    assert resultschema.problem("search", plain(results["a1"].search)) is None
+    figures = metrics.search_metrics([r.to_dict() for r in results.values()])
+    assert figures["hit_at_k"] == 1.0  # s1 hit; a1 has no target to miss
