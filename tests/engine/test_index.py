@@ -165,3 +165,62 @@ def test_maxscore_pruning_returns_the_exhaustive_top_k() -> None:
         assert [r.tool_id for r in rows] == [index.tools[d].id for d in expected], query
         for row, d in zip(rows, expected, strict=True):
             assert row.score == pytest.approx(totals[d], rel=1e-12)
+
+
+def test_scores_equal_the_bm25f_formula_with_shared_parameter_lists() -> None:
+    """Tools that share parameter lists (read once, as a group) and repeat strings score exactly as BM25F
+    computed from each tool's field texts."""
+    import random
+
+    from qlab.collection.model import Parameter
+    from qlab.engine.text import Analyzer
+
+    def param(name: str, description: str = "") -> Parameter:
+        return Parameter(name, "query", False, {"type": "string"}, description=description)
+
+    rng = random.Random(5)
+    words = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address", "number"]
+    lists = [
+        tuple(param(f"{rng.choice(words)}Id", description=" ".join(rng.sample(words, 3))) for _ in range(n))
+        for n in (3, 4, 5, 3)
+    ]
+    lists.append((param("orderId", description="order"), param("orderId", description="order"), param("x")))
+    tools = tuple(
+        tool(
+            f"op{i:03d}",
+            summary=" ".join(rng.sample(words, 2)),
+            params=rng.choice(lists),
+            tags=tuple(rng.sample(words, rng.choice((1, 3)))),
+        )
+        for i in range(60)
+    )
+    settings = SearchSettings(fields=DEFAULT_SETTINGS.fields, exact_weight=0.0)
+    index = SearchIndex(tools, settings=settings)
+    analyzer = Analyzer()
+    tf = [[analyzer.terms(" ".join(texts)) for texts in field_texts(t)] for t in index.tools]
+    avg = []
+    for f in range(len(FIELDS)):
+        present = [len(doc[f]) for doc in tf if doc[f]]
+        avg.append(sum(present) / len(present) if present else 1.0)
+
+    def score(term: str, doc: list[list[str]]) -> float:
+        df = sum(1 for other in tf if any(term in field for field in other))
+        idf = math.log(1.0 + (len(tf) - df + 0.5) / (df + 0.5))
+        t = 0.0
+        for f, name in enumerate(FIELDS):
+            spec = settings.fields[name]
+            if doc[f]:
+                t += spec.weight * doc[f].count(term) / ((1 - spec.b) + spec.b * len(doc[f]) / avg[f])
+        return idf * t * (settings.k1 + 1) / (settings.k1 + t) if t else 0.0
+
+    for query in ("order number", "refund invoice member", "carrier address delivery", "parcel"):
+        terms = set(analyzer.terms(query))
+        expected = {d: sum(score(term, doc) for term in terms) for d, doc in enumerate(tf)}
+        rows = index.search(query, k=8).rows
+        assert rows
+        for row in rows:
+            d = next(i for i, t in enumerate(index.tools) if t.id == row.tool_id)
+            assert row.score == pytest.approx(expected[d], rel=1e-12), (query, row.tool_id)
+            assert sum(row.field_scores.values()) == pytest.approx(row.score, rel=1e-9)
+        best = sorted(expected.values(), reverse=True)[: len(rows)]
+        assert [row.score for row in rows] == pytest.approx(best, rel=1e-12)

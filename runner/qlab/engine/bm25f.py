@@ -110,10 +110,16 @@ class Model:
     """A collection's BM25F model. Documents are numbered in the order of ``tools``.
 
     The unit of text is a distinct string of the spec (an id, a summary, a parameter's name, its description,
-    ...): each is analyzed once, into its lowercase words that have a term. The model keeps where each string
-    occurs (document, field), one inverted list, lowercase word -> strings (a string listed once per occurrence),
-    and each stem's written forms. A stem's strings are its forms' strings merged. A term's postings are gathered
-    from the strings that have it, the first time a query uses it.
+    ...): each is analyzed once, into its lowercase words that have a term. The model keeps one inverted list,
+    lowercase word -> strings (a string listed once per occurrence), and each stem's written forms; a stem's
+    strings are its forms' strings merged. A term's postings are gathered from the strings that have it, the first
+    time a query uses it.
+
+    Where a string occurs: a field of one or two strings (an id, a summary, a path) records its documents one by
+    one (document * 8 + field). A field of more strings (a parameter list) is a *group*: the same list on many
+    operations is one group, read once, with the documents that have it. Its strings, and so its length and its
+    norm, are the same in each of them, so a term's weight in the group is summed once and then added to each of
+    its documents.
     """
 
     def __init__(self, tools: Sequence[Tool], analyzer: Analyzer, settings: SearchSettings) -> None:
@@ -121,31 +127,43 @@ class Model:
         self.analyzer = analyzer
         self.n_docs = len(tools)
         self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
-        self._strings: list[list[int]] = []  # per document: string id * 8 + field, for each string with terms
+        self._in_groups: dict[int, list[int]] = {}  # string id -> the groups it is in, once per occurrence
+        self._strings: list[
+            list[int]
+        ] = []  # per document: string id * 8 + field, for its own strings with terms
+        self._doc_groups: list[list[int]] = []  # per document: its groups
+        self._group_docs: list[list[int]] = []  # per group: its documents
+        self._group_field: list[int] = []  # per group: its field
+        self._group_entries: list[
+            list[int]
+        ] = []  # per group: string id * 8 + field, for its strings with terms
         self._sid: dict[str, int] = {}  # string -> string id (for the build)
         self._words_of: list[
             list[str]
         ] = []  # per string: its lowercase words that have a term (for the build)
         sid_of, words_of, occurs, kept_words = self._sid, self._words_of, self._occurs, analyzer.kept_words
         counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
-        # per field: its strings (a tuple) -> (string ids with words, their entries, the field's length); a field's
-        # strings repeat from tool to tool (the same parameter list on many operations) and are read once
-        seen: list[dict[tuple[str, ...], tuple[list[int], list[int], int]]] = [{} for _ in FIELDS]
+        groups: list[dict[tuple[str, ...], int]] = [{} for _ in FIELDS]  # per field: strings -> group
+        group_length: list[int] = []
         lengths: list[list[int]] = []
         for d, tool in enumerate(tools):
             doc_lengths = [0, 0, 0, 0, 0, 0, 0]
             entries: list[int] = []
+            doc_groups: list[int] = []
             place = d * 8
             for f, strings in enumerate(field_strings(tool)):
                 if not counted[f]:
                     continue
                 if len(strings) > 2:
-                    found = seen[f].get(strings)
-                    if found is None:
-                        found = seen[f][strings] = self._read(strings, f)
-                    sids, field_entries, doc_lengths[f] = found
-                    deque(map(list.append, map(occurs.__getitem__, sids), repeat(place + f)), maxlen=0)
-                    entries += field_entries
+                    g = groups[f].get(strings)
+                    if g is None:
+                        g = groups[f][strings] = self._group(strings, f)
+                        group_length.append(
+                            sum(len(words_of[entry >> 3]) for entry in self._group_entries[g])
+                        )
+                    self._group_docs[g].append(d)
+                    doc_groups.append(g)
+                    doc_lengths[f] = group_length[g]
                     continue
                 n = 0
                 for string in strings:
@@ -162,6 +180,7 @@ class Model:
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
             self._strings.append(entries)
+            self._doc_groups.append(doc_groups)
         del self._sid, self._words_of
         # lowercase word -> string ids, once per occurrence, ascending; stem -> its lowercase words
         self._word_in = _inverted(words_of)
@@ -182,30 +201,42 @@ class Model:
             for d, doc in enumerate(lengths):
                 if doc[f]:
                     norm[d * 8 + f] = w / (keep + slope * doc[f])
+        # a group's norm: the same in each of its documents (the same strings, so the same length)
+        self._group_norm = [
+            norm[docs[0] * 8 + f] for docs, f in zip(self._group_docs, self._group_field, strict=True)
+        ]
         self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
         self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
 
-    def _read(self, strings: tuple[str, ...], f: int) -> tuple[list[int], list[int], int]:
-        """(ids of the strings that have words, their entries string id * 8 + f, their length in words) of one
-        field's strings; strings seen for the first time are analyzed."""
-        sid_of, words_of, kept_words = self._sid, self._words_of, self.analyzer.kept_words
-        sids: list[int] = []
+    def _group(self, strings: tuple[str, ...], f: int) -> int:
+        """A new group for one field's strings (three or more); strings seen for the first time are analyzed."""
+        g = len(self._group_docs)
+        sid_of, words_of, kept_words, in_groups = (
+            self._sid,
+            self._words_of,
+            self.analyzer.kept_words,
+            self._in_groups,
+        )
         entries: list[int] = []
-        n = 0
         for string in strings:
             sid = sid_of.get(string)
             if sid is None:
                 sid = sid_of[string] = len(words_of)
                 words_of.append(kept_words(string))
                 self._occurs.append([])
-            words = words_of[sid]
-            if words:
-                sids.append(sid)
+            if words_of[sid]:
                 entries.append(sid * 8 + f)
-                n += len(words)
-        return sids, entries, n
+                found = in_groups.get(sid)
+                if found is None:
+                    in_groups[sid] = [g]
+                else:
+                    found.append(g)
+        self._group_docs.append([])
+        self._group_field.append(f)
+        self._group_entries.append(entries)
+        return g
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""
@@ -253,8 +284,9 @@ class Model:
         counts = self._counts_of(term)
         built = None
         if counts:
-            acc, norm, occurs = self._acc, self._norm, self._occurs
+            acc, norm, occurs, in_groups = self._acc, self._norm, self._occurs, self._in_groups
             touched: list[int] = []  # the documents reached, each once: norms are positive
+            weights: dict[int, int] = {}  # group -> the term's occurrences in its strings
             for sid, count in counts.items():
                 for place in occurs[sid]:
                     d = place >> 3
@@ -262,6 +294,17 @@ class Model:
                     if not before:
                         touched.append(d)
                     acc[d] = before + count * norm[place]
+                if sid in in_groups:
+                    for g in in_groups[sid]:
+                        weights[g] = weights.get(g, 0) + count
+            group_docs, group_norm = self._group_docs, self._group_norm
+            for g, count in weights.items():
+                value = count * group_norm[g]
+                for d in group_docs[g]:
+                    before = acc[d]
+                    if not before:
+                        touched.append(d)
+                    acc[d] = before + value
             touched.sort()
             k1 = self.settings.k1
             n = len(touched)
@@ -289,11 +332,12 @@ class Model:
         counts = self._counts_of(term)
         norm, place = self._norm, d * 8
         split: dict[int, float] = {}
-        for entry in self._strings[d]:
+        group_entries = self._group_entries
+        for entry in chain(self._strings[d], *[group_entries[g] for g in self._doc_groups[d]]):
             count = counts.get(entry >> 3)
             if count:
                 f = entry & 7
                 split[f] = split.get(f, 0.0) + count * norm[place + f]
         total = sum(split.values()) or 1.0
-        out = cached[d] = tuple((FIELDS[f], value / total) for f, value in split.items())
+        out = cached[d] = tuple((FIELDS[f], split[f] / total) for f in sorted(split))  # in FIELDS order
         return out
