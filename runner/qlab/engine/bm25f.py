@@ -207,6 +207,7 @@ class Model:
         ]
         self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
         self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
+        self._weights: dict[str, dict[int, int]] = {}  # term -> group -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
 
@@ -276,6 +277,18 @@ class Model:
             found = self._counts[term] = Counter(strings)
         return found
 
+    def _weights_of(self, term: str) -> dict[int, int]:
+        """Group -> occurrences of ``term`` in the group's strings, for the groups that have it."""
+        found = self._weights.get(term)
+        if found is None:
+            found = self._weights[term] = {}
+            in_groups = self._in_groups
+            for sid, count in self._counts_of(term).items():
+                if sid in in_groups:
+                    for g in in_groups[sid]:
+                        found[g] = found.get(g, 0) + count
+        return found
+
     def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:
         """The postings of ``term`` (a stem or ``=word``) and the same as a document -> score map; None when no
         tool has it."""
@@ -284,9 +297,8 @@ class Model:
         counts = self._counts_of(term)
         built = None
         if counts:
-            acc, norm, occurs, in_groups = self._acc, self._norm, self._occurs, self._in_groups
+            acc, norm, occurs = self._acc, self._norm, self._occurs
             touched: list[int] = []  # the documents reached, each once: norms are positive
-            weights: dict[int, int] = {}  # group -> the term's occurrences in its strings
             for sid, count in counts.items():
                 for place in occurs[sid]:
                     d = place >> 3
@@ -294,9 +306,7 @@ class Model:
                     if not before:
                         touched.append(d)
                     acc[d] = before + count * norm[place]
-                if sid in in_groups:
-                    for g in in_groups[sid]:
-                        weights[g] = weights.get(g, 0) + count
+            weights = self._weights_of(term)
             group_docs, group_norm = self._group_docs, self._group_norm
             for g, count in weights.items():
                 value = count * group_norm[g]
@@ -332,12 +342,17 @@ class Model:
         counts = self._counts_of(term)
         norm, place = self._norm, d * 8
         split: dict[int, float] = {}
-        group_entries = self._group_entries
-        for entry in chain(self._strings[d], *[group_entries[g] for g in self._doc_groups[d]]):
+        for entry in self._strings[d]:
             count = counts.get(entry >> 3)
             if count:
                 f = entry & 7
                 split[f] = split.get(f, 0.0) + count * norm[place + f]
+        weights = self._weights_of(term)
+        for g in self._doc_groups[d]:
+            count = weights.get(g)
+            if count:
+                f = self._group_field[g]
+                split[f] = split.get(f, 0.0) + count * self._group_norm[g]
         total = sum(split.values()) or 1.0
         out = cached[d] = tuple((FIELDS[f], split[f] / total) for f in sorted(split))  # in FIELDS order
         return out
