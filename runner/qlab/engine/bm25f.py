@@ -347,12 +347,14 @@ class Model:
             if count:
                 f = entry & 7
                 split[f] = split.get(f, 0.0) + count * norm[place + f]
-        weights = self._weights_of(term)
-        for g in self._doc_groups[d]:
-            count = weights.get(g)
-            if count:
-                f = self._group_field[g]
-                split[f] = split.get(f, 0.0) + count * self._group_norm[g]
+        groups = self._doc_groups[d]
+        if groups:
+            weights = self._weights_of(term)
+            for g in groups:
+                count = weights.get(g)
+                if count:
+                    f = self._group_field[g]
+                    split[f] = split.get(f, 0.0) + count * self._group_norm[g]
         total = sum(split.values()) or 1.0
         out = cached[d] = tuple((FIELDS[f], split[f] / total) for f in sorted(split))  # in FIELDS order
         return out
