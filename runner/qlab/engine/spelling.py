@@ -32,6 +32,7 @@ class Speller:
     """Corrections against a fixed vocabulary of surface words (lowercase), each with a frequency."""
 
     __slots__ = (
+        "_by_length",
         "_frequency",
         "_index",
         "_memo",
@@ -56,6 +57,7 @@ class Speller:
         self._memo: dict[str, str | None] = {}
         # the words a correction can be: long enough (one deletion from min_length) and made of letters
         self._words = [word for word in self._frequency if len(word) >= min_length - 1 and word.isalpha()]
+        self._by_length: dict[int, list[str]] = {}
         self._windows: dict[int, list[str]] = {}  # length -> the words of that length, one less or one more
         self._index: dict[str, list[str]] | None = None
         self._scans_left = int(scans_per_word * len(self._words))
@@ -105,9 +107,18 @@ class Speller:
         return candidates
 
     def _window(self, size: int) -> list[str]:
+        """The words of length ``size``, one less or one more."""
         found = self._windows.get(size)
         if found is None:
-            found = self._windows[size] = [word for word in self._words if abs(len(word) - size) <= 1]
+            if not self._by_length:  # the words by length, read once
+                for word in self._words:
+                    self._by_length.setdefault(len(word), []).append(word)
+            by_length = self._by_length
+            found = self._windows[size] = [
+                *by_length.get(size - 1, ()),
+                *by_length.get(size, ()),
+                *by_length.get(size + 1, ()),
+            ]
         return found
 
     def _build(self) -> dict[str, list[str]]:
