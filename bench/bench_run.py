@@ -5,6 +5,8 @@ summary. Each size runs in a fresh process so its peak RSS is its own.
     python bench/bench_run.py                    # 10,000 and 100,000 cases, 1,000 tools
     python bench/bench_run.py --cases 100000     # one size
     python bench/bench_run.py --fake-search      # the runner alone: a trivial search stage instead of the engine
+    python bench/bench_run.py --failing          # nearly every case fails (a search regression)
+    python bench/bench_run.py --failing --no-learn   # ... without the learn gate (its shadow rank, see RESULTS)
 
 Target (issue 6): 100,000 cases → run + JSON + JUnit in ≤ 30 s and ≤ 500 MiB, growing linearly from 10,000.
 """
@@ -90,8 +92,12 @@ def _tool(i: int, rng: random.Random) -> tuple[str, str]:
     return op_id, f"{verb} the {a} {b} of a {c} number {i}"
 
 
-def generate(folder: Path, *, cases: int, tools: int, seed: int = 6) -> Path:
-    """A project on disk: an OpenAPI document, a JSON Lines case file, and qlab.yaml."""
+def generate(
+    folder: Path, *, cases: int, tools: int, seed: int = 6, failing: bool = False, learn: bool = True
+) -> Path:
+    """A project on disk: an OpenAPI document, a JSON Lines case file, and qlab.yaml. ``failing``: each case
+    expects another operation than the one its query was drawn from, so nearly every case fails (a search
+    regression: the outputs then carry a failure with its evidence per case). ``learn``: the learn gate."""
     rng = random.Random(seed)
     made = [_tool(i, rng) for i in range(tools)]
     paths = {
@@ -125,6 +131,8 @@ def generate(folder: Path, *, cases: int, tools: int, seed: int = 6) -> Path:
     with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
         for n in range(cases):
             op_id, summary = made[rng.randrange(tools)]
+            if failing:
+                op_id = made[rng.randrange(tools)][0]
             words = summary.split()
             rng.shuffle(words)
             handle.write(
@@ -136,8 +144,9 @@ def generate(folder: Path, *, cases: int, tools: int, seed: int = 6) -> Path:
         "version: 1\nproject: bench\ncollection:\n  sources:\n    - name: api\n      openapi: api.json\n"
         "suites:\n  search_core:\n    mode: search\n    cases: [cases.jsonl]\n    k: 5\n"
         "gates:\n  - name: build\n    stage: build\n  - name: search\n    stage: search\n    suites: [search_core]\n"
-        '    thresholds:\n      hit_at_k: ">= 0.0"\n  - name: learn\n    stage: learn\n    stop_if: [scrub_failed]\n'
-        "output:\n  dir: out\n",
+        '    thresholds:\n      hit_at_k: ">= 0.0"\n'
+        + ("  - name: learn\n    stage: learn\n    stop_if: [scrub_failed]\n" if learn else "")
+        + "output:\n  dir: out\n",
         encoding="utf-8",
     )
     return config
@@ -208,6 +217,10 @@ def main() -> None:
     parser.add_argument("--cases", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--tools", type=int, default=1_000)
     parser.add_argument("--fake-search", action="store_true")
+    parser.add_argument(
+        "--failing", action="store_true", help="cases expect another operation: nearly every case fails"
+    )
+    parser.add_argument("--no-learn", action="store_true", help="no learn gate (build and search only)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -216,7 +229,9 @@ def main() -> None:
     rows = []
     for n in args.cases:
         with tempfile.TemporaryDirectory(prefix="qlab-bench-") as tmp:
-            config = generate(Path(tmp), cases=n, tools=args.tools)
+            config = generate(
+                Path(tmp), cases=n, tools=args.tools, failing=args.failing, learn=not args.no_learn
+            )
             cmd = [sys.executable, __file__, "--child", str(config)] + (
                 ["--fake-search"] if args.fake_search else []
             )
