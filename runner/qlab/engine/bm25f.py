@@ -97,13 +97,75 @@ def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
 Posting = tuple[tuple[int, ...], tuple[float, ...]]  # (documents ascending, their scores)
 
 
-def _inverted(lists: Sequence[Sequence[str]]) -> dict[str, list[int]]:
+def _inverted(lists: Sequence[Sequence[str]]) -> dict[str, tuple[int, ...]]:
     """key -> the positions in ``lists`` of the lists that have it, once per occurrence, ascending. The loop over
     every occurrence runs in C."""
     index: defaultdict[str, list[int]] = defaultdict(list)
     positions = chain.from_iterable(map(repeat, range(len(lists)), map(len, lists)))
     deque(map(list.append, map(index.__getitem__, chain.from_iterable(lists)), positions), maxlen=0)
-    return dict(index)
+    return dict(zip(index, map(tuple, index.values()), strict=True))
+
+
+class _Build:
+    """What building a Model needs and drops afterwards: the strings met so far, their words, and lists still
+    being appended to."""
+
+    __slots__ = (
+        "analyzer",
+        "group_docs",
+        "group_entries",
+        "group_field",
+        "group_length",
+        "in_groups",
+        "occurs",
+        "sid_of",
+        "words_of",
+    )
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self.sid_of: dict[str, int] = {}  # string -> string id
+        self.words_of: list[list[str]] = []  # per string: its lowercase words that have a term
+        self.occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
+        self.in_groups: dict[int, list[int]] = {}  # string id -> the groups it is in, once per occurrence
+        self.group_docs: list[list[int]] = []  # per group: its documents
+        self.group_field: list[int] = []  # per group: its field
+        self.group_entries: list[
+            tuple[int, ...]
+        ] = []  # per group: string id * 8 + field, per string with terms
+        self.group_length: list[int] = []  # per group: its length in words
+
+    def add(self, string: str) -> int:
+        """The id of a string met for the first time, analyzed."""
+        sid = self.sid_of[string] = len(self.words_of)
+        self.words_of.append(self.analyzer.kept_words(string))
+        self.occurs.append([])
+        return sid
+
+    def group(self, strings: tuple[str, ...], f: int) -> int:
+        """A new group for one field's strings (three or more)."""
+        g = len(self.group_docs)
+        sid_of, words_of, in_groups = self.sid_of, self.words_of, self.in_groups
+        entries: list[int] = []
+        n = 0
+        for string in strings:
+            sid = sid_of.get(string)
+            if sid is None:
+                sid = self.add(string)
+            words = words_of[sid]
+            if words:
+                entries.append(sid * 8 + f)
+                n += len(words)
+                found = in_groups.get(sid)
+                if found is None:
+                    in_groups[sid] = [g]
+                else:
+                    found.append(g)
+        self.group_docs.append([])
+        self.group_field.append(f)
+        self.group_entries.append(tuple(entries))
+        self.group_length.append(n)
+        return g
 
 
 class Model:
@@ -126,26 +188,15 @@ class Model:
         self.settings = settings
         self.analyzer = analyzer
         self.n_docs = len(tools)
-        self._occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
-        self._in_groups: dict[int, list[int]] = {}  # string id -> the groups it is in, once per occurrence
-        self._strings: list[
-            list[int]
-        ] = []  # per document: string id * 8 + field, for its own strings with terms
-        self._doc_groups: list[list[int]] = []  # per document: its groups
-        self._group_docs: list[list[int]] = []  # per group: its documents
-        self._group_field: list[int] = []  # per group: its field
-        self._group_entries: list[
-            list[int]
-        ] = []  # per group: string id * 8 + field, for its strings with terms
-        self._sid: dict[str, int] = {}  # string -> string id (for the build)
-        self._words_of: list[
-            list[str]
-        ] = []  # per string: its lowercase words that have a term (for the build)
-        sid_of, words_of, occurs, kept_words = self._sid, self._words_of, self._occurs, analyzer.kept_words
+        build = _Build(analyzer)
         counted = [settings.fields[name].weight > 0.0 for name in FIELDS]  # a field weighted 0 adds nothing
         groups: list[dict[tuple[str, ...], int]] = [{} for _ in FIELDS]  # per field: strings -> group
-        group_length: list[int] = []
+        strings_of: list[
+            tuple[int, ...]
+        ] = []  # per document: string id * 8 + field, for its strings with terms
+        groups_of: list[tuple[int, ...]] = []  # per document: its groups
         lengths: list[list[int]] = []
+        sid_of, words_of, occurs, add = build.sid_of, build.words_of, build.occurs, build.add
         for d, tool in enumerate(tools):
             doc_lengths = [0, 0, 0, 0, 0, 0, 0]
             entries: list[int] = []
@@ -157,21 +208,16 @@ class Model:
                 if len(strings) > 2:
                     g = groups[f].get(strings)
                     if g is None:
-                        g = groups[f][strings] = self._group(strings, f)
-                        group_length.append(
-                            sum(len(words_of[entry >> 3]) for entry in self._group_entries[g])
-                        )
-                    self._group_docs[g].append(d)
+                        g = groups[f][strings] = build.group(strings, f)
+                    build.group_docs[g].append(d)
                     doc_groups.append(g)
-                    doc_lengths[f] = group_length[g]
+                    doc_lengths[f] = build.group_length[g]
                     continue
                 n = 0
                 for string in strings:
                     sid = sid_of.get(string)
                     if sid is None:
-                        sid = sid_of[string] = len(words_of)
-                        words_of.append(kept_words(string))
-                        occurs.append([])
+                        sid = add(string)
                     words = words_of[sid]
                     if words:
                         occurs[sid].append(place + f)
@@ -179,18 +225,29 @@ class Model:
                         n += len(words)
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
-            self._strings.append(entries)
-            self._doc_groups.append(doc_groups)
-        del self._sid, self._words_of
+            strings_of.append(tuple(entries))
+            groups_of.append(tuple(doc_groups))
+        # What stays is kept in tuples of numbers, which the cycle collector stops tracking after its first look:
+        # as lists, an index's ~10,000 small containers would be walked by every later full collection.
+        self._occurs = [tuple(places) for places in occurs]  # per string: document * 8 + field, per place
+        self._in_groups = {
+            sid: tuple(found) for sid, found in build.in_groups.items()
+        }  # string -> its groups
+        self._strings = strings_of
+        self._doc_groups = groups_of
+        self._group_docs = [tuple(docs) for docs in build.group_docs]  # per group: its documents
+        self._group_field = build.group_field  # per group: its field
+        self._group_entries = build.group_entries  # per group: string id * 8 + field, per string with terms
         # lowercase word -> string ids, once per occurrence, ascending; stem -> its lowercase words
         self._word_in = _inverted(words_of)
-        self._stem_words: dict[str, list[str]] = {}
+        stem_words: dict[str, list[str]] = {}
         for word, term in zip(self._word_in, analyzer.lowercase_terms(self._word_in), strict=True):
-            forms = self._stem_words.get(term)
+            forms = stem_words.get(term)
             if forms is None:
-                self._stem_words[term] = [word]
+                stem_words[term] = [word]
             else:
                 forms.append(word)
+        self._stem_words = {term: tuple(forms) for term, forms in stem_words.items()}
         # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
         norm = self._norm = [0.0] * (8 * len(tools))
         for f, name in enumerate(FIELDS):
@@ -210,34 +267,6 @@ class Model:
         self._weights: dict[str, dict[int, int]] = {}  # term -> group -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
-
-    def _group(self, strings: tuple[str, ...], f: int) -> int:
-        """A new group for one field's strings (three or more); strings seen for the first time are analyzed."""
-        g = len(self._group_docs)
-        sid_of, words_of, kept_words, in_groups = (
-            self._sid,
-            self._words_of,
-            self.analyzer.kept_words,
-            self._in_groups,
-        )
-        entries: list[int] = []
-        for string in strings:
-            sid = sid_of.get(string)
-            if sid is None:
-                sid = sid_of[string] = len(words_of)
-                words_of.append(kept_words(string))
-                self._occurs.append([])
-            if words_of[sid]:
-                entries.append(sid * 8 + f)
-                found = in_groups.get(sid)
-                if found is None:
-                    in_groups[sid] = [g]
-                else:
-                    found.append(g)
-        self._group_docs.append([])
-        self._group_field.append(f)
-        self._group_entries.append(entries)
-        return g
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""
@@ -265,16 +294,18 @@ class Model:
         found = self._counts.get(term)
         if found is None:
             word_in = self._word_in
+            strings: Sequence[int]
             if term.startswith(EXACT):
-                strings = word_in.get(term[1:], [])
+                strings = word_in.get(term[1:], ())
             else:
-                words = self._stem_words.get(term, [])
+                words = self._stem_words.get(term, ())
                 strings = (
                     word_in[words[0]]
                     if len(words) == 1
                     else sorted(chain.from_iterable(map(word_in.__getitem__, words)))
                 )
-            found = self._counts[term] = Counter(strings)
+            # a plain dict of numbers, which the cycle collector does not track (a Counter is tracked)
+            found = self._counts[term] = dict(Counter(strings))
         return found
 
     def _weights_of(self, term: str) -> dict[int, int]:
