@@ -155,10 +155,10 @@ def test_maxscore_pruning_returns_the_exhaustive_top_k() -> None:
     for _ in range(60):
         query = " ".join(rng.sample([*vocabulary, "number", f"item{rng.randrange(37)}"], 4))
         words = index.words(query)
-        assert sum(len(w.docs) for w in words) >= 512  # the pruned path
+        assert sum(len(w.by_doc) for w in words) >= 512  # the pruned path
         totals: dict[int, float] = {}
         for word in words:
-            for d, s in zip(word.docs, word.scores, strict=True):
+            for d, s in word.by_doc.items():
                 totals[d] = totals.get(d, 0.0) + s
         expected = sorted(totals, key=lambda d: (-totals[d], d))[:7]
         rows = index.search(query, k=7).rows

@@ -25,16 +25,22 @@ collection needs no exact posting: its exact score would equal its stem score (`
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, filterfalse, repeat
 from math import log
+from typing import TypeVar
 
 from qlab.collection.model import Tool
 from qlab.engine.text import Analyzer
 
 FIELDS: tuple[str, ...] = ("id", "summary", "description", "params", "tags", "aliases", "path")
+_WHOLE: tuple[tuple[tuple[str, float], ...], ...] = tuple(
+    ((name, 1.0),) for name in FIELDS
+)  # per field: the shares of a term found in it alone
+K = TypeVar("K")
 EXACT = "="  # prefix of exact-word terms; stems never start with it
 
 
@@ -94,13 +100,10 @@ def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
     return tuple((" ".join(strings),) if strings else () for strings in field_strings(tool))
 
 
-Posting = tuple[tuple[int, ...], tuple[float, ...]]  # (documents ascending, their scores)
-
-
-def _inverted(lists: Sequence[Sequence[str]]) -> dict[str, tuple[int, ...]]:
+def _inverted(lists: Sequence[Sequence[K]]) -> dict[K, tuple[int, ...]]:
     """key -> the positions in ``lists`` of the lists that have it, once per occurrence, ascending. The loop over
     every occurrence runs in C."""
-    index: defaultdict[str, list[int]] = defaultdict(list)
+    index: defaultdict[K, list[int]] = defaultdict(list)
     positions = chain.from_iterable(map(repeat, range(len(lists)), map(len, lists)))
     deque(map(list.append, map(index.__getitem__, chain.from_iterable(lists)), positions), maxlen=0)
     return dict(zip(index, map(tuple, index.values()), strict=True))
@@ -113,10 +116,9 @@ class _Build:
     __slots__ = (
         "analyzer",
         "group_docs",
-        "group_entries",
         "group_field",
         "group_length",
-        "in_groups",
+        "group_sids",
         "occurs",
         "sid_of",
         "words_of",
@@ -127,12 +129,9 @@ class _Build:
         self.sid_of: dict[str, int] = {}  # string -> string id
         self.words_of: list[list[str]] = []  # per string: its lowercase words that have a term
         self.occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
-        self.in_groups: dict[int, list[int]] = {}  # string id -> the groups it is in, once per occurrence
         self.group_docs: list[list[int]] = []  # per group: its documents
         self.group_field: list[int] = []  # per group: its field
-        self.group_entries: list[
-            tuple[int, ...]
-        ] = []  # per group: string id * 8 + field, per string with terms
+        self.group_sids: list[tuple[int, ...]] = []  # per group: its strings' ids, in order
         self.group_length: list[int] = []  # per group: its length in words
 
     def add(self, string: str) -> int:
@@ -143,29 +142,18 @@ class _Build:
         return sid
 
     def group(self, strings: tuple[str, ...], f: int) -> int:
-        """A new group for one field's strings (three or more)."""
-        g = len(self.group_docs)
-        sid_of, words_of, in_groups = self.sid_of, self.words_of, self.in_groups
-        entries: list[int] = []
-        n = 0
-        for string in strings:
-            sid = sid_of.get(string)
-            if sid is None:
-                sid = self.add(string)
-            words = words_of[sid]
-            if words:
-                entries.append(sid * 8 + f)
-                n += len(words)
-                found = in_groups.get(sid)
-                if found is None:
-                    in_groups[sid] = [g]
-                else:
-                    found.append(g)
+        """A new group for one field's strings (three or more). Its strings are mostly known already (the same
+        parameters recur across operations): only the new ones are met in Python, the rest is C."""
+        sid_of = self.sid_of
+        for string in filterfalse(sid_of.__contains__, strings):
+            if string not in sid_of:  # the same new string twice in one list
+                self.add(string)
+        sids = tuple(map(sid_of.__getitem__, strings))
+        self.group_sids.append(sids)
+        self.group_length.append(sum(map(len, map(self.words_of.__getitem__, sids))))
         self.group_docs.append([])
         self.group_field.append(f)
-        self.group_entries.append(tuple(entries))
-        self.group_length.append(n)
-        return g
+        return len(self.group_docs) - 1
 
 
 class Model:
@@ -230,24 +218,16 @@ class Model:
         # What stays is kept in tuples of numbers, which the cycle collector stops tracking after its first look:
         # as lists, an index's ~10,000 small containers would be walked by every later full collection.
         self._occurs = [tuple(places) for places in occurs]  # per string: document * 8 + field, per place
-        self._in_groups = {
-            sid: tuple(found) for sid, found in build.in_groups.items()
-        }  # string -> its groups
+        self._in_groups = _inverted(build.group_sids)  # string id -> its groups, once per occurrence
         self._strings = strings_of
         self._doc_groups = groups_of
         self._group_docs = [tuple(docs) for docs in build.group_docs]  # per group: its documents
         self._group_field = build.group_field  # per group: its field
-        self._group_entries = build.group_entries  # per group: string id * 8 + field, per string with terms
-        # lowercase word -> string ids, once per occurrence, ascending; stem -> its lowercase words
+        # lowercase word -> string ids, once per occurrence, ascending
         self._word_in = _inverted(words_of)
-        stem_words: dict[str, list[str]] = {}
-        for word, term in zip(self._word_in, analyzer.lowercase_terms(self._word_in), strict=True):
-            forms = stem_words.get(term)
-            if forms is None:
-                stem_words[term] = [word]
-            else:
-                forms.append(word)
-        self._stem_words = {term: tuple(forms) for term, forms in stem_words.items()}
+        # the words in order, for finding a stem's written forms (``_forms``) without stemming every word
+        self._sorted_words = sorted(self._word_in)
+        self._stem_words: dict[str, tuple[str, ...]] = {}  # stem -> its lowercase words, on demand
         # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
         norm = self._norm = [0.0] * (8 * len(tools))
         for f, name in enumerate(FIELDS):
@@ -262,7 +242,7 @@ class Model:
         self._group_norm = [
             norm[docs[0] * 8 + f] for docs, f in zip(self._group_docs, self._group_field, strict=True)
         ]
-        self._cache: dict[str, tuple[Posting, dict[int, float]] | None] = {}
+        self._cache: dict[str, dict[int, float] | None] = {}
         self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
         self._weights: dict[str, dict[int, int]] = {}  # term -> group -> occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
@@ -270,11 +250,35 @@ class Model:
 
     def has(self, stem: str) -> bool:
         """Whether some tool has ``stem``."""
-        return stem in self._stem_words
+        return bool(self._forms(stem))
 
     @property
     def stems(self) -> frozenset[str]:
-        return frozenset(self._stem_words)
+        return frozenset(self.analyzer.lowercase_terms(self._word_in))
+
+    def _forms(self, stem: str) -> tuple[str, ...]:
+        """The lowercase words of the collection whose stem is ``stem``.
+
+        The stemmer only strips a suffix, or strips one and ends the rest with "y" ("deliveries" ->
+        "delivery"), so every word with this stem starts with the stem (less a final "y"): only the words of
+        that prefix (a slice of the sorted words) are stemmed. Most of a collection's words are never stemmed.
+        """
+        found = self._stem_words.get(stem)
+        if found is None:
+            words = self._sorted_words
+            if len(stem) < 2:  # a word of four letters or more keeps at least two: this stem is only itself
+                candidates = [stem] if stem in self._word_in else []
+            else:
+                prefix = stem[:-1] if stem[-1] == "y" else stem
+                start = end = bisect_left(words, prefix)
+                while end < len(words) and words[end].startswith(prefix):
+                    end += 1
+                candidates = words[start:end]
+            terms = self.analyzer.lowercase_terms(candidates)
+            found = self._stem_words[stem] = tuple(
+                [word for word, term in zip(candidates, terms, strict=True) if term == stem]
+            )
+        return found
 
     def surface(self) -> dict[str, int]:
         """Lowercase surface word (stopwords left out) -> occurrences in the distinct strings: the speller's
@@ -287,7 +291,7 @@ class Model:
         None when the collection never writes it."""
         if word not in self._word_in:
             return None
-        return len(self._stem_words[stem]) == 1  # every occurrence of the stem is this word
+        return len(self._forms(stem)) == 1  # every occurrence of the stem is this word
 
     def _counts_of(self, term: str) -> dict[int, int]:
         """String id -> occurrences of ``term`` (a stem or ``=word``) there, for the strings that have it."""
@@ -298,7 +302,7 @@ class Model:
             if term.startswith(EXACT):
                 strings = word_in.get(term[1:], ())
             else:
-                words = self._stem_words.get(term, ())
+                words = self._forms(term)
                 strings = (
                     word_in[words[0]]
                     if len(words) == 1
@@ -320,9 +324,9 @@ class Model:
                         found[g] = found.get(g, 0) + count
         return found
 
-    def posting(self, term: str) -> tuple[Posting, dict[int, float]] | None:
-        """The postings of ``term`` (a stem or ``=word``) and the same as a document -> score map; None when no
-        tool has it."""
+    def posting(self, term: str) -> dict[int, float] | None:
+        """The postings of ``term`` (a stem or ``=word``): document -> score, for the documents that have it; None
+        when no tool has it."""
         if term in self._cache:
             return self._cache[term]
         counts = self._counts_of(term)
@@ -346,14 +350,13 @@ class Model:
                     if not before:
                         touched.append(d)
                     acc[d] = before + value
-            touched.sort()
             k1 = self.settings.k1
             n = len(touched)
-            idf = log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5))
-            scores = [idf * (k1 + 1.0) * t / (k1 + t) for t in map(acc.__getitem__, touched)]
-            for d in touched:
-                acc[d] = 0.0
-            built = (tuple(touched), tuple(scores)), dict(zip(touched, scores, strict=True))
+            scale = log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5)) * (k1 + 1.0)  # idf * (k1 + 1)
+            built = {
+                d: scale * t / (k1 + t) for d, t in zip(touched, map(acc.__getitem__, touched), strict=True)
+            }
+            deque(map(acc.__setitem__, touched, repeat(0.0)), maxlen=0)  # a clean buffer, in C
         self._cache[term] = built
         return built
 
@@ -386,6 +389,9 @@ class Model:
                 if count:
                     f = self._group_field[g]
                     split[f] = split.get(f, 0.0) + count * self._group_norm[g]
+        if len(split) == 1:  # one field has it all
+            out = cached[d] = _WHOLE[next(iter(split))]
+            return out
         total = sum(split.values()) or 1.0
-        out = cached[d] = tuple((FIELDS[f], split[f] / total) for f in sorted(split))  # in FIELDS order
+        out = cached[d] = tuple([(FIELDS[f], split[f] / total) for f in sorted(split)])  # in FIELDS order
         return out

@@ -73,12 +73,9 @@ class WordPosting:
         "_views",
         "by_doc",
         "correction",
-        "doc_set",
-        "docs",
         "fixes",
         "matched",
         "parts",
-        "scores",
         "term",
         "ub",
     )
@@ -93,25 +90,19 @@ class WordPosting:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
         self.correction = correction  # (misspelt word, vocabulary word) for a rescued word
-        first = model.posting(parts[0][0])
-        (docs, scores), by_doc = first if first is not None else (((), ()), {})
-        if parts[0][1] != 1.0:
-            scores = tuple([score * parts[0][1] for score in scores])
+        first = model.posting(parts[0][0]) or {}
+        weight = parts[0][1]
+        by_doc = first if weight == 1.0 else {d: score * weight for d, score in first.items()}
         for extra_term, extra_weight in parts[1:]:
-            # an exact word's texts are a subset of its stem's: the documents stay the same
+            # an exact word's texts are a subset of its stem's: only its own documents change
             extra = model.posting(extra_term)
-            if extra is not None:
-                more = extra[1]
-                scores = tuple(
-                    [s + extra_weight * more.get(d, 0.0) for d, s in zip(docs, scores, strict=True)]
-                )
-        self.docs = docs
-        self.doc_set = frozenset(docs)
-        self.scores = scores
-        self.by_doc = (
-            by_doc if len(parts) == 1 and parts[0][1] == 1.0 else dict(zip(docs, scores, strict=True))
-        )
-        self.ub = max(scores, default=0.0)  # the most this word adds to any document
+            if extra:
+                if by_doc is first:
+                    by_doc = dict(first)
+                for d, score in extra.items():
+                    by_doc[d] = by_doc[d] + extra_weight * score
+        self.by_doc = by_doc  # document -> what this word adds to its score
+        self.ub = max(by_doc.values(), default=0.0)  # the most this word adds to any document
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
         self._views: dict[int, Mapping[str, float]] = {}
         # what a row matched by this word alone shows: built once, shared read-only by every such row
@@ -134,7 +125,7 @@ class WordPosting:
         split: dict[str, float] = {}
         for model_term, weight in self.parts:
             posting = model.posting(model_term)
-            score = posting[1].get(d) if posting is not None else None
+            score = posting.get(d) if posting is not None else None
             if not score:
                 continue
             for name, share in model.shares(model_term, d):
@@ -230,10 +221,10 @@ class SearchIndex:
             return SearchResult(rows=(), query_terms=terms)
         buffer = self._buffer
         touched: set[int] = set()
-        if sum([len(word.docs) for word in words]) < _PRUNE_FROM:  # short postings: add them all
+        if sum([len(word.by_doc) for word in words]) < _PRUNE_FROM:  # short postings: add them all
             for word in words:
-                touched.update(word.docs)
-                for d, s in zip(word.docs, word.scores, strict=True):
+                touched.update(word.by_doc)
+                for d, s in word.by_doc.items():
                     buffer[d] += s
             return self._finish(words, touched, touched, k, terms)
         order = sorted(words, key=lambda w: -w.ub)
@@ -248,11 +239,11 @@ class SearchIndex:
                 if rest < threshold:
                     stop = i
                     break
-            touched.update(word.docs)
-            for d, s in zip(word.docs, word.scores, strict=True):
+            touched.update(word.by_doc)
+            for d, s in word.by_doc.items():
                 buffer[d] += s
-            if word.docs:
-                best = max(best, max(map(buffer.__getitem__, word.docs)))
+            if word.by_doc:
+                best = max(best, max(map(buffer.__getitem__, word.by_doc)))
             rest -= word.ub
         pool: Collection[int] = touched
         if stop < len(order):
@@ -282,8 +273,11 @@ class SearchIndex:
             del ranked[end:]
         ranked.sort(key=lambda d: (-buffer[d], d))
         top = [(d, buffer[d]) for d in ranked[:k]]
-        for d in touched:
-            buffer[d] = 0.0
+        if len(touched) * 16 > len(buffer):  # a fresh buffer is cheaper than clearing many places one by one
+            self._buffer = [0.0] * len(buffer)
+        else:
+            for d in touched:
+                buffer[d] = 0.0
         return SearchResult(rows=self._rows(top, words), query_terms=terms)
 
     def _rows(self, top: list[tuple[int, float]], words: list[WordPosting]) -> tuple[SearchRow, ...]:
@@ -294,7 +288,7 @@ class SearchIndex:
         top_set = {d for d, _ in top}
         by_doc: dict[int, list[WordPosting]] = {d: [] for d in top_set}
         for word in words:
-            for d in top_set.intersection(word.doc_set):
+            for d in word.by_doc.keys() & top_set:
                 by_doc[d].append(word)
         ids = self._ids
         rows = []
@@ -303,7 +297,7 @@ class SearchIndex:
             if len(matched) == 1:
                 word = matched[0]
                 rows.append(
-                    SearchRow(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
+                    _new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
                 )
                 continue
             fields: dict[str, float] = {}
@@ -316,6 +310,6 @@ class SearchIndex:
                     fields[name] = fields.get(name, 0.0) + value
                 if word.correction is not None:
                     fixes[word.correction[0]] = word.correction[1]
-            terms = tuple(word.term for word in matched)
+            terms = tuple([word.term for word in matched])
             rows.append(_new_row(ids[d], rank, score, fields, terms, fixes or _NO_FIXES))
         return tuple(rows)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import filterfalse
+from string import ascii_lowercase
 
 # A lowercase word | a capital and then: a lowercase word, or an uppercase run that stops before a capitalized
 # word ("HTTP" in HTTPServer), or an uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and
@@ -49,6 +51,8 @@ STOPWORDS: frozenset[str] = frozenset((
 ))
 # fmt: on
 
+# what an ASCII text's kept words leave out: the stopwords and the one-letter words (one digit is kept)
+_ASCII_DROPPED: frozenset[str] = STOPWORDS | frozenset(ascii_lowercase)
 _VOWELS = frozenset("aeiouy")
 _NO_UNDOUBLE = frozenset("lsz")
 _CACHE_LIMIT = 200_000
@@ -159,8 +163,12 @@ class Analyzer:
 
     def kept_words(self, text: str) -> list[str]:
         """The lowercase words of ``text`` that have a term, in order (stopwords and one-letter words left out):
-        the words behind ``terms(text)``. The per-word work runs in C (regex, map, filter)."""
-        words = _split(text)
+        the words behind ``terms(text)``. The per-word work runs in C: for ASCII text (most specs) the words are
+        lowercased by one ``str.lower`` of their joined text and filtered against ``_ASCII_DROPPED``."""
+        if text.isascii():
+            lowered = " ".join(_ASCII_WORD.findall(text)).lower().split()
+            return list(filterfalse(_ASCII_DROPPED.__contains__, lowered))
+        words = _WORD.findall(text)
         try:
             kept = list(map(self._kept.__getitem__, words))
         except KeyError:  # a word seen for the first time
