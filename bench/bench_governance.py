@@ -5,11 +5,11 @@ generates a baseline and a candidate artifact (search cases; about 10 % of them 
 runs), writes them to a temporary folder, and times, best of ``--repeat``:
 
 1. ``json.loads`` of both artifacts (the baseline: reading them is unavoidable);
-2. ``qlab.records.load_artifact`` of both (read + sha256 + shape check);
-3. ``qlab.promotion.compare`` with the default rule (tolerance only);
+2. ``qlab.governance.records.load_artifact`` of both (read + sha256 + shape check);
+3. ``qlab.governance.promotion.compare.compare`` with the default rule (tolerance only);
 4. the same with ``bootstrap: true`` (2,000 paired resamples per metric, three metrics);
 5. the bootstrap of one metric alone, drawn case by case (the naive method) — only up to 10,000 cases;
-6. ``qlab.scorecard.compute`` and ``qlab.categories.by_category`` on the candidate.
+6. ``qlab.run.scorecard.compute`` and ``qlab.run.categories.by_category`` on the candidate.
 
 Figures are wall-clock seconds on this machine; compare them as ratios to step 1 of the same run. Peak memory
 is the process's max RSS (``resource``) after each size.
@@ -28,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from qlab.categories import by_category
+from qlab.governance.promotion.compare import compare
+from qlab.governance.promotion.rules import DEFAULT_RULES
+from qlab.governance.records import load_artifact
 from qlab.project.model import PromotionRule
-from qlab.promotion import compare
-from qlab.promotion_rules import DEFAULT_RULES
-from qlab.records import load_artifact
-from qlab.scorecard import compute
+from qlab.run.categories import by_category
+from qlab.run.scorecard import compute
 
 
 def _case(i: int, rank: int | None) -> dict[str, Any]:

@@ -4,7 +4,7 @@
     python bench/bench_report.py --n 100000
 
 For each N a synthetic result artifact (search and plan cases, 10 % failing with mixed reasons) is rendered by
-``qlab.report.html.render_html``, alone and as a 2-run series (promotion diff + trends). The baseline measured in
+``qlab.report.html.page.render_html``, alone and as a 2-run series (promotion diff + trends). The baseline measured in
 the same run is ``json.dumps`` of the same artifact (what writing the artifact costs), so the figures are ratios
 that hold on any machine. Peak RSS comes from ``resource.getrusage`` of a child process per measurement.
 """
@@ -67,7 +67,7 @@ _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, "bench")
 from bench_report import artifact
-from qlab.report.html import render_html
+from qlab.report.html.page import render_html
 n, what = int(sys.argv[1]), sys.argv[2]
 a = artifact(n)
 b = artifact(n, run="bench-2") if what == "series" else None

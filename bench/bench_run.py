@@ -179,9 +179,9 @@ def _cpu() -> float:
 
 def measure(config: Path, *, fake_search: bool) -> dict[str, Any]:
     """One run in this process; returns seconds per phase and the peak RSS."""
-    from qlab.outputs import output_paths, write_outputs
     from qlab.project import load_project
-    from qlab.runner import RunOptions, Seams, run
+    from qlab.run.outputs import output_paths, write_outputs
+    from qlab.run.runner import RunOptions, Seams, run
 
     c0 = _cpu()
     t0 = time.perf_counter()

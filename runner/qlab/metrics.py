@@ -32,6 +32,20 @@ STAGE_OBJECTS: dict[str, tuple[str, ...]] = {
 }
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
 
+# The ten dimensions of the scorecard (``qlab.run.scorecard``), in this order in every output.
+SCORECARD_DIMENSIONS: tuple[str, ...] = (
+    "correctness",
+    "coverage",
+    "citation_quality",
+    "schema_validity",
+    "policy_compliance",
+    "cost_efficiency",
+    "latency",
+    "tool_selection_accuracy",
+    "retry_recovery",
+    "human_acceptance",
+)
+
 
 def percentile(values: Sequence[float], q: float) -> float | None:
     """The ``q``-th percentile (0-100) with linear interpolation between closest ranks; None when empty."""

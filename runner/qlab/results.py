@@ -3,7 +3,7 @@
 A CaseResult is filled in as the case moves through the stages: each stage writes only its own object
 (``search``, ``target_selector``, ``plan``, ``execute``, ``auth_readiness``, ``learning``) and its latency, and
 the first stage that fails writes ``failure = {stage, reason}``. Later stages skip a case that already failed.
-The run-level artifact (fingerprint, metrics, gates, decision) is assembled by ``qlab.artifact``.
+The run-level artifact (fingerprint, metrics, gates, decision) is assembled by ``qlab.run.artifact``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class EncodedJSON(str):
     """A value of a stage object kept as its compact JSON text until the artifact is written.
 
     The search stage keeps each case's Top-K rows this way: ~160 bytes of text per row instead of ~700 bytes of
-    dicts and floats, which is most of a 100,000-case run's memory. ``qlab.artifact`` splices the text into the
+    dicts and floats, which is most of a 100,000-case run's memory. ``qlab.run.artifact`` splices the text into the
     case's line unchanged; a reader that needs the value calls ``decoded`` (or ``plain`` for a whole object).
     """
 
@@ -35,7 +35,7 @@ class CheckedJSON(EncodedJSON):
     """An EncodedJSON member of a stage object that fits the result schema where it sits, as its stage made
     sure before encoding it: written from values of a shape that fits (``qlab.stages.search_rows``) or checked
     with the whole object (``qlab.stages.engine_calls``). The in-run ``output_schema`` check
-    (``qlab.boundary``) checks the rest of the object and does not decode the member again."""
+    (``qlab.run.boundary``) checks the rest of the object and does not decode the member again."""
 
     __slots__ = ()
 

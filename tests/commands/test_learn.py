@@ -9,8 +9,8 @@ import pytest
 
 from governance.builders import make_project
 from qlab.cli import main
+from qlab.governance.records import write_json
 from qlab.project import load_project
-from qlab.records import write_json
 
 SUGGESTION = {
     "id": "sg-0123456789ab",

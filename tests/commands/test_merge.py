@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-import runner_fakes as f
-from qlab.artifact import write
 from qlab.cli import main
-from qlab.runner import run
-from qlab.shard import ShardSpec
+from qlab.run.artifact import write
+from qlab.run.runner import run
+from qlab.run.shard import ShardSpec
+from run import fakes as f
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

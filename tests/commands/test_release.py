@@ -11,7 +11,7 @@ import pytest
 
 from governance.builders import artifact, make_project, plan_case, write
 from qlab.cli import main
-from qlab.governance_env import collection_and_engines
+from qlab.governance.env import collection_and_engines
 from qlab.project import load_project
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import runner_fakes as f
 from qlab.cli import main
 from qlab.commands import run as run_command
-from qlab.runner import run as real_run
+from qlab.run.runner import run as real_run
+from run import fakes as f
 
 CONFIG = """\
 version: 1
@@ -194,3 +194,29 @@ def test_a_github_file_that_is_a_folder_exits_2_before_any_case(
     assert f"error: ${variable} ({tmp_path}): cannot be written: Is a directory" in err
     assert "internal error" not in err
     assert not (tmp_path / "out" / "result.json").exists()
+
+
+def test_human_decisions_on_record_count_in_the_next_runs_scorecard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _project(tmp_path, ["getThing"])
+
+    def acceptance() -> Any:
+        code, out, err = _cli(["run", "--config", str(config)], capsys)
+        assert code == 0, out + err
+        result = json.loads((tmp_path / "out" / "result.json").read_text(encoding="utf-8"))
+        return result["scorecard"]["human_acceptance"]
+
+    before = acceptance()
+    (tmp_path / ".qlab").mkdir()
+    reviewed = [
+        {"id": "sg-000000000001", "status": "accepted"},
+        {"id": "sg-000000000002", "status": "pending_review"},
+    ]
+    suggestions = tmp_path / ".qlab" / "suggestions.json"
+    suggestions.write_text(json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8")
+    after = acceptance()
+    assert (before, after) == (None, 1.0)
+    reviewed[1]["status"] = "rejected"
+    suggestions.write_text(json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8")
+    assert acceptance() == 0.5

@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from execute.factory import a, demo_tools, tool
-from qlab import assertions
-from qlab.assertions import ASSERTIONS, ResponseView, evaluate, names, register
 from qlab.errors import InputError
+from qlab.execute import assertions
+from qlab.execute.assertions import ASSERTIONS, ResponseView, evaluate, names, register
 from qlab.http import Headers
 
 BODY = {

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import runner_fakes as f
-from qlab.artifact import write
-from qlab.categories import by_category
+from qlab.governance.promotion.compare import compare
+from qlab.governance.promotion.report import markdown
+from qlab.governance.records import load_artifact
 from qlab.project.model import PromotionRule
-from qlab.promotion import compare
-from qlab.promotion_report import markdown
-from qlab.records import load_artifact
-from qlab.runner import run
-from qlab.scorecard import DIMENSIONS
+from qlab.run.artifact import write
+from qlab.run.categories import by_category
+from qlab.run.runner import run
+from qlab.run.scorecard import DIMENSIONS
+from run import fakes as f
 
 
 def _run(tmp_path: Path, name: str, s1: str, s2: str) -> Path:

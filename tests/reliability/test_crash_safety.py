@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from qlab import artifact
+from qlab.run import artifact
 from reliability.project import Op, fault_server_env, qlab, write_project
 from reliability.servers_faults import FaultServer, read_record
 from servers import free_port

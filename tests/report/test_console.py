@@ -32,7 +32,7 @@ def test_gate_table() -> None:
 
 
 def test_progress_lines() -> None:
-    from qlab.runner import RunEvent
+    from qlab.run.options import RunEvent
 
     stream = Tty()
     progress = console.Progress(stream, enabled=True, color=False)

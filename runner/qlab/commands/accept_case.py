@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from qlab.governance.learning.accept import accept_case
 from qlab.project import find_config
-from qlab.proposal_accept import accept_case
 
 
 @click.command(

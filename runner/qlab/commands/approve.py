@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from qlab.governance_env import project
-from qlab.records import load_artifact
-from qlab.release import approve
+from qlab.governance.env import project
+from qlab.governance.records import load_artifact
+from qlab.governance.release.skill import approve
 
 
 @click.command("approve", help="Record a human review of a result for a skill, bound to the result's digest.")

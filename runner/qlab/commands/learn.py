@@ -12,10 +12,10 @@ from typing import Any
 
 import click
 
-from qlab import suggestions as store
-from qlab.governance_env import collection_and_engines, default_result, project
-from qlab.learning import run_learning
-from qlab.records import load_artifact
+from qlab.governance.env import collection_and_engines, default_result, project
+from qlab.governance.learning import suggestions as store
+from qlab.governance.learning.suggest import run_learning
+from qlab.governance.records import load_artifact
 
 _CONFIG = click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import click
 
-from qlab import artifact as artifact_io
 from qlab.commands.render import check_ci_files, render_outcome
-from qlab.merge import collect, merge
-from qlab.outputs import OutputPaths, prepare, write_file, write_outputs
-from qlab.shard import durations_of
+from qlab.run import artifact as artifact_io
+from qlab.run.merge import collect, merge
+from qlab.run.outputs import OutputPaths, prepare, write_file, write_outputs
+from qlab.run.shard import durations_of
 
 
 @click.command(

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import click
 
-from qlab import suggestions
-from qlab.bootstrap import DEFAULT_SEED
-from qlab.governance_env import optional_config
-from qlab.promotion import compare
-from qlab.promotion_report import markdown
-from qlab.promotion_rules import CHANGE_TYPES, rule_for
-from qlab.records import load_artifact, write_text
+from qlab.governance.env import optional_config
+from qlab.governance.learning import suggestions
+from qlab.governance.promotion.bootstrap import DEFAULT_SEED
+from qlab.governance.promotion.compare import compare
+from qlab.governance.promotion.report import markdown
+from qlab.governance.promotion.rules import CHANGE_TYPES, rule_for
+from qlab.governance.records import load_artifact, write_text
 
 
 @click.command(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from qlab.governance_env import project
+from qlab.governance.env import project
+from qlab.governance.learning.proposals import propose
+from qlab.governance.records import load_artifact, write_json
 from qlab.project import resolve
-from qlab.proposals import propose
-from qlab.records import load_artifact, write_json
 
 
 @click.command("propose-case", help="Turn a failing case of a result into a regression case proposal.")

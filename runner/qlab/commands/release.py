@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from qlab.governance_env import collection_and_engines, default_result, project
-from qlab.records import load_artifact, write_text
-from qlab.release import approvals_path, evaluate, load_approvals, record, skill_named
+from qlab.governance.env import collection_and_engines, default_result, project
+from qlab.governance.records import load_artifact, write_text
+from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
 
 
 @click.command(

@@ -16,8 +16,8 @@ from typing import IO, Any
 import click
 
 from qlab.errors import InputError
-from qlab.outputs import OutputPaths
 from qlab.report import console, github, markdown
+from qlab.run.outputs import OutputPaths
 
 
 class RunLog:

@@ -18,12 +18,12 @@ from typing import Any
 
 import click
 
-from qlab.artifact import read
 from qlab.atomic import write_atomic
 from qlab.errors import EXIT_PASS, InputError, UsageError
 from qlab.report import junit as junit_report
 from qlab.report import markdown as markdown_report
 from qlab.report.html import render_html
+from qlab.run.artifact import read
 
 STDOUT = Path("-")
 

@@ -1,4 +1,4 @@
-"""``qlab run``: parse the options, call ``qlab.runner.run``, write and render the outputs, return the exit code.
+"""``qlab run``: parse the options, call ``qlab.run.runner.run``, write and render the outputs, return the exit code.
 
 With no argument it runs the nearest ``qlab.yaml`` (searched upwards to the repository root): in this
 repository, the demo project, starting the demo server itself.
@@ -12,14 +12,17 @@ from typing import Any
 
 import click
 
-from qlab import artifact as artifact_io
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
-from qlab.outputs import output_paths, prepare, write_outputs
+from qlab.governance.env import review_decisions
+from qlab.governance.learning.suggest import run_learning
 from qlab.project import load_project
 from qlab.report import console
-from qlab.runner import RunOptions, run
-from qlab.selection import SelectionSpec
-from qlab.shard import ShardSpec, load_durations
+from qlab.run import artifact as artifact_io
+from qlab.run.options import RunOptions
+from qlab.run.outputs import output_paths, prepare, write_outputs
+from qlab.run.runner import run
+from qlab.run.selection import SelectionSpec
+from qlab.run.shard import ShardSpec, load_durations
 
 
 def _previous(path: Path) -> dict[str, Any] | None:
@@ -105,6 +108,8 @@ def command(
             start_servers=not no_server,
             log_dir=paths.result.parent,
             emit=lambda art: write_outputs(art, paths),
+            reviews=review_decisions(config),
+            learner=run_learning,
             on_event=progress,
             log=log,
         )
@@ -120,6 +125,6 @@ def _store_suggestions(config: Any, artifact: dict[str, Any]) -> None:
     ``qlab learn accept`` is the only way a suggestion reaches the reviewed aliases file)."""
     learned = artifact.get("stages", {}).get("learn", {}).get("details", {}).get("suggestions")
     if learned:
-        from qlab import suggestions
+        from qlab.governance.learning import suggestions
 
         suggestions.save(suggestions.suggestions_path(config), learned)

@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from qlab import assertions, http, jsonpath
-from qlab.assertions import ResponseView
+from qlab import http, jsonpath
 from qlab.collection.model import MutationClass, Tool
 from qlab.engine.types import Plan
 from qlab.errors import InputError
-from qlab.execute import safety, verdict
+from qlab.execute import assertions, safety, verdict
+from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolver, requires_auth
 from qlab.execute.cleanup import run_cleanup
 from qlab.execute.client import Exchange, RetryPolicy, TransportFailure, send

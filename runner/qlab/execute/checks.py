@@ -1,5 +1,5 @@
-"""The execute assertion types (registered in ``qlab.assertions``). Each failure message gives the expected
-value, the actual value and the JSONPath where there is one; the table of arguments is in ``qlab.assertions``.
+"""The execute assertion types (registered in ``qlab.execute.assertions``). Each failure message gives the expected
+value, the actual value and the JSONPath where there is one; the table of arguments is in ``qlab.execute.assertions``.
 """
 
 from __future__ import annotations

@@ -9,16 +9,34 @@ had not failed yet (``http_error``, or the transport's class), so garbage left i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
+from qlab.collection.model import Tool
 from qlab.errors import InputError
+from qlab.execute.client import Exchange
 from qlab.execute.record import STAGE, CaseState
 from qlab.execute.request import PreparedRequest, RequestError, build_request, raw_request, substitute
 from qlab.project.model import Case, CleanupStep, Environment
 from qlab.results import CaseResult
 
-if TYPE_CHECKING:
-    from qlab.execute.case import CaseRunner
+
+class CaseRunner(Protocol):
+    """What cleanup needs of ``qlab.execute.case.CaseRunner``: its tools and its one-request sender."""
+
+    @property
+    def tools(self) -> Mapping[str, Tool]: ...
+
+    def send_one(
+        self,
+        request: PreparedRequest,
+        case: Case,
+        env: Environment,
+        state: CaseState,
+        *,
+        step: str,
+        deadline: float,
+    ) -> Exchange | None: ...
 
 
 def run_cleanup(

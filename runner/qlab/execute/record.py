@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from qlab.assertions import ResponseView
 from qlab.engine.types import Plan
 from qlab.execute import verdict
+from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolution
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest

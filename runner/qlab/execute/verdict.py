@@ -16,8 +16,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from qlab import assertions
-from qlab.assertions import ResponseView
+from qlab.execute import assertions
+from qlab.execute.assertions import ResponseView
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
 

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.metrics import SCORECARD_DIMENSIONS
 from qlab.reasons import REASONS
-from qlab.scorecard import DIMENSIONS
 
 Artifact = Mapping[str, Any]
 
@@ -33,7 +33,6 @@ ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
     ("execute_read_success_rate", "execute read success rate"),
     ("structured_failure_rate", "structured failure rate"),
 )
-SCORECARD_DIMENSIONS = DIMENSIONS  # seed 003 "The Core Scorecard", in the seed's order
 STAGE_LATENCY_KEYS: tuple[str, ...] = ("search", "target_selection", "plan", "execute")
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
 
@@ -159,7 +158,7 @@ def failure_classes(cases: Sequence[Mapping[str, Any]], *, examples: int = 5) ->
 
 # --------------------------------------------------------------------------------------------- diff
 
-# the kinds and their meaning are those of ``qlab.promotion`` (which judges; this only shows)
+# the kinds and their meaning are those of ``qlab.governance.promotion.compare`` (which judges; this only shows)
 DIFF_KINDS: tuple[str, ...] = ("regressed", "fixed", "still_failing", "new", "removed", "passing")
 
 

@@ -52,9 +52,26 @@ class StageReport:
     duration_ms: float = 0.0
 
 
+class Learner(Protocol):
+    """Suggestions and shadow rank from a run's provisional artifact (``qlab.governance.learning.suggest.
+    run_learning``): the learn stage calls it when the run was given one, so the stage never imports the
+    governance layer above it."""
+
+    def __call__(
+        self,
+        artifact: Mapping[str, Any],
+        *,
+        config: Config,
+        collection: Collection,
+        engine_factory: Callable[[Collection], Engine],
+        cases: Sequence[Case] | None,
+        secrets: Sequence[str],
+    ) -> dict[str, Any]: ...
+
+
 @dataclass(slots=True)
 class RunContext:
-    """What a stage may read. Built once per run by ``qlab.runner``."""
+    """What a stage may read. Built once per run by ``qlab.run.runner``."""
 
     config: Config
     collection: Collection
@@ -65,6 +82,7 @@ class RunContext:
         default_factory=dict
     )  # per-run state a stage hands to a later one (e.g. the HTTP client)
     secrets: set[str] = field(default_factory=set)  # every secret value resolved so far (for scrubbing)
+    learner: Learner | None = None  # the learn stage's suggestions; None: the stage only checks scrubbing
 
 
 class StageRun(Protocol):

@@ -21,9 +21,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from qlab import assertions, http
+from qlab import http
 from qlab.engine.types import Plan
 from qlab.errors import QlabError
+from qlab.execute import assertions
 from qlab.execute.auth import AuthResolver
 from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client

@@ -3,8 +3,9 @@
 The gate part is the scrub check (seed 000 "Learn: stop if payload scrubbing fails"): every output the run
 wrote — result JSON, JUnit, summary, dev-server logs — is scanned with ``qlab.scrub.find_leaks`` for every
 secret value the run resolved, in every encoded form. A hit is ``scrub_failed``: the message names the file and
-the secret's index, never its value. Suggestions and shadow rank come from ``qlab.learning`` when it is
-installed; they are ``pending_review`` and change nothing.
+the secret's index, never its value. Suggestions and shadow rank come from the run's learner
+(``qlab run`` gives it ``qlab.governance.learning.suggest.run_learning``); they are ``pending_review`` and
+change nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.scrub import find_leaks
@@ -52,18 +55,17 @@ def scrub(ctx: RunContext, paths: Sequence[Path]) -> tuple[GuardResult, list[Sto
 
 
 def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, Any]) -> dict[str, Any] | None:
-    """``qlab.learning.run_learning`` when it is installed (another module's feature), else None."""
-    try:
-        learning = importlib.import_module("qlab.learning")
-        registry = importlib.import_module("qlab.engine.registry")
-    except ImportError:
+    """The run's learner (``RunContext.learner``) on the provisional artifact; None when the run has none."""
+    if ctx.learner is None:
         return None
+    registry = importlib.import_module("qlab.engine.registry")  # the engine is built only when learning runs
     base = Path(ctx.config.path).parent
 
-    def engine_factory(collection: Any) -> Any:
-        return registry.make_engine(ctx.config.engine, collection, base_dir=base)
+    def engine_factory(collection: Collection) -> Engine:
+        engine: Engine = registry.make_engine(ctx.config.engine, collection, base_dir=base)
+        return engine
 
-    out: dict[str, Any] = learning.run_learning(
+    return ctx.learner(
         artifact,
         config=ctx.config,
         collection=ctx.collection,
@@ -71,7 +73,6 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
         cases=list(cases) or None,
         secrets=sorted(ctx.secrets),
     )
-    return out
 
 
 def _per_case(found: Sequence[Mapping[str, Any]], results: Mapping[str, CaseResult]) -> None:

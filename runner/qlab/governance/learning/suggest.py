@@ -1,0 +1,284 @@
+"""The ``learn`` stage's content: suggestions from scrubbed results, each with its evidence, and shadow rank.
+
+Seed 003: "Agent can propose learning, but production knowledge requires eval and human approval." So:
+
+- every suggestion is ``pending_review`` and has a stable id (a digest of what it suggests, not of its
+  evidence, so the same suggestion from two runs is one suggestion);
+- nothing here writes a file: ``run_learning`` returns data; the suggestions file is written by
+  ``qlab.governance.learning.suggestions.save`` and an alias reaches the reviewed aliases file only through ``qlab learn accept``.
+
+Two kinds of suggestion:
+
+- ``alias`` — a search case whose expected tool was not in the Top-K: the query words whose terms the tool's
+  indexed text lacks (the words that would have matched) become an alias phrase for that tool. Words the
+  search corrected as misspellings, words with digits (entity values, ids) and stopwords are left out.
+- ``selector_policy`` — a note from target-selector overrides (LLM target X replaced by Y, right or wrong) and
+  from ambiguity, grouped by (LLM target, selected target, outcome), for a person to act on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qlab.collection.model import Collection, Tool
+from qlab.engine.base import Engine
+from qlab.engine.text import Analyzer
+from qlab.errors import QlabError
+from qlab.governance.learning.shadow import ShadowCase, shadow_rank
+from qlab.governance.promotion.rules import selection_correct
+from qlab.governance.records import content_id
+from qlab.project import load_project
+from qlab.project.model import Case, Config
+from qlab.results import decoded
+from qlab.scrub import secret_variants
+
+PENDING = "pending_review"
+EngineFactory = Callable[[Collection], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseInput:
+    """What a case asked: its query, expected tool and Top-K (results do not carry them; cases do)."""
+
+    case_id: str
+    suite: str
+    query: str
+    expected_target: str | None
+    k: int
+
+
+def run_learning(
+    artifact: Mapping[str, Any],
+    *,
+    config: Config | None,
+    collection: Collection,
+    engine_factory: EngineFactory,
+    cases: Sequence[Case] | None = None,
+    secrets: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The learn stage: ``{"suggestions": [...], "shadow": {...}, "scrub": {...}}``. Changes nothing on disk.
+
+    ``artifact`` needs only ``cases`` (``CaseResult.to_dict()`` items, already scrubbed). ``cases`` are the
+    project's cases, for each case's query and expected target; without them a case result's own ``query`` /
+    ``expected_target`` keys are used. ``engine_factory(collection)`` builds the engine for shadow rank; it is
+    called on copies of the collection whose Tools carry the suggested aliases, in memory. ``secrets`` are the
+    run's secret values: a suggestion that would contain one is withheld (and ``scrub.passed`` is false).
+    """
+    if not cases and config is not None:
+        cases = _project_cases(config)
+    inputs = case_inputs(artifact, cases)
+    suggestions = suggest(artifact, collection=collection, inputs=inputs)
+    suggestions, withheld = _withhold_secrets(suggestions, secrets)
+    shadow = shadow_rank(
+        [s for s in suggestions if s["kind"] == "alias"],
+        collection=collection,
+        engine_factory=engine_factory,
+        cases=[
+            ShadowCase(i.case_id, i.query, i.expected_target, i.k)
+            for i in inputs.values()
+            if i.expected_target
+        ],
+    )
+    for suggestion in suggestions:
+        per = shadow.get("per_suggestion", {}).get(suggestion["id"])
+        if per is not None:
+            suggestion["shadow"] = per
+    return {
+        "suggestions": suggestions,
+        "shadow": {k: v for k, v in shadow.items() if k != "per_suggestion"},
+        "scrub": {"passed": withheld == 0, "withheld": withheld},
+        "run_id": artifact.get("run_id"),
+        "suggestions_file": config.learning.suggestions_file if config is not None else None,
+    }
+
+
+def _project_cases(config: Config) -> Sequence[Case] | None:
+    """The project's cases, read again from qlab.yaml's folder (the learn gate has no suites of its own)."""
+    try:
+        return load_project(config.path).cases
+    except QlabError:
+        return None  # the run already validated the project; a file changed since: learn from the results
+
+
+def case_inputs(artifact: Mapping[str, Any], cases: Sequence[Case] | None) -> dict[str, CaseInput]:
+    """Each case result's query, expected target and k, from the project's cases (or the result itself)."""
+    by_id = {c.id: c for c in cases or ()}
+    out: dict[str, CaseInput] = {}
+    for result in artifact.get("cases") or ():
+        case_id = str(result.get("case_id"))
+        case = by_id.get(case_id)
+        search = result.get("search") if isinstance(result.get("search"), Mapping) else {}
+        query = case.query if case is not None else result.get("query")
+        expected = case.expected_target if case is not None else result.get("expected_target")
+        if not isinstance(query, str) or not query:
+            continue
+        k = search.get("top_k") or (case.expected_top_k if case is not None else None) or 8
+        out[case_id] = CaseInput(case_id, str(result.get("suite", "")), query, expected or None, int(k))
+    return out
+
+
+def suggest(
+    artifact: Mapping[str, Any], *, collection: Collection, inputs: Mapping[str, CaseInput]
+) -> list[dict[str, Any]]:
+    """Alias suggestions for missed search cases and selector-policy notes from overrides (see the module doc)."""
+    results = [r for r in artifact.get("cases") or () if isinstance(r, Mapping)]
+    run_id = artifact.get("run_id")
+    out = _alias_suggestions(results, collection, inputs, run_id)
+    out += _policy_notes(results, run_id)
+    return out
+
+
+# ------------------------------------------------------------------------------------------- aliases
+
+
+def indexed_text(tool: Tool) -> str:
+    """The text the built-in search indexes for a tool (issue 4's fields): id and name, summary, description,
+    parameter names and descriptions, tags and family, aliases, method and path."""
+    params = " ".join(f"{p.name} {p.description}" for p in tool.parameters)
+    parts = (tool.id, tool.name, tool.summary, tool.description, params, " ".join(tool.tags), tool.family)
+    return " ; ".join((*parts, *tool.aliases, tool.method or "", tool.path or ""))
+
+
+def tool_terms(tool: Tool, analyzer: Analyzer) -> set[str]:
+    """Every term of the tool's indexed text."""
+    return set(analyzer.terms(indexed_text(tool)))
+
+
+def _alias_suggestions(
+    results: list[Mapping[str, Any]], collection: Collection, inputs: Mapping[str, CaseInput], run_id: Any
+) -> list[dict[str, Any]]:
+    analyzer = Analyzer()
+    tools = collection.by_id()
+    grouped: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in results:
+        search = result.get("search")
+        info = inputs.get(str(result.get("case_id")))
+        if not isinstance(search, Mapping) or search.get("hit") or info is None or not info.expected_target:
+            continue
+        tool = tools.get(info.expected_target)
+        if tool is None:
+            continue  # expected_target_unknown: no tool to give an alias to
+        corrected = {
+            str(w).lower()
+            for row in decoded(search.get("rows")) or ()
+            for w in (row.get("corrections") or {})
+        }
+        have = tool_terms(tool, analyzer)
+        missing_words: list[str] = []
+        matched: list[str] = []
+        for word, term in analyzer.words(info.query):
+            if not term or any(ch.isdigit() for ch in word) or word in corrected:
+                continue
+            (matched if term in have else missing_words).append(word)
+        missing_words = list(dict.fromkeys(missing_words))
+        if not missing_words:
+            continue
+        phrase = " ".join(missing_words)
+        entry = grouped.setdefault(
+            (tool.id, phrase),
+            {"kind": "alias", "tool_id": tool.id, "aliases": [phrase], "evidence": []},
+        )
+        entry["evidence"].append(
+            {
+                "case_id": info.case_id,
+                "suite": info.suite,
+                "query": info.query,
+                "hit_rank": search.get("hit_rank"),
+                "top_k": search.get("top_k"),
+                "top_rows": [
+                    {"tool_id": r.get("tool_id"), "rank": r.get("rank"), "score": r.get("score")}
+                    for r in list(decoded(search.get("rows")) or ())[:3]
+                    if isinstance(r, Mapping)
+                ],
+                "missing_terms": missing_words,
+                "matched_terms": list(dict.fromkeys(matched)),
+            }
+        )
+    out = []
+    for (tool_id, phrase), entry in grouped.items():
+        suggestion_id = content_id("sg-", {"kind": "alias", "tool_id": tool_id, "aliases": [phrase]})
+        n = len(entry["evidence"])
+        text = (
+            f"Add alias {phrase!r} to {tool_id}: {n} search case(s) missed it; "
+            f"their queries use {phrase!r}, which the tool's indexed text lacks."
+        )
+        out.append({"id": suggestion_id, "status": PENDING, "run_id": run_id, "text": text, **entry})
+    return out
+
+
+# ------------------------------------------------------------------------------------------- selector policy
+
+
+def _policy_notes(results: list[Mapping[str, Any]], run_id: Any) -> list[dict[str, Any]]:
+    grouped: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for result in results:
+        selector = result.get("target_selector")
+        if not isinstance(selector, Mapping):
+            continue
+        codes = list(selector.get("reason_codes") or ())
+        if selector.get("overrode_llm"):
+            outcome = "right" if selection_correct(result) else "wrong"
+            key = (str(selector.get("llm_target")), str(selector.get("selected_target")), outcome)
+        elif selector.get("ambiguous") or "ambiguous_candidates" in codes:
+            key = ("", ",".join(str(c) for c in selector.get("candidates") or ()), "ambiguous")
+        else:
+            continue
+        grouped.setdefault(key, []).append(result)
+    out = []
+    for (llm, selected, outcome), found in grouped.items():
+        content = {
+            "kind": "selector_policy",
+            "llm_target": llm,
+            "selected_target": selected,
+            "outcome": outcome,
+        }
+        out.append(
+            {
+                "id": content_id("sg-", content),
+                "status": PENDING,
+                "run_id": run_id,
+                **content,
+                "text": _policy_text(llm, selected, outcome, len(found)),
+                "evidence": [
+                    {
+                        "case_id": r.get("case_id"),
+                        "suite": r.get("suite"),
+                        "target_selector": r.get("target_selector"),
+                        "failure": r.get("failure"),
+                    }
+                    for r in found
+                ],
+            }
+        )
+    return out
+
+
+def _policy_text(llm: str, selected: str, outcome: str, n: int) -> str:
+    if outcome == "right":
+        return (
+            f"The selector overrode the LLM target {llm} with {selected} in {n} case(s) and was right: keep the "
+            f"override; descriptions or aliases that tell {selected} from {llm} would let the LLM pick it itself."
+        )
+    if outcome == "wrong":
+        return (
+            f"The selector overrode the LLM target {llm} with {selected} in {n} case(s) and was wrong: the override "
+            "evidence is too weak for these queries; review the override margin (target_selector.reason_codes)."
+        )
+    return (
+        f"The selector could not tell {selected.replace(',', ', ')} apart in {n} case(s): add distinguishing "
+        "aliases or descriptions, or entities only one of them takes."
+    )
+
+
+def _withhold_secrets(
+    suggestions: list[dict[str, Any]], secrets: Iterable[str]
+) -> tuple[list[dict[str, Any]], int]:
+    """Drop any suggestion whose content holds a secret value (the learn stage's scrub check)."""
+    variants = [v for s in secrets if s for v in secret_variants(s)]
+    if not variants:
+        return suggestions, 0
+    kept = [s for s in suggestions if not any(v in json.dumps(s, ensure_ascii=False) for v in variants)]
+    return kept, len(suggestions) - len(kept)

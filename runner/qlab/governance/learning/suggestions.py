@@ -1,0 +1,155 @@
+"""The suggestions file (``learning.suggestions_file``): every learning suggestion and its review state.
+
+``{"version": 1, "suggestions": [...]}`` (schema: ``schemas/suggestions.schema.json``). A suggestion's
+``status`` is ``pending_review`` until a person runs ``qlab learn accept ID --by NAME`` (→ ``accepted``, and an
+alias is written to the reviewed aliases file) or ``qlab learn reject ID --by NAME`` (→ ``rejected``). Saving
+new suggestions never changes a reviewed one: learning never takes effect automatically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qlab.errors import InputError, UsageError
+from qlab.fuzzy import did_you_mean
+from qlab.governance.learning.aliases_file import add_aliases
+from qlab.governance.learning.suggest import PENDING
+from qlab.governance.records import now_iso, read_json, resolve, write_json
+from qlab.project.model import Config
+
+VERSION = 1
+# what a later run may refresh on a suggestion still pending review
+_REFRESHED = ("evidence", "shadow", "run_id", "text")
+
+
+def suggestions_path(config: Config) -> Path:
+    return resolve(config.path, config.learning.suggestions_file)
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    """The stored suggestions (none when the file does not exist yet)."""
+    if not path.exists():
+        return []
+    data = read_json(path, what="suggestions file")
+    items = data.get("suggestions") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("id"), str) for s in items
+    ):
+        raise InputError(f"{path}: $.suggestions: expected a list of suggestions with an id each")
+    return items
+
+
+def save(path: Path, new: Sequence[Mapping[str, Any]], *, now: str | None = None) -> list[dict[str, Any]]:
+    """Merge ``new`` suggestions into the file and return the merged list.
+
+    A new id is added as ``pending_review`` with ``created_at``; a known id still pending gets its evidence,
+    shadow result and run refreshed; a reviewed one (accepted/rejected) is left exactly as it is.
+    """
+    stamp = now or now_iso()
+    stored = load(path)
+    by_id = {s["id"]: s for s in stored}
+    for suggestion in new:
+        known = by_id.get(str(suggestion["id"]))
+        if known is None:
+            item = {**suggestion, "status": PENDING, "created_at": stamp}
+            stored.append(item)
+            by_id[item["id"]] = item
+        elif known.get("status") == PENDING:
+            for key in _REFRESHED:
+                if key in suggestion:
+                    known[key] = suggestion[key]
+            known["last_seen_at"] = stamp
+    write_json(path, {"version": VERSION, "suggestions": stored})
+    return stored
+
+
+def find(items: Sequence[Mapping[str, Any]], wanted: str) -> Mapping[str, Any]:
+    """The suggestion with id ``wanted`` (or a unique prefix of it); UsageError otherwise."""
+    exact = [s for s in items if s["id"] == wanted]
+    found = exact or [s for s in items if str(s["id"]).startswith(wanted)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        hint = did_you_mean(wanted, [str(s["id"]) for s in items])
+        raise UsageError(f"no suggestion {wanted!r}.{hint} List them with `qlab learn list`.")
+    raise UsageError(f"{wanted!r} matches {len(found)} suggestions; give more of the id")
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """What ``accept``/``reject`` did: the suggestion after review and the aliases written (accept only)."""
+
+    suggestion: Mapping[str, Any]
+    written: tuple[str, ...] = ()
+    aliases_file: str | None = None
+
+
+def accept(config: Config, suggestion_id: str, *, by: str, now: str | None = None) -> Review:
+    """Accept a pending suggestion: an alias suggestion's aliases go to the reviewed aliases file, with a
+    comment naming ``by`` and the time; a selector-policy note is recorded as accepted (a person acts on it)."""
+    reviewer = _reviewer(by)
+    stamp = now or now_iso()
+    path = suggestions_path(config)
+    items = load(path)
+    target = dict(find(items, suggestion_id))
+    _must_be_pending(target)
+    written: list[str] = []
+    aliases_path: Path | None = None
+    if target.get("kind") == "alias":
+        if not config.collection.aliases_file:
+            raise InputError(
+                f"{config.path}: $.collection.aliases: no reviewed aliases file is configured; "
+                "set collection.aliases (e.g. gates/aliases.yaml) to accept alias suggestions"
+            )
+        aliases_path = resolve(config.path, config.collection.aliases_file)
+        comment = f"accepted by {reviewer} at {stamp} (suggestion {target['id']})"
+        written = add_aliases(
+            aliases_path, str(target["tool_id"]), [str(a) for a in target["aliases"]], comment=comment
+        )
+    target.update(status="accepted", accepted_by=reviewer, accepted_at=stamp)
+    if aliases_path is not None:
+        target["written_to"] = str(config.collection.aliases_file)
+    _replace(path, items, target)
+    return Review(target, tuple(written), str(aliases_path) if aliases_path else None)
+
+
+def reject(
+    config: Config, suggestion_id: str, *, by: str, reason: str = "", now: str | None = None
+) -> Review:
+    """Reject a pending suggestion (nothing else changes); counted by the scorecard's human_acceptance."""
+    reviewer = _reviewer(by)
+    path = suggestions_path(config)
+    items = load(path)
+    target = dict(find(items, suggestion_id))
+    _must_be_pending(target)
+    target.update(status="rejected", rejected_by=reviewer, rejected_at=now or now_iso())
+    if reason:
+        target["reject_reason"] = reason
+    _replace(path, items, target)
+    return Review(target)
+
+
+def review_statuses(config: Config) -> list[str]:
+    """Every stored suggestion's status (for the scorecard's human_acceptance)."""
+    return [str(s.get("status")) for s in load(suggestions_path(config))]
+
+
+def _reviewer(by: str) -> str:
+    name = " ".join(by.split())
+    if not name:
+        raise UsageError("--by needs the reviewer's name")
+    return name
+
+
+def _must_be_pending(item: Mapping[str, Any]) -> None:
+    if item.get("status") != PENDING:
+        who = item.get("accepted_by") or item.get("rejected_by") or "someone"
+        raise UsageError(f"suggestion {item['id']} is already {item.get('status')} (by {who})")
+
+
+def _replace(path: Path, items: list[dict[str, Any]], updated: dict[str, Any]) -> None:
+    out = [updated if s["id"] == updated["id"] else s for s in items]
+    write_json(path, {"version": VERSION, "suggestions": out})

@@ -1,0 +1,246 @@
+"""The result artifact (``schemas/result.schema.json``): assembled from the run, summarized from its cases,
+written atomically, read back with located errors.
+
+Everything derived from the cases (suite metrics and counts, acceptance metrics, categories, scorecard and
+decision) is computed by ``summarize``, which ``qlab merge`` calls again on the merged cases: a merged result
+is judged exactly like one unsharded run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from qlab import metrics
+from qlab.atomic import write_atomic
+from qlab.errors import InputError
+from qlab.results import EncodedJSON, plain
+from qlab.resultschema import artifact_problem
+from qlab.run import gates as gates_mod
+from qlab.run import scorecard as scorecard_mod
+from qlab.run.categories import by_category
+
+SCHEMA_VERSION = 1
+# top-level keys in the order they are written (readers diff artifacts; a stable order helps)
+KEY_ORDER = (
+    "schema_version",
+    "run_id",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "qlab_version",
+    "project",
+    "fingerprint",
+    "provenance",
+    "shard",
+    "warnings",
+    "cases",
+    "suites",
+    "stages",
+    "gates",
+    "metrics",
+    "categories",
+    "scorecard",
+    "guards",
+    "readiness",
+    "decision",
+)
+
+
+def case_sort_key(suite_order: Mapping[str, int]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """Cases are kept in configuration order: suite as written, then file and line, then id. A merge restores
+    the very same order from the shards."""
+
+    def key(case: Mapping[str, Any]) -> tuple[Any, ...]:
+        return (
+            suite_order.get(str(case["suite"]), len(suite_order)),
+            str(case.get("file", "")),
+            int(case.get("line", 0)),
+            str(case["case_id"]),
+        )
+
+    return key
+
+
+def suite_section(
+    suites: Mapping[str, Mapping[str, Any]],
+    cases: Sequence[Mapping[str, Any]],
+    *,
+    extra: Mapping[str, Mapping[str, float | None]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``suites`` maps a suite name to its ``{mode, category, required, cadence}``; metrics and counts come from
+    the cases, plus any ``extra`` metrics a stage reported that qlab does not compute itself."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in suites}
+    for case in cases:
+        grouped.setdefault(str(case["suite"]), []).append(case)
+    out: dict[str, dict[str, Any]] = {}
+    for name, info in suites.items():
+        figures = metrics.case_metrics(grouped[name])
+        for metric, value in (extra or {}).get(name, {}).items():
+            figures.setdefault(metric, value)
+        out[name] = {
+            "mode": info.get("mode"),
+            "category": info.get("category", "flow"),
+            "required": bool(info.get("required", True)),
+            "cadence": info.get("cadence"),
+            "metrics": figures,
+            "counts": metrics.counts(grouped[name]),
+        }
+    return out
+
+
+def scorecard(
+    artifact: Mapping[str, Any], *, budget: Any = None, reviews: Sequence[str] = ()
+) -> dict[str, float | None]:
+    """The ten-dimension scorecard of the run (``qlab.run.scorecard``). ``reviews``: human decisions made
+    outside the run (``qlab.governance.env.review_decisions``)."""
+    return scorecard_mod.compute(artifact, budget=budget, reviews=reviews)
+
+
+def summarize(
+    artifact: dict[str, Any],
+    *,
+    exit_zero: bool = False,
+    budget: Any = None,
+    extra_suite_metrics: Mapping[str, Mapping[str, float | None]] | None = None,
+    with_scorecard: bool = True,
+    reviews: Sequence[str] = (),
+) -> dict[str, Any]:
+    """(Re)compute every section derived from the cases and gates: suite metrics and counts, acceptance
+    metrics, categories, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
+    ``{mode, category, required, cadence}``; ``prerun`` the pre-run guard results. Returns the artifact."""
+    cases = artifact["cases"]
+    artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
+    artifact["metrics"] = metrics.acceptance(cases)
+    artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
+    return conclude(
+        artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard, reviews=reviews
+    )
+
+
+def conclude(
+    artifact: dict[str, Any],
+    *,
+    exit_zero: bool = False,
+    budget: Any = None,
+    with_scorecard: bool = True,
+    reviews: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The sections that depend on the gates and checks, not on the cases' metrics: schema validity, the
+    run-level guard list, the decision and the scorecard. (A run's learn gate only changes these.) The learn
+    gate's provisional copy goes without the scorecard: its numbers come from data that copy already holds."""
+    stages = artifact.get("stages", {}).values()
+    checked = sum(int(s.get("details", {}).get("schema", {}).get("checked", 0)) for s in stages)
+    valid = sum(int(s.get("details", {}).get("schema", {}).get("valid", 0)) for s in stages)
+    artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
+    prerun = artifact.get("prerun", [])
+    artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
+    artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
+    card = scorecard(artifact, budget=budget, reviews=reviews) if with_scorecard else None
+    if card is not None:
+        artifact["scorecard"] = card
+    else:
+        artifact.pop("scorecard", None)
+    return ordered(artifact)
+
+
+def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:
+    """The artifact with its keys in the documented order (unknown keys last, as found)."""
+    out = {key: artifact[key] for key in KEY_ORDER if key in artifact}
+    out.update({k: v for k, v in artifact.items() if k not in out})
+    return out
+
+
+def chunks(artifact: Mapping[str, Any]) -> Iterator[str]:
+    """The artifact as written, in pieces: UTF-8 JSON, one top-level key per line and one case per line.
+
+    Compact values keep the C encoder (``indent`` would switch json to its pure-Python encoder, 5x slower on a
+    100,000-case artifact); one case per line keeps diffs and ``grep`` readable; pieces keep a 100 MB artifact
+    from being built as one string."""
+    yield "{"
+    for index, (key, value) in enumerate(artifact.items()):
+        yield "\n " if index == 0 else ",\n "
+        if key == "cases" and isinstance(value, list) and value:
+            yield '"cases": [\n  '
+            for n, case in enumerate(_encoded_cases(value)):
+                yield case if n == 0 else ",\n  " + case
+            yield "\n ]"
+        else:
+            yield f"{_ENCODER.encode(key)}: {_ENCODER.encode(value)}"
+    yield "\n}\n"
+
+
+def dumps(artifact: Mapping[str, Any]) -> str:
+    """The artifact as one string (see ``chunks``)."""
+    return "".join(chunks(artifact))
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _encoded_cases(cases: list[Any]) -> Iterator[str]:
+    """Each case's line, encoded as it is written and then dropped: a 100,000-case artifact is ~120 MB of text,
+    which the run never holds at once (the learn gate's provisional write and the final one encode it twice,
+    ~1 s each at 100,000 cases)."""
+    return map(_encode_case, cases)
+
+
+_HOLE = "\x00qlab-encoded-json\x00"  # stands in for an EncodedJSON while the rest of the case is encoded
+_HOLE_JSON = _ENCODER.encode(_HOLE)
+
+
+def _encode_case(case: Any) -> str:
+    """One case's line. A stage object's EncodedJSON members (``search.rows``) are spliced in as the JSON text
+    they already are: the encoder would write them as strings."""
+    search = case.get("search") if isinstance(case, dict) else None
+    if not isinstance(search, dict):
+        return _ENCODER.encode(case)
+    raw = [value for value in search.values() if isinstance(value, EncodedJSON)]
+    if not raw:
+        return _ENCODER.encode(case)
+    holes = {k: _HOLE if isinstance(v, EncodedJSON) else v for k, v in search.items()}
+    head, *tails = _ENCODER.encode({**case, "search": holes}).split(_HOLE_JSON)
+    if len(tails) != len(raw):  # the placeholder also occurs in a value of the case: encode it plainly
+        return _ENCODER.encode({**case, "search": plain(search)})
+    return head + "".join(text + tail for text, tail in zip(raw, tails, strict=True))
+
+
+def write(path: str | Path, artifact: Mapping[str, Any]) -> Path:
+    """Write the result artifact atomically."""
+    return write_atomic(path, chunks(artifact))
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """Load a result artifact, or raise InputError saying which file and what is wrong with it."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{p}: result artifact not found") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}); is it a result.json?"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{p}:{exc.lineno}:{exc.colno}: $: invalid JSON: {exc.msg}") from None
+    except RecursionError:  # the C decoder recurses: nesting deeper than the interpreter allows
+        raise InputError(f"{p}: $: JSON nested too deeply to read; is it a result.json?") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot be read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: $: a result artifact is a JSON object, got {type(data).__name__}")
+    for key, kind in (("schema_version", int), ("cases", list), ("gates", list), ("suites", dict)):
+        if not isinstance(data.get(key), kind):
+            raise InputError(
+                f"{p}: $.{key}: missing or not a{'n' if kind is int else ''} {kind.__name__}; is it a qlab result?"
+            )
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise InputError(
+            f"{p}: $.schema_version: {data['schema_version']} is not supported (expected {SCHEMA_VERSION})"
+        )
+    problem = artifact_problem(data)
+    if problem:
+        raise InputError(f"{p}: {problem} (schemas/result.schema.json); was it edited by hand?")
+    return data

@@ -1,0 +1,262 @@
+"""``qlab merge``: shard results → one result, judged again from the merged cases.
+
+Only a complete, consistent set is accepted (else InputError, exit 2 — never a pass on partial data): every
+shard 1..N exactly once, the same N, the same selection fingerprint, config and collection, no case in two
+shards. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
+guards), not from the shards' exit codes: thresholds are judged on all cases at once, and when a gate blocks,
+the cases of later gates are reported ``blocked`` exactly as one unsharded run would report them.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from qlab import metrics
+from qlab.errors import InputError
+from qlab.run import artifact, gates
+
+SHARD_GLOB = "qlab-shard-*-of-*.json"
+
+
+def collect(inputs: Sequence[str]) -> list[Path]:
+    """Files from ``inputs``: a file as given, a folder's ``qlab-shard-*-of-*.json``, or a glob pattern."""
+    found: list[Path] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            found += sorted(path.glob(SHARD_GLOB))
+        elif path.is_file():
+            found.append(path)
+        elif any(ch in item for ch in "*?["):
+            found += sorted(Path(p) for p in glob.glob(item, recursive=True))
+        else:
+            raise InputError(f"{item}: no such file or folder")
+    if not found:
+        raise InputError(f"no shard results found in {', '.join(inputs)} (looked for {SHARD_GLOB})")
+    return list(dict.fromkeys(found))
+
+
+def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
+    """Raise InputError unless the shards form one complete set; returns N."""
+    totals = {}
+    by_index: dict[int, list[Path]] = {}
+    for path, data in shards:
+        shard = data.get("shard")
+        if (
+            not isinstance(shard, Mapping)
+            or not isinstance(shard.get("index"), int)
+            or not isinstance(shard.get("total"), int)
+        ):
+            raise InputError(f"{path}: $.shard: not a shard result (run it with qlab run --shard i/N)")
+        totals[path] = int(shard["total"])
+        by_index.setdefault(int(shard["index"]), []).append(path)
+    total_values = set(totals.values())
+    if len(total_values) != 1:
+        detail = ", ".join(f"{p.name}: N={n}" for p, n in totals.items())
+        raise InputError(f"the shards disagree on the number of shards: {detail}")
+    total = total_values.pop()
+    twice = {i: ps for i, ps in by_index.items() if len(ps) > 1}
+    if twice:
+        i, ps = sorted(twice.items())[0]
+        raise InputError(f"shard {i}/{total} given more than once: {', '.join(str(p) for p in ps)}")
+    missing = [i for i in range(1, total + 1) if i not in by_index]
+    extra = [i for i in by_index if not 1 <= i <= total]
+    if missing or extra:
+        parts = [f"missing shard(s) {', '.join(f'{i}/{total}' for i in missing)}"] if missing else []
+        parts += [f"out of range: {', '.join(f'{i}/{total}' for i in sorted(extra))}"] if extra else []
+        raise InputError(
+            f"incomplete shard set: {'; '.join(parts)}; merge needs every shard 1..{total} exactly once"
+        )
+    for key, label in (
+        (("shard", "selection_fingerprint"), "selection fingerprint (selected cases, config, commit)"),
+        (("fingerprint", "config_digest"), "config digest"),
+        (("fingerprint", "collection_digest"), "collection digest"),
+    ):
+        values = {(d.get(key[0]) or {}).get(key[1]) for _, d in shards}
+        if len(values) != 1:
+            raise InputError(
+                f"the shards come from different runs: their {label} differs; re-run the whole matrix"
+            )
+    seen: dict[str, Path] = {}
+    for path, data in shards:
+        for case in data["cases"]:
+            other = seen.setdefault(str(case["case_id"]), path)
+            if other != path:
+                raise InputError(f"case {case['case_id']!r} is in two shards: {other} and {path}")
+    return total
+
+
+def _dedupe(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        out.setdefault(repr(sorted(item.items(), key=lambda kv: kv[0])), dict(item))
+    return list(out.values())
+
+
+def _stages(shards: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for data in shards:
+        for name, stage in (data.get("stages") or {}).items():
+            fresh = name not in out
+            entry = out.setdefault(
+                name,
+                {
+                    "metrics": dict(stage.get("metrics") or {}),
+                    "duration_ms": 0.0,
+                    "guards": [],
+                    "stops": [],
+                    "details": copy.deepcopy(dict(stage.get("details") or {})),
+                },
+            )
+            entry["duration_ms"] = round(entry["duration_ms"] + float(stage.get("duration_ms") or 0.0), 3)
+            entry["guards"] += stage.get("guards") or []
+            entry["stops"] += stage.get("stops") or []
+            if not fresh and "schema" in (stage.get("details") or {}):
+                mine = entry["details"].setdefault("schema", {"checked": 0, "valid": 0})
+                mine["checked"] = int(mine.get("checked", 0)) + int(
+                    stage["details"]["schema"].get("checked", 0)
+                )
+                mine["valid"] = int(mine.get("valid", 0)) + int(stage["details"]["schema"].get("valid", 0))
+    for entry in out.values():
+        entry["guards"] = _dedupe(entry["guards"])
+        entry["stops"] = _dedupe(entry["stops"])
+        schema = entry["details"].get("schema")
+        if schema and schema.get("checked"):
+            entry["metrics"]["schema_validity"] = round(schema["valid"] / schema["checked"], 6)
+    return out
+
+
+def _judge(
+    shards: Sequence[Mapping[str, Any]], cases: list[dict[str, Any]], stages: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would."""
+    first = shards[0]
+    required = {name: bool(s.get("required", True)) for name, s in (first.get("suites") or {}).items()}
+    records: list[dict[str, Any]] = []
+    blocked: tuple[int, str, str] | None = None
+    specs = [gates.GateSpec.from_record(g) for g in first["gates"]]
+    for index, spec in enumerate(specs):
+        mine = [d["gates"][index] for d in shards]
+        if blocked is not None:
+            records.append(gates.skipped(spec, f"blocked by gate {blocked[2]}"))
+            continue
+        if all(g.get("status") == "skipped" for g in mine):
+            records.append(dict(mine[0]))
+            continue
+        members = [c for c in cases if c["suite"] in spec.suites]
+        suite_metrics = {
+            s: metrics.case_metrics([c for c in members if c["suite"] == s])
+            for s in spec.suites
+            if any(c["suite"] == s for c in members)
+        }
+        stage = stages.get(spec.stage) or {}
+        guards = _dedupe([g for r in mine for g in r.get("guards") or ()])
+        record = gates.evaluate(
+            spec,
+            cases=members,
+            suite_metrics=suite_metrics,
+            stage_metrics=stage.get("metrics") or {},
+            required=required,
+            reported_stops=stage.get("stops") or (),
+            guards=guards,
+        )
+        if spec.stage == "build" and any(g.get("status") == "blocked" for g in mine):
+            record["status"] = "blocked"
+            record["reasons"] = list(dict.fromkeys(r for g in mine for r in g.get("reasons") or ()))
+        records.append(record)
+        if record["status"] == "blocked":
+            blocked = (index, spec.stage, spec.name)
+    if blocked is not None:
+        _roll_back(cases, specs, blocked)
+    return records
+
+
+def _roll_back(
+    cases: list[dict[str, Any]], specs: Sequence[gates.GateSpec], blocked: tuple[int, str, str]
+) -> None:
+    index, stage, name = blocked
+    for case in cases:
+        mine = [i for i, s in enumerate(specs) if case["suite"] in s.suites]
+        if stage != "build" and (not mine or max(mine) <= index):
+            continue
+        failure = case.get("failure") or {}
+        where = next((i for i in mine if specs[i].stage == failure.get("stage")), None)
+        if failure.get("stage") == "build" or (
+            where is not None and where <= index and failure.get("reason") != "blocked_by_stage"
+        ):
+            continue
+        if failure.get("reason") == "blocked_by_stage" and failure.get("stage") == stage:
+            continue
+        gates.roll_back(
+            case, blocking_stage=stage, message=f"the {name} gate blocked the run; this case never ran there"
+        )
+
+
+def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool = False) -> dict[str, Any]:
+    """The merged result artifact of a complete shard set (see the module docstring)."""
+    total = check_set(shards)
+    ordered = sorted(shards, key=lambda item: int(item[1]["shard"]["index"]))
+    datas = [d for _, d in ordered]
+    first = datas[0]
+    suite_order = {name: i for i, name in enumerate(first.get("suites") or {})}
+    cases = sorted((dict(c) for d in datas for c in d["cases"]), key=artifact.case_sort_key(suite_order))
+    stages = _stages(datas)
+    started = min(str(d.get("started_at", "")) for d in datas)
+    ended = max(str(d.get("ended_at", "")) for d in datas)
+    provenance = dict(first.get("provenance") or {})
+    files: dict[str, dict[str, Any]] = {}
+    for d in datas:
+        for f in ((d.get("provenance") or {}).get("dataset") or {}).get("files") or ():
+            entry = files.setdefault(f["path"], {**f, "cases": 0})
+            entry["cases"] += int(f.get("cases", 0))
+    if files:
+        provenance["dataset"] = {
+            **(provenance.get("dataset") or {}),
+            "files": sorted(files.values(), key=lambda f: f["path"]),
+        }
+    provenance["run_configuration"] = {
+        **(provenance.get("run_configuration") or {}),
+        "shard": f"merged 1..{total}",
+    }
+    merged: dict[str, Any] = {
+        "schema_version": artifact.SCHEMA_VERSION,
+        "run_id": f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-merged-{total}",
+        "started_at": started,
+        "ended_at": ended,
+        "duration_ms": _span_ms(started, ended, datas),
+        "qlab_version": first.get("qlab_version"),
+        "project": first.get("project"),
+        "fingerprint": first.get("fingerprint"),
+        "provenance": provenance,
+        "shard": {
+            "index": 1,
+            "total": 1,
+            "selection_fingerprint": first["shard"]["selection_fingerprint"],
+            "merged_from": [str(p) for p, _ in ordered],
+        },
+        "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
+        "cases": cases,
+        "suites": {
+            name: {k: s.get(k) for k in ("mode", "category", "required", "cadence")}
+            for name, s in (first.get("suites") or {}).items()
+        },
+        "stages": stages,
+        "prerun": _dedupe([g for d in datas for g in d.get("prerun") or ()]),
+        "readiness": first.get("readiness") or {},
+    }
+    merged["gates"] = _judge(datas, cases, stages)
+    return artifact.summarize(merged, exit_zero=exit_zero)
+
+
+def _span_ms(started: str, ended: str, datas: Sequence[Mapping[str, Any]]) -> float:
+    try:
+        a = datetime.fromisoformat(started.replace("Z", "+00:00"))
+        b = datetime.fromisoformat(ended.replace("Z", "+00:00"))
+        return round(max(0.0, (b - a).total_seconds() * 1000), 3)
+    except ValueError:
+        return round(max(float(d.get("duration_ms") or 0.0) for d in datas), 3)

@@ -1,0 +1,86 @@
+"""What a caller gives ``qlab.run.runner.run`` and gets back: the options, the replaceable parts, the outcome.
+
+Kept apart from the runner so the run's state (``qlab.run.state``) can name them without importing the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from qlab.collection.model import Collection
+from qlab.engine.base import Engine
+from qlab.project.model import Case, Config, Gate
+from qlab.run.selection import SelectionSpec
+from qlab.run.shard import ShardSpec
+from qlab.stages.base import Learner, StageReport, StageRun
+
+
+class ProjectLike(Protocol):
+    """What ``qlab.project.load_project`` returns, as far as a run needs it."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def cases(self) -> Sequence[Case]: ...
+    @property
+    def warnings(self) -> Sequence[Any]: ...
+    @property
+    def case_files(self) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """Progress for the console: ``stage_start`` / ``stage_end`` of a gate."""
+
+    kind: str
+    gate: str
+    stage: str
+    cases: int = 0
+    status: str = ""
+    duration_ms: float = 0.0
+
+
+BuildFn = Callable[[Config, Gate], "tuple[Collection | None, StageReport]"]
+EngineFn = Callable[[Config, Collection], Engine]
+
+
+@dataclass(frozen=True, slots=True)
+class Seams:
+    """Replaceable parts (tests use fakes; None means the real module)."""
+
+    build: BuildFn | None = None
+    engine: EngineFn | None = None
+    stages: Mapping[str, StageRun] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    selection: SelectionSpec = field(default_factory=SelectionSpec)
+    shard: ShardSpec | None = None
+    durations: Mapping[str, float] | None = None  # case id -> seconds, balances --shard
+    previous: Mapping[str, Any] | None = None  # the earlier result artifact, for --last-failed
+    exit_zero: bool = False
+    start_servers: bool = True
+    log_dir: Path | None = None  # dev-server logs; default: the config's output dir
+    # writes the provisional outputs (result, JUnit, summary) and returns their paths: the learn gate's scrub
+    # check scans what was really written for the run's secrets; None writes them to a temporary folder. Not
+    # called when the run resolved no secret (nothing to look for)
+    emit: Callable[[dict[str, Any]], Sequence[Path]] | None = None
+    # human decisions on record outside the run (reviewed learning suggestions, release reviews), counted by
+    # the scorecard's ``human_acceptance``; the command reads them (``qlab.governance.env.review_decisions``)
+    reviews: Sequence[str] = ()
+    # suggestions and shadow rank at the learn gate (``qlab.governance.learning.suggest.run_learning`` from the
+    # command); None: the learn gate only checks scrubbing
+    learner: Learner | None = None
+    on_event: Callable[[RunEvent], None] = lambda _e: None
+    log: Callable[[str], None] = lambda _m: None
+    seams: Seams = field(default_factory=Seams)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    artifact: dict[str, Any]
+    exit_code: int

@@ -1,0 +1,290 @@
+"""The state of one run while the gates execute, and its result artifact.
+
+``qlab.run.runner`` drives the order; this module keeps what was seen (stage reports, guard results, gate records),
+judges each gate from the aggregated case results, blocks the cases of later gates, and assembles the artifact.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from qlab import __version__, metrics
+from qlab.project.model import Case, Config, Gate
+from qlab.results import CaseResult
+from qlab.run import artifact, boundary, gates
+from qlab.run.gates import GateSpec
+from qlab.run.lanes import Lanes
+from qlab.run.options import ProjectLike, RunOptions, RunOutcome
+from qlab.run.provenance import Checkout, fingerprint, provenance, relative
+from qlab.run.selection import Selected
+from qlab.stages.base import GuardResult, StageReport, StopHit
+
+
+def guard_dict(g: GuardResult) -> dict[str, Any]:
+    return {"guard": g.guard, "stage": g.stage, "passed": g.passed, "mode": g.mode, "message": g.message}
+
+
+def stop_dict(s: StopHit) -> dict[str, Any]:
+    return {"condition": s.condition, "case_ids": list(s.case_ids), "message": s.message}
+
+
+@dataclass(slots=True)
+class RunState:
+    config: Config
+    project: ProjectLike
+    cases: list[Case]
+    lanes: Lanes
+    selected: Selected
+    repo: Checkout
+    selection_fingerprint: str
+    options: RunOptions
+    started_wall: datetime
+    started: float
+    run_id: str
+    prerun: list[GuardResult] = field(default_factory=list)
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    extra_metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    schema: dict[str, boundary.SchemaTally] = field(default_factory=dict)
+    collection_digest: str | None = None
+    blocked_by: str | None = None
+    provisional: dict[str, Any] | None = None  # the learn gate's copy; finish() only concludes it again
+
+    # ------------------------------------------------------------------------------------------ judging
+
+    def prerun_failed(self) -> bool:
+        return any(not g.passed and g.mode == "block" for g in self.prerun)
+
+    def case_dicts(self, cases: Iterable[Case]) -> list[dict[str, Any]]:
+        return [self.lanes.aggregate(c.id).to_dict() for c in cases]
+
+    def judge(
+        self, spec: GateSpec, *, cases: Sequence[Case], report: StageReport, guards: Sequence[GuardResult]
+    ) -> dict[str, Any]:
+        """The gate's record, from the aggregated results of its cases and the stage's report."""
+        dicts = self.case_dicts(cases)
+        by_suite: dict[str, list[dict[str, Any]]] = {}
+        for case in dicts:
+            by_suite.setdefault(str(case["suite"]), []).append(case)
+        suite_metrics = {}
+        for suite, members in by_suite.items():
+            figures = metrics.case_metrics(members)
+            for metric, value in report.suite_metrics.get(suite, {}).items():
+                figures.setdefault(metric, value)
+                self.extra_metrics.setdefault(suite, {}).setdefault(metric, value)
+            suite_metrics[suite] = figures
+        return gates.evaluate(
+            spec,
+            cases=dicts,
+            suite_metrics=suite_metrics,
+            stage_metrics=report.metrics,
+            required={name: s.required for name, s in self.config.suites.items()},
+            reported_stops=[stop_dict(s) for s in report.stops],
+            guards=[guard_dict(g) for g in guards],
+            defer_thresholds=self.options.shard is not None and self.options.shard.total > 1,
+        )
+
+    def skip(self, spec: GateSpec, reason: str) -> None:
+        self.gates[spec.name] = gates.skipped(spec, reason)
+
+    def block_after(self, gate: Gate, stage: str) -> None:
+        """Every case still pending in a later gate is reported blocked by this gate's stage."""
+        self.blocked_by = gate.name
+        order = [g.name for g in self.config.gates]
+        later = order[order.index(gate.name) + 1 :] if gate.name in order else order
+        suites = {s for name in later for s in self.selected.gate_suites.get(name, ())}
+        if stage == "build":
+            suites = {c.suite for c in self.cases}
+        ids = [c.id for c in self.cases if c.suite in suites]
+        self.lanes.block(
+            ids, stage=stage, message=f"the {gate.name} gate blocked the run; this case never ran there"
+        )
+
+    def boundary_checks(
+        self, gate: Gate, attempts: Sequence[CaseResult], secrets: set[str]
+    ) -> list[GuardResult]:
+        """The in-run checks at the end of ``gate``'s stage (see qlab.run.boundary)."""
+        mode = next((g.mode for g in gate.guards if g.name == "output_schema"), "block")
+        tally = self.schema.setdefault(gate.stage, boundary.SchemaTally())
+        ok, message = boundary.schema_check(gate.stage, attempts, tally)
+        out = [GuardResult("output_schema", gate.stage, ok, mode, message)]
+        if gate.stage == "execute":
+            by_id = {c.id: c for c in self.cases}
+            out += boundary.policy_checks(self.config, gate, attempts, by_id)
+        out.append(boundary.scrub_check(gate.stage, attempts, secrets, gate))
+        budget = boundary.budget_check(
+            self.config, gate.stage, self.lanes.results(), started=self.started, gate=gate
+        )
+        return out + ([budget] if budget else [])
+
+    # ------------------------------------------------------------------------------------------ stages
+
+    def merge_reports(self, stage: str, reports: Sequence[StageReport]) -> StageReport:
+        """One report for the lanes of a repeated stage: lane 1's metrics, every stop and guard."""
+        first = reports[0]
+        return StageReport(
+            stage=stage,
+            suite_metrics=first.suite_metrics,
+            metrics=first.metrics,
+            stops=[s for r in reports for s in r.stops],
+            guards=[g for r in reports for g in r.guards],
+            details=first.details,
+            duration_ms=sum(r.duration_ms for r in reports),
+        )
+
+    def record_stage(self, stage: str, reports: Sequence[StageReport], guards: Sequence[GuardResult]) -> None:
+        entry = self.stages.setdefault(
+            stage, {"metrics": {}, "duration_ms": 0.0, "guards": [], "stops": [], "details": {}}
+        )
+        for report in reports[:1]:
+            entry["metrics"].update(report.metrics)
+            entry["details"].update(_jsonable(report.details))
+        entry["duration_ms"] = round(entry["duration_ms"] + sum(r.duration_ms for r in reports), 3)
+        entry["guards"] += [guard_dict(g) for g in guards]
+        entry["stops"] += [stop_dict(s) for r in reports for s in r.stops]
+        tally = self.schema.get(stage)
+        if tally is not None and tally.checked:
+            entry["details"]["schema"] = {"checked": tally.checked, "valid": tally.valid}
+            entry["metrics"]["schema_validity"] = round(tally.valid / tally.checked, 6)
+
+    def log_paths(self) -> list[Path]:
+        folder = self.options.log_dir or Path(self.config.path).parent / self.config.output.dir
+        return sorted(Path(folder).glob("server-*.log"))
+
+    # ------------------------------------------------------------------------------------------ artifact
+
+    def artifact(self, *, final: bool = True) -> dict[str, Any]:
+        """The result artifact of the run so far (``final=False``: the learn gate's provisional copy)."""
+        ended = datetime.now(timezone.utc)
+        suite_order = {name: i for i, name in enumerate(self.config.suites)}
+        cases = sorted((r.to_dict() for r in self.lanes.results()), key=artifact.case_sort_key(suite_order))
+        stopped = "the run stopped before this gate: " + (
+            "a pre-run check failed" if self.prerun_failed() else f"gate {self.blocked_by} blocked"
+        )
+        records = [
+            self.gates.get(g.name)
+            or gates.skipped(
+                GateSpec.from_config(g, suites=self.selected.gate_suites.get(g.name, ())),
+                stopped if final else "pending: runs after this provisional artifact was written",
+            )
+            for g in self.config.gates
+        ]
+        in_run = {c.suite for c in self.selected.cases}
+        counts: dict[str, int] = {}
+        for case in cases:
+            counts[str(case.get("file", ""))] = counts.get(str(case.get("file", "")), 0) + 1
+        budget = asdict(self.config.budget)
+        run_configuration = {
+            "config": relative(self.config.path, self.repo.root),
+            "selection": self.options.selection.to_dict(),
+            "shard": None
+            if self.options.shard is None
+            else f"{self.options.shard.index}/{self.options.shard.total}",
+            "exit_zero": self.options.exit_zero,
+            "start_servers": self.options.start_servers,
+            "engine": self.config.engine.type,
+            "budget": budget,
+            "gates": [g.name for g in self.config.gates],
+        }
+        build = self.stages.get("build", {}).get("details", {})
+        out: dict[str, Any] = {
+            "schema_version": artifact.SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "started_at": _iso(self.started_wall),
+            "ended_at": _iso(ended),
+            "duration_ms": round((time.monotonic() - self.started) * 1000, 3),
+            "qlab_version": __version__,
+            "project": self.config.project,
+            "fingerprint": fingerprint(
+                self.config,
+                collection_digest=self.collection_digest,
+                commit=self.repo.commit,
+                selection_digest=self.selection_fingerprint,
+            ),
+            "provenance": provenance(
+                self.config,
+                case_files=self.project.case_files,
+                case_counts=counts,
+                root=self.repo.root,
+                run_configuration=run_configuration,
+            ),
+            "shard": None
+            if self.options.shard is None
+            else {
+                "index": self.options.shard.index,
+                "total": self.options.shard.total,
+                "selection_fingerprint": self.selection_fingerprint,
+            },
+            "warnings": [str(w) for w in self.project.warnings] + list(self.selected.warnings),
+            "cases": cases,
+            "suites": {
+                name: {"mode": s.mode, "category": s.category, "required": s.required, "cadence": s.cadence}
+                for name, s in self.config.suites.items()
+                if name in in_run
+            },
+            "stages": self.stages,
+            "gates": records,
+            "prerun": [guard_dict(g) for g in self.prerun],
+            "readiness": build.get("readiness", build),
+        }
+        return artifact.summarize(
+            out,
+            exit_zero=self.options.exit_zero,
+            budget=self.config.budget,
+            extra_suite_metrics=self.extra_metrics,
+            with_scorecard=final,
+            reviews=self.reviews() if final else (),
+        )
+
+    def reviews(self) -> list[str]:
+        """The human decisions on record outside the run (reviewed learning suggestions, release reviews),
+        which the scorecard's ``human_acceptance`` counts with the run's own."""
+        return list(self.options.reviews)
+
+    def finish(self) -> RunOutcome:
+        complete = all(g.name in self.gates for g in self.config.gates)
+        if self.provisional is not None and complete and self.config.gates[-1].stage == "learn":
+            # the learn gate changes no case but its learning object: reuse the case-derived sections of the
+            # provisional artifact
+            result = dict(self.provisional)
+            # the one thing the learn gate adds to cases: their ``learning`` object
+            learned = {r.case_id: r.learning for r in self.lanes.results() if r.learning is not None}
+            if learned:
+                result["cases"] = [
+                    {**case, "learning": learned[case["case_id"]]} if case["case_id"] in learned else case
+                    for case in result["cases"]
+                ]
+            result["ended_at"] = _iso(datetime.now(timezone.utc))
+            result["duration_ms"] = round((time.monotonic() - self.started) * 1000, 3)
+            result["stages"] = self.stages
+            result["gates"] = [self.gates[g.name] for g in self.config.gates if g.name in self.gates]
+            result["prerun"] = [guard_dict(g) for g in self.prerun]
+            result["metrics"] = dict(result["metrics"])
+            result = artifact.conclude(
+                result, exit_zero=self.options.exit_zero, budget=self.config.budget, reviews=self.reviews()
+            )
+        else:
+            result = self.artifact(final=True)
+        return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _jsonable(value: Any) -> Any:
+    """Stage details as JSON data (dataclasses and tuples are common in reports)."""
+    if hasattr(value, "to_dict"):
+        return _jsonable(value.to_dict())
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return _jsonable(asdict(value))
+    return value

@@ -1,0 +1,247 @@
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import struct
+import subprocess
+from datetime import datetime, timezone
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import artifact_samples as samples
+from qlab.reasons import REASONS
+from qlab.report.html.page import render_html, write_html
+from qlab.resources import load_schema
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
+SVG_EMPTY_OK = {"rect", "line", "circle", "polyline", "path"}
+FIXED_TIME = datetime(2026, 12, 2, tzinfo=timezone.utc)
+
+
+class _Balance(HTMLParser):
+    """Checks that every non-void element is closed in order (the page is hand-built markup)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.sections: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "section":
+            self.sections.append(dict(attrs).get("id") or "")
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID and tag not in SVG_EMPTY_OK:
+            self.errors.append(f"self-closed <{tag}/>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
+            return
+        self.stack.pop()
+
+
+def _parse(page: str) -> _Balance:
+    checker = _Balance()
+    checker.feed(page)
+    checker.close()
+    assert checker.errors == [], checker.errors[:5]
+    assert checker.stack == [], checker.stack
+    return checker
+
+
+def test_single_result_has_every_run_section_and_balanced_markup() -> None:
+    page = render_html([samples.result()], generated_at=FIXED_TIME)
+    parsed = _parse(page)
+    assert parsed.sections == [
+        "overview", "gates", "metrics", "latency", "hitk", "failures", "scorecard", "suites", "readiness", "guards", "cases"
+    ]  # fmt: skip
+    assert "promotion" not in parsed.sections and "trends" not in parsed.sections
+    assert ">BLOCK<" in page
+    assert "plan_hit_rate &gt;= 0.9" in page  # the gate's threshold with its actual value
+    assert REASONS["required_fields_unsatisfied"].hint in page.replace("&#x27;", "'")
+
+
+def test_the_page_is_self_contained() -> None:
+    page = render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME)
+    assert "<script" not in page.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "@import" not in page and "url(" not in page
+    # the only URL is the SVG namespace, which is an identifier, not a fetch
+    assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
+    assert "default-src 'none'" in html.unescape(page)  # a CSP that forbids every fetch
+
+
+def test_scorecard_shows_null_dimensions_as_no_data() -> None:
+    page = render_html([samples.result()], generated_at=FIXED_TIME)
+    scorecard = page.split('<section id="scorecard">', 1)[1].split("</section>", 1)[0]
+    assert scorecard.count(">no data<") == 4
+    assert "citation_quality, cost_efficiency, retry_recovery, human_acceptance" in scorecard
+
+
+def test_two_results_add_the_promotion_diff_and_trends() -> None:
+    page = render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME)
+    sections = _parse(page).sections
+    assert "promotion" in sections and "trends" in sections
+    diff = page.split('<section id="promotion">', 1)[1].split("</section>", 1)[0]
+    for kind in ("regressed", "fixed", "still failing", "new", "removed"):
+        assert f">{kind}</span>" in diff
+    assert "member-search-002" in diff  # the regression, with its reason
+    assert "+0.5" in diff  # plan hit rate 0.5 -> 1.0
+
+
+def test_baseline_option_compares_against_it_and_starts_the_series() -> None:
+    page = render_html([samples.fixed_result()], baseline=samples.result(), generated_at=FIXED_TIME)
+    assert "Trends over 2 runs" in page
+    runs = page.split('<section id="promotion">', 1)[1].split("</table>", 1)[0]
+    assert runs.index("run-1") < runs.index("run-2")
+
+
+def test_a_series_plots_one_chart_per_metric() -> None:
+    series = [samples.result(f"run-{i}") for i in range(5)]
+    page = render_html(series, generated_at=FIXED_TIME)
+    trends = page.split('<section id="trends">', 1)[1].split("</section>", 1)[0]
+    assert "Trends over 5 runs" in page
+    assert trends.count("<figure>") == 12  # 5 metrics with data + pass rate + 6 scorecard dims with data
+
+
+def test_every_artifact_string_is_escaped() -> None:
+    evil = "<script>alert('x')</script>\"><img src=x onerror=alert(1)>"
+    result = samples.result()
+    result["project"] = evil
+    result["cases"][3]["case_id"] = evil
+    result["cases"][3]["failure"]["message"] = evil
+    result["cases"][3]["failure"]["reason"] = evil
+    result["gates"][0]["name"] = evil
+    result["suites"][evil] = {"mode": evil}
+    result["decision"]["reasons"] = [evil]
+    result["fingerprint"][evil] = evil
+    page = render_html([result, samples.fixed_result()], generated_at=FIXED_TIME)
+    assert "<script" not in page
+    assert "<img" not in page
+    assert "&lt;script&gt;" in page
+    _parse(page)
+
+
+def test_a_minimal_or_partial_artifact_still_renders() -> None:
+    page = render_html([{}], generated_at=FIXED_TIME)
+    _parse(page)
+    assert "UNKNOWN" in page
+    assert "No case in this result has a search object." in page
+    page = render_html(
+        [{"cases": "oops", "gates": [1, None], "metrics": [], "scorecard": "x"}], generated_at=FIXED_TIME
+    )
+    _parse(page)
+
+
+def test_render_html_needs_a_result() -> None:
+    with pytest.raises(ValueError, match="at least one result"):
+        render_html([])
+
+
+def test_long_case_lists_are_capped_with_a_note() -> None:
+    result = samples.result()
+    template = result["cases"][3]
+    result["cases"] = [{**template, "case_id": f"c{i}"} for i in range(1200)]
+    page = render_html([result], generated_at=FIXED_TIME)
+    assert "700 more rows are not shown" in page
+
+
+def test_write_html_is_atomic_and_creates_folders(tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "report.html"
+    write_html(out, "<!DOCTYPE html><p>x</p>")
+    assert out.read_text(encoding="utf-8") == "<!DOCTYPE html><p>x</p>"
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]
+
+
+# --------------------------------------------------------------------------------------------- real browser
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _chromium_args(tmp_path: Path) -> list[str]:
+    return [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+
+
+@pytest.mark.slow
+def test_a_real_headless_chromium_renders_the_report(tmp_path: Path) -> None:
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    page = tmp_path / "report.html"
+    write_html(page, render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME))
+    shot = tmp_path / "report.png"
+    done = subprocess.run(
+        [
+            browser,
+            *_chromium_args(tmp_path),
+            f"--screenshot={shot}",
+            "--window-size=1280,2000",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert shot.exists(), done.stderr.decode(errors="replace")[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert (width, height) == (1280, 2000)
+    assert len(data) > 50_000, "a page full of tables and charts compresses to far more than a blank one"
+
+    # the browser's own DOM: every chart became an SVG element and no section was lost
+    dom = subprocess.run(
+        [browser, *_chromium_args(tmp_path), "--dump-dom", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    ).stdout.decode(errors="replace")
+    assert (
+        dom.count("<svg") == page.read_text(encoding="utf-8").count("<svg") == 4 + 12
+    )  # 4 run charts + 12 trends
+    for anchor in ("gates", "hitk", "scorecard", "promotion", "trends"):
+        assert f'id="{anchor}"' in dom
+
+
+def test_the_hand_written_artifacts_follow_the_result_schema() -> None:
+    """The samples these tests render are real-shaped: they validate against schemas/result.schema.json."""
+    validator = jsonschema.Draft7Validator(load_schema("result"))
+    for artifact in (samples.full(samples.result()), samples.full(samples.fixed_result())):
+        assert [e.message for e in validator.iter_errors(artifact)] == []
+
+
+def test_merged_shard_advisory_and_provenance_are_shown() -> None:
+    result = samples.full(samples.result())
+    result["shard"] = {"index": 1, "total": 3, "selection_fingerprint": "x", "merged_from": ["a", "b", "c"]}
+    result["decision"]["advisory"] = True
+    result["gates"][1]["thresholds"][0]["gating"] = False
+    page = render_html([result], generated_at=FIXED_TIME)
+    assert "merged from 3 shards" in page
+    assert "advisory (--exit-zero)" in page
+    assert "(not gating)" in page
+    assert "gates/search_core/cases.yaml" in page  # the dataset behind the claim
+    metrics = page.split('<section id="metrics">', 1)[1].split("</section>", 1)[0]
+    assert "<td>flow</td><td>0.667</td><td>6</td><td>4</td><td>2</td>" in metrics

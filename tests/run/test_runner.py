@@ -1,0 +1,400 @@
+"""The gate runner with fake stages: order, blocking, required/flaky, repeats, guards, budget, pre-run checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from qlab.errors import InputError
+from qlab.project.model import Budget, Gate, Guard, StopCondition, Suite, Threshold
+from qlab.resources import load_schema
+from qlab.run.options import RunOptions
+from qlab.run.runner import run
+from qlab.run.selection import SelectionSpec
+from qlab.stages.base import StageReport
+from run import fakes as f
+
+
+def _run(tmp_path: Path, cases: Any = None, **kw: Any) -> dict[str, Any]:
+    config = kw.pop("config", None) or f.config(tmp_path)
+    project = f.FakeProject(config, tuple(cases if cases is not None else f.demo_cases()))
+    outcome = run(project, options=f.options(tmp_path, **kw))
+    assert outcome.exit_code == outcome.artifact["decision"]["exit_code"]
+    jsonschema.Draft7Validator(load_schema("result")).validate(outcome.artifact)
+    return outcome.artifact
+
+
+def _gate(artifact: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in artifact["gates"] if g["name"] == name)
+
+
+def _case(artifact: dict[str, Any], case_id: str) -> dict[str, Any]:
+    return next(c for c in artifact["cases"] if c["case_id"] == case_id)
+
+
+def test_all_gates_pass_in_order(tmp_path: Path) -> None:
+    artifact = _run(tmp_path)
+    assert [g["name"] for g in artifact["gates"]] == ["build", "search", "select", "plan", "execute", "learn"]
+    assert {g["status"] for g in artifact["gates"]} == {"passed"}
+    assert artifact["decision"] == {
+        "verdict": "pass",
+        "reasons": ["6 gate(s) passed"],
+        "exit_code": 0,
+        "advisory": False,
+    }
+    assert [c["case_id"] for c in artifact["cases"]] == ["s1", "s2", "p1", "p2", "e1"]
+    assert artifact["metrics"]["search_top_1"] == 0.5
+    assert _gate(artifact, "search")["thresholds"][0] == {
+        "metric": "hit_at_k", "op": ">=", "value": 0.9, "actual": 1.0, "passed": True, "suite": "search_core", "gating": True
+    }  # fmt: skip
+    # pre-run checks come first, then every stage boundary's checks
+    assert [g["guard"] for g in artifact["guards"][:4]] == [
+        "config_valid",
+        "sources_resolvable",
+        "engine_reachable",
+        "auth_readiness",
+    ]
+    assert {(g["guard"], g["stage"]) for g in artifact["guards"]} >= {
+        ("output_schema", "search"),
+        ("scrub", "learn"),
+    }
+
+
+def test_a_blocking_search_gate_blocks_the_later_stages(tmp_path: Path) -> None:
+    cases = [*f.demo_cases(), f.case("s3", "search_core", "search", "absent:x", line=9)]
+    artifact = _run(tmp_path, cases)
+    assert artifact["decision"]["verdict"] == "block" and artifact["decision"]["exit_code"] == 1
+    search = _gate(artifact, "search")
+    assert search["status"] == "blocked"
+    assert search["stops"][0]["condition"] == "expected_target_absent" and search["stops"][0]["case_ids"] == [
+        "s3"
+    ]
+    assert [_gate(artifact, n)["status"] for n in ("select", "plan", "execute", "learn")] == ["skipped"] * 4
+    for case_id in ("p1", "p2", "e1"):
+        case = _case(artifact, case_id)
+        assert case["status"] == "blocked"
+        assert case["failure"]["stage"] == "search" and case["failure"]["reason"] == "blocked_by_stage"
+    assert _case(artifact, "s3")["failure"]["reason"] == "expected_target_absent"
+    assert _case(artifact, "s1")["status"] == "passed"
+
+
+def test_threshold_breach_blocks_with_the_numbers(tmp_path: Path) -> None:
+    cases = [
+        f.case("s1", "search_core", "search"),
+        f.case("p1", "plan_e2e", "plan", "wrong:x"),
+        f.case("p2", "plan_e2e", "plan"),
+    ]
+    artifact = _run(tmp_path, cases)
+    select = _gate(artifact, "select")
+    assert select["status"] == "blocked"
+    assert select["thresholds"][0]["actual"] == 0.5 and select["thresholds"][0]["passed"] is False
+    assert "selector_accuracy 0.5 breaches >= 0.9 (plan_e2e)" in select["reasons"][0]
+    assert _case(artifact, "p2")["failure"]["stage"] == "select"  # passed select, never planned
+
+
+def test_required_false_suite_is_reported_but_does_not_gate(tmp_path: Path) -> None:
+    base = f.config(tmp_path)
+    suites = dict(base.suites)
+    suites["search_core"] = dataclasses.replace(suites["search_core"], required=False)
+    config = dataclasses.replace(base, suites=suites)
+    cases = [f.case("s1", "search_core", "search", "absent:x"), *f.demo_cases()[2:]]
+    artifact = _run(tmp_path, cases, config=config)
+    assert _gate(artifact, "search")["status"] == "warned"
+    assert artifact["decision"]["exit_code"] == 0
+    assert _case(artifact, "p1")["status"] == "passed"
+
+
+def test_a_flaky_case_is_reported_but_does_not_gate(tmp_path: Path) -> None:
+    cases = [*f.demo_cases()[:4], f.case("e1", "execute_read", "execute", "assert:x", flaky=True)]
+    artifact = _run(tmp_path, cases)
+    assert _case(artifact, "e1")["status"] == "failed" and _case(artifact, "e1")["flaky"] is True
+    assert _gate(artifact, "execute")["status"] == "warned"
+    assert artifact["decision"]["verdict"] == "pass"
+    assert artifact["suites"]["execute_read"]["counts"]["flaky_failed"] == 1
+
+
+@pytest.mark.parametrize(("min_pass", "status", "exit_code"), [(1, "passed", 0), (2, "failed", 1)])
+def test_repeats_need_min_pass(tmp_path: Path, min_pass: int, status: str, exit_code: int) -> None:
+    base = f.config(tmp_path)
+    suites = dict(base.suites)
+    suites["execute_read"] = dataclasses.replace(suites["execute_read"], repeat=2, min_pass=min_pass)
+    cases = [f.case("e1", "execute_read", "execute", "flip:x")]
+    execute = f.FakeExecute()
+    artifact = _run(tmp_path, cases, config=dataclasses.replace(base, suites=suites), execute=execute)
+    assert execute.calls == [1, 1]  # one call per attempt lane
+    case = _case(artifact, "e1")
+    assert (case["status"], case["attempts"], case["passes"]) == (status, 2, 1)
+    assert artifact["decision"]["exit_code"] == exit_code
+
+
+def test_exit_zero_is_advisory(tmp_path: Path) -> None:
+    cases = [f.case("s1", "search_core", "search", "absent:x")]
+    artifact = _run(tmp_path, cases, exit_zero=True)
+    assert artifact["decision"]["verdict"] == "block"
+    assert artifact["decision"]["exit_code"] == 0 and artifact["decision"]["advisory"] is True
+
+
+def test_a_failed_pre_run_check_runs_no_case_and_exits_2(tmp_path: Path) -> None:
+    from qlab.project.model import CollectionConfig, Source
+
+    config = dataclasses.replace(
+        f.config(tmp_path), collection=CollectionConfig(sources=(Source("api", "openapi", "missing.yaml"),))
+    )
+    stages_ran: list[str] = []
+
+    def build(config: Any, gate: Gate) -> Any:
+        stages_ran.append("build")
+        return f.fake_build(config, gate)
+
+    artifact = _run(tmp_path, config=config, build=build)
+    assert stages_ran == []
+    assert artifact["decision"]["exit_code"] == 2
+    assert (
+        "sources_resolvable" in artifact["decision"]["reasons"][0]
+        and "missing.yaml" in artifact["decision"]["reasons"][0]
+    )
+    assert all(g["status"] == "skipped" for g in artifact["gates"])
+
+
+def test_an_unreachable_engine_exits_2(tmp_path: Path) -> None:
+    def broken(config: Any, collection: Any) -> Any:
+        raise InputError("engine http://127.0.0.1:9: connection refused")
+
+    project = f.FakeProject(f.config(tmp_path), f.demo_cases())
+    opts = f.options(tmp_path)
+    opts = dataclasses.replace(opts, seams=dataclasses.replace(opts.seams, engine=broken))
+    outcome = run(project, options=opts)
+    assert outcome.exit_code == 2
+    assert any(g["guard"] == "engine_reachable" and not g["passed"] for g in outcome.artifact["guards"])
+
+
+def test_a_failed_build_blocks_every_case(tmp_path: Path) -> None:
+    artifact = _run(
+        tmp_path, build=lambda c, g: (None, StageReport("build", details={"error": "spec_invalid"}))
+    )
+    assert _gate(artifact, "build")["status"] == "blocked"
+    assert {c["status"] for c in artifact["cases"]} == {"blocked"}
+    assert {c["failure"]["stage"] for c in artifact["cases"]} == {"build"}
+    assert artifact["decision"]["exit_code"] == 1
+
+
+def test_schema_coverage_stop_uses_its_argument(tmp_path: Path) -> None:
+    gates = (
+        Gate("build", "build", stop_if=(StopCondition("schema_coverage_below", 0.95),)),
+        *f.DEFAULT_GATES[1:],
+    )
+    artifact = _run(tmp_path, config=f.config(tmp_path, gates=gates))
+    build = _gate(artifact, "build")
+    assert build["status"] == "blocked"
+    assert build["stops"][0]["message"] == "schema_coverage 0.9 is below 0.95"
+
+
+def _bad_search(ctx: Any, cases: Any, results: Any) -> StageReport:
+    report = f.fake_search(ctx, cases, results)
+    results[cases[0].id].search["top_k"] = "five"  # not an integer: breaks the result schema
+    return report
+
+
+@pytest.mark.parametrize(("mode", "status", "code"), [("block", "blocked", 1), ("warn", "warned", 0)])
+def test_output_schema_guard_mode(tmp_path: Path, mode: str, status: str, code: int) -> None:
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], guards=(Guard("output_schema", mode),))  # type: ignore[arg-type]
+    project = f.FakeProject(f.config(tmp_path, gates=gates), f.demo_cases())
+    outcome = run(project, options=f.options(tmp_path, stages={"search": _bad_search}))
+    search = _gate(outcome.artifact, "search")
+    assert search["status"] == status and outcome.exit_code == code
+    guard = next(g for g in search["guards"] if g["guard"] == "output_schema")
+    assert guard["passed"] is False and "s1: $.search.top_k: expected integer, got string" in guard["message"]
+    assert outcome.artifact["stages"]["search"]["metrics"]["schema_validity"] == 0.5
+    if mode == "warn":  # the run goes on; learning chokes on the bad object, which is shown and does not gate
+        learn = _gate(outcome.artifact, "learn")
+        failed = [g for g in learn["guards"] if not g["passed"]]
+        assert learn["status"] == "warned" and [(g["guard"], g["mode"]) for g in failed] == [
+            ("learning", "warn")
+        ]
+
+
+def test_budget_exceeded_blocks(tmp_path: Path) -> None:
+    artifact = _run(tmp_path, config=f.config(tmp_path, budget=Budget(max_duration_sec=0.0)))
+    assert _gate(artifact, "build")["status"] == "blocked"
+    assert "budget_exceeded: run time" in _gate(artifact, "build")["reasons"][0]
+
+
+def test_a_secret_in_a_stage_object_fails_the_scrub_guard(tmp_path: Path) -> None:
+    execute = f.FakeExecute(secrets=("canary-s3cr3t-value",), leak=True)
+    artifact = _run(tmp_path, execute=execute)
+    guard = next(g for g in _gate(artifact, "execute")["guards"] if g["guard"] == "scrub")
+    assert guard["passed"] is False and "canary" not in guard["message"]
+    assert _gate(artifact, "execute")["status"] == "blocked"
+
+
+def test_learn_gate_scans_the_written_outputs(tmp_path: Path) -> None:
+    secret = "canary-learn-0042"
+    written: list[Path] = []
+
+    def emit(art: dict[str, Any]) -> list[Path]:
+        path = tmp_path / "out" / "result.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"leaked {secret}", encoding="utf-8")
+        written.append(path)
+        return [path]
+
+    artifact = _run(tmp_path, execute=f.FakeExecute(secrets=(secret,)), emit=emit)
+    learn = _gate(artifact, "learn")
+    assert written and learn["status"] == "blocked"
+    assert learn["stops"][0]["condition"] == "scrub_failed" and "result.json" in learn["stops"][0]["message"]
+    assert secret not in str(artifact)
+
+
+def test_a_blocked_run_still_scans_its_outputs_for_secrets(tmp_path: Path) -> None:
+    """The learn gate is skipped after a block, but a blocked run is the likely one to have leaked: the written
+    outputs are scanned anyway and a leak is a failed scrub check; the decision stays the first block."""
+    secret = "canary-blocked-0077"
+
+    def emit(art: dict[str, Any]) -> list[Path]:
+        path = tmp_path / "out" / "server-dev.log"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"starting env TOKEN={secret}", encoding="utf-8")
+        return [path]
+
+    execute = f.FakeExecute(secrets=(secret,), leak=True)  # blocks the execute gate
+    artifact = _run(tmp_path, execute=execute, emit=emit)
+    assert (
+        _gate(artifact, "execute")["status"] == "blocked" and _gate(artifact, "learn")["status"] == "skipped"
+    )
+    scrub = [g for g in artifact["guards"] if g["guard"] == "scrub" and g["stage"] == "learn"]
+    assert len(scrub) == 1 and scrub[0]["passed"] is False and "server-dev.log" in scrub[0]["message"]
+    assert artifact["stages"]["learn"]["stops"][0]["condition"] == "scrub_failed"
+    assert artifact["decision"]["exit_code"] == 1 and secret not in scrub[0]["message"]
+
+
+def test_ambiguous_critical_case_stops_select(tmp_path: Path) -> None:
+    def ambiguous(ctx: Any, cases: Any, results: Any) -> StageReport:
+        report = f.fake_select(ctx, cases, results)
+        results["p1"].target_selector["ambiguous"] = True
+        return report
+
+    artifact = _run(tmp_path, stages={"select": ambiguous})
+    select = _gate(artifact, "select")
+    assert select["status"] == "blocked" and select["stops"][0]["case_ids"] == ["p1"]
+
+
+def test_zero_selected_cases_is_an_input_error(tmp_path: Path) -> None:
+    project = f.FakeProject(f.config(tmp_path), f.demo_cases())
+    with pytest.raises(InputError, match="no case selected"):
+        run(
+            project,
+            options=dataclasses.replace(f.options(tmp_path), selection=SelectionSpec(tags=("nothing",))),
+        )
+
+
+def test_stage_selection_skips_other_gates(tmp_path: Path) -> None:
+    project = f.FakeProject(f.config(tmp_path), f.demo_cases())
+    outcome = run(
+        project, options=dataclasses.replace(f.options(tmp_path), selection=SelectionSpec(stages=("search",)))
+    )
+    statuses = {g["name"]: g["status"] for g in outcome.artifact["gates"]}
+    assert statuses == {
+        "build": "passed",
+        "search": "passed",
+        "select": "skipped",
+        "plan": "skipped",
+        "execute": "skipped",
+        "learn": "skipped",
+    }
+    assert [c["case_id"] for c in outcome.artifact["cases"]] == ["s1", "s2"]
+
+
+def test_events_report_each_stage(tmp_path: Path) -> None:
+    events: list[Any] = []
+    project = f.FakeProject(f.config(tmp_path), f.demo_cases())
+    run(project, options=dataclasses.replace(f.options(tmp_path), on_event=events.append))
+    assert [(e.kind, e.stage) for e in events][:4] == [
+        ("stage_start", "build"),
+        ("stage_end", "build"),
+        ("stage_start", "search"),
+        ("stage_end", "search"),
+    ]
+    assert events[3].cases == 2 and events[3].status == "passed"
+
+
+def test_thresholds_of_a_suite_less_gate_read_stage_metrics(tmp_path: Path) -> None:
+    gates = (
+        Gate("build", "build", thresholds=(Threshold("schema_coverage", ">=", 0.95),)),
+        *f.DEFAULT_GATES[1:],
+    )
+    artifact = _run(tmp_path, config=f.config(tmp_path, gates=gates))
+    row = _gate(artifact, "build")["thresholds"][0]
+    assert (row["actual"], row["passed"], row["suite"]) == (0.9, False, None)
+
+
+def test_options_default_is_usable() -> None:
+    assert RunOptions().selection == SelectionSpec() and Suite("x", "search", ("*",)).repeat == 1
+
+
+def test_an_http_engine_that_does_not_listen_fails_pre_run(tmp_path: Path) -> None:
+    import servers
+    from qlab.project.model import EngineConfig
+
+    url = f"http://127.0.0.1:{servers.free_port()}/engine"
+    config = dataclasses.replace(f.config(tmp_path), engine=EngineConfig(type="http", url=url, timeout_sec=2))
+    execute = f.FakeExecute()
+    artifact = _run(tmp_path, config=config, execute=execute)
+    assert artifact["decision"]["exit_code"] == 2 and execute.calls == []
+    guard = next(g for g in artifact["guards"] if g["guard"] == "engine_reachable")
+    assert guard["passed"] is False and url in guard["message"] and "ConnectError" in guard["message"]
+
+
+def test_an_http_engine_that_listens_passes_pre_run(tmp_path: Path, httpbin_url: str) -> None:
+    from qlab.project.model import EngineConfig
+
+    config = dataclasses.replace(
+        f.config(tmp_path), engine=EngineConfig(type="http", url=f"{httpbin_url}/post")
+    )
+    artifact = _run(tmp_path, config=config)
+    guard = next(g for g in artifact["guards"] if g["guard"] == "engine_reachable")
+    assert guard["passed"] is True and "(HTTP 405)" in guard["message"]
+    assert artifact["decision"]["exit_code"] == 0
+
+
+def test_human_decisions_given_to_the_run_count_in_its_scorecard(tmp_path: Path) -> None:
+    assert _run(tmp_path)["scorecard"]["human_acceptance"] is None
+    assert _run(tmp_path, reviews=["accepted"])["scorecard"]["human_acceptance"] == 1.0
+    assert _run(tmp_path, reviews=["accepted", "rejected"])["scorecard"]["human_acceptance"] == 0.5
+
+
+def test_without_a_secret_the_learn_gate_writes_no_provisional_outputs(tmp_path: Path) -> None:
+    written: list[dict[str, Any]] = []
+
+    def emit(art: dict[str, Any]) -> list[Path]:
+        written.append(art)
+        return []
+
+    artifact = _run(tmp_path, emit=emit)
+    learn = _gate(artifact, "learn")
+    assert written == [] and learn["status"] == "passed"
+    scrub = next(g for g in learn["guards"] if g["guard"] == "scrub")
+    assert (
+        scrub["passed"]
+        and scrub["message"] == "no secret value was resolved in this run: nothing to look for"
+    )
+    _run(tmp_path, execute=f.FakeExecute(secrets=("canary-9",)), emit=emit)
+    assert len(written) == 1
+
+
+def test_the_run_makes_full_collections_rarer_and_restores_the_gc(tmp_path: Path) -> None:
+    seen: list[tuple[tuple[int, int, int], bool]] = []
+
+    def search(ctx: Any, cases: Any, results: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+        return f.fake_search(ctx, cases, results)
+
+    before = gc.get_threshold()
+    _run(tmp_path, stages={"search": search})
+    assert seen == [((before[0], before[1], before[2] * 10), True)]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
