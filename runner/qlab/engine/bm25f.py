@@ -25,7 +25,6 @@ collection needs no exact posting: its exact score would equal its stem score (`
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from math import log
 from typing import TypeVar
 
 from qlab.collection.model import Tool
-from qlab.engine.text import Analyzer
+from qlab.engine.text import Analyzer, stems
 
 FIELDS: tuple[str, ...] = ("id", "summary", "description", "params", "tags", "aliases", "path")
 _WHOLE: tuple[tuple[tuple[str, float], ...], ...] = tuple(
@@ -227,7 +226,7 @@ class Model:
         self._word_in = _inverted(words_of)
         # the words in order, for finding a stem's written forms (``_forms``) without stemming every word
         self._sorted_words = sorted(self._word_in)
-        self._stem_words: dict[str, tuple[str, ...]] = {}  # stem -> its lowercase words, on demand
+        self._stem_words: dict[str, tuple[str, ...]] | None = None  # stem -> its lowercase words, on demand
         # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
         norm = self._norm = [0.0] * (8 * len(tools))
         for f, name in enumerate(FIELDS):
@@ -259,26 +258,17 @@ class Model:
     def _forms(self, stem: str) -> tuple[str, ...]:
         """The lowercase words of the collection whose stem is ``stem``.
 
-        The stemmer only strips a suffix, or strips one and ends the rest with "y" ("deliveries" ->
-        "delivery"), so every word with this stem starts with the stem (less a final "y"): only the words of
-        that prefix (a slice of the sorted words) are stemmed. Most of a collection's words are never stemmed.
+        Every word of the collection is stemmed once, in one call into the stemmer (C), the first time a
+        stem is looked up; the words are then grouped by stem.
         """
-        found = self._stem_words.get(stem)
-        if found is None:
+        by_stem = self._stem_words
+        if by_stem is None:
+            by_stem = self._stem_words = {}
             words = self._sorted_words
-            if len(stem) < 2:  # a word of four letters or more keeps at least two: this stem is only itself
-                candidates = [stem] if stem in self._word_in else []
-            else:
-                prefix = stem[:-1] if stem[-1] == "y" else stem
-                start = end = bisect_left(words, prefix)
-                while end < len(words) and words[end].startswith(prefix):
-                    end += 1
-                candidates = words[start:end]
-            terms = self.analyzer.lowercase_terms(candidates)
-            found = self._stem_words[stem] = tuple(
-                [word for word, term in zip(candidates, terms, strict=True) if term == stem]
-            )
-        return found
+            for word, term in zip(words, stems(words), strict=True):
+                found = by_stem.get(term)
+                by_stem[term] = (word,) if found is None else (*found, word)
+        return by_stem.get(stem, ())
 
     def surface(self) -> dict[str, int]:
         """Lowercase surface word (stopwords left out) -> occurrences in the distinct strings: the speller's
