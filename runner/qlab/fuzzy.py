@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rapidfuzz import fuzz, process
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA, Levenshtein
 
 
 def suggest(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> str | None:
@@ -31,6 +31,12 @@ def similarity(a: str, b: str) -> float:
 def edit_distance(a: str, b: str, *, limit: int | None = None) -> int:
     """Levenshtein distance; with ``limit``, any distance above it is reported as ``limit + 1``."""
     return int(Levenshtein.distance(a, b, score_cutoff=limit))
+
+
+def typo_distance(a: str, b: str, *, limit: int | None = None) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions
+    ("bitrhday" -> "birthday" is 1); above ``limit``, ``limit + 1``."""
+    return int(OSA.distance(a, b, score_cutoff=limit))
 
 
 def best_matches(

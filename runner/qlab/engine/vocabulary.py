@@ -25,7 +25,6 @@ from qlab.engine.text import STOPWORDS, stem
 
 DATA_FILE = Path(__file__).with_name("vocabulary.json")
 INTENTS = ("read", "create", "update", "delete")
-QUESTION_WORDS = frozenset(("what", "which", "who"))  # read intent, unless a verb says otherwise
 _UNSEEN: Any = object()
 
 
@@ -56,12 +55,12 @@ class Vocabulary:
 
     def read(self, words: Sequence[str]) -> Reading:
         """Split a query's lowercase words (``qlab.engine.text.split_words``) into content, framing and values,
-        and find its intent: the first word that is an intent verb (framing words included: "show me" says
-        read)."""
+        and find its intent: the first word that says one, framing words included ("show me" says read), a
+        question word too ("what deals are open" asks to read, whatever "open" would say)."""
         framing: list[str] = []
         values: list[str] = []
         content: list[str] = []
-        verb = asked = None  # the first intent verb; the first question word ("what", "which", "who")
+        said = None  # the first intent word: a verb, or a question word ("what", "which", "who": read)
         i, n = 0, len(words)
         phrases, intent_of = self.framing, self._intent_of
         while i < n:
@@ -70,20 +69,15 @@ class Vocabulary:
             match = None
             if candidates:
                 match = next((p for p in candidates if tuple(words[i : i + len(p)]) == p), None)
-            for w in match or (word,):
-                if verb is None and intent_of(w) is not None:
-                    if w in QUESTION_WORDS:
-                        asked = asked or w
-                    else:
-                        verb = w
+            if said is None:
+                said = next((w for w in match or (word,) if intent_of(w) is not None), None)
             if match is not None:
                 framing.extend(match)
                 i += len(match)
                 continue
             (values if word.isdigit() else content).append(word)
             i += 1
-        said = verb or asked
-        intent = self._intent_of(said) if said else None
+        intent = intent_of(said) if said else None
         return Reading(tuple(content), tuple(framing), tuple(values), intent, said)
 
     def _intent_of(self, word: str) -> str | None:
