@@ -173,6 +173,25 @@ class WordPosting:
         return found
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class WordReading:
+    """How one content word of a query matches: ``word`` (its own stem, maybe also through synonyms),
+    ``synonyms`` (only through them), ``correction`` (rescued to ``corrected``), ``unmatched``, ``stopword``."""
+
+    word: str
+    term: str
+    how: str
+    synonyms: tuple[str, ...] = ()  # the synonym stems that scored somewhere
+    corrected: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Explanation:
+    reading: vocab.Reading
+    methods: tuple[str, ...]  # what the intent favours
+    words: tuple[WordReading, ...]
+
+
 class SearchIndex:
     """An immutable index over ``tools``. Build once per collection; ``search`` is cheap.
 
@@ -251,6 +270,28 @@ class SearchIndex:
         """How the vocabulary reads ``query``: content words, framing, values, intent (``qlab search
         --explain`` shows it)."""
         return self.api_vocabulary.read(split_words(query))
+
+    def explain(self, query: str) -> Explanation:
+        """What the search makes of ``query`` before ranking: framing and values left out, the intent and the
+        methods it favours, and per content word how it matches (``qlab search --explain``)."""
+        reading = self.read(query)
+        words = []
+        for lower in reading.content:
+            term = self.analyzer.term(lower)
+            if not term:
+                words.append(WordReading(lower, "", "stopword"))
+                continue
+            posting = self._postings([lower])
+            if not posting:
+                words.append(WordReading(lower, term, "unmatched"))
+                continue
+            word = posting[0]
+            how = "correction" if word.correction else ("synonyms" if not word.parts else "word")
+            synonyms = tuple(sorted(set(word.via.values())))
+            fixed = word.correction[1] if word.correction else None
+            words.append(WordReading(lower, word.term, how, synonyms, fixed))
+        methods = self.api_vocabulary.methods.get(reading.intent or "", ())
+        return Explanation(reading, methods, tuple(words))
 
     def words(self, query: str) -> list[WordPosting]:
         """The postings of the query's content words, one per stem (the first word with a stem wins), in query
