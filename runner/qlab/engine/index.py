@@ -10,8 +10,8 @@ the fields, the matched terms (stems) and the corrections.
 Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary``): request framing ("I need
 to") and numbers (values, not words of an operation) are left out, each content word also matches its
 synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool), and
-the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times the query's strongest
-word) on every tool that matched a word. Both signals show in the rows' evidence: ``synonym`` and ``intent``
+the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
+scale of the collection) on every tool that matched a word. Both signals show in the rows' evidence: ``synonym`` and ``intent``
 next to the fields.
 
 Ranking is deterministic: score descending, then safe methods first (GET, HEAD and tools without a method,
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -214,8 +215,13 @@ class SearchIndex:
         self._ids = tuple(tool.id for tool in self.tools)
         self._model = Model(self.tools, self.analyzer, settings)
         self._speller: Speller | None = None
-        self._words: dict[str, WordPosting | None] = {}  # surface word (case kept) -> its posting
+        self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
+        # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only
+        self._evidence: dict[tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]] = {}
         self._buffer = [0.0] * len(self.tools)
+        # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
+        # constant per index (the same for every query), so a row's evidence depends on its words alone
+        self._bonus = self.api_vocabulary.intent_weight * math.log(1.0 + len(self.tools))
         # intent -> the documents whose method it asks for
         self._intent_docs: dict[str, frozenset[int]] = {
             intent: frozenset(d for d, tool in enumerate(self.tools) if (tool.method or "") in methods)
@@ -331,7 +337,7 @@ class SearchIndex:
         buffer = self._buffer
         touched: set[int] = set()
         prior = (
-            (self._intent_docs.get(reading.intent) or None, self.api_vocabulary.intent_weight * max(w.ub for w in words))
+            (self._intent_docs.get(reading.intent) or None, self._bonus)
             if reading.intent is not None
             else (None, 0.0)
         )
@@ -402,6 +408,26 @@ class SearchIndex:
                 buffer[d] = 0.0
         return SearchResult(rows=self._rows(top, words, lifted, bonus), query_terms=terms)
 
+    def _evidence_of(
+        self, d: int, matched: list[WordPosting], bonus: float
+    ) -> tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]:
+        """Field scores (with ``intent`` when ``bonus``), matched terms and corrections of a row."""
+        model = self._model
+        fields: dict[str, float] = {}
+        fixes: dict[str, str] = {}
+        for word in matched:
+            parts = word._shares.get(d)  # the cached split, without a method call per match
+            if parts is None:
+                parts = word.contributions(model, d)
+            for name, value in parts:
+                fields[name] = fields.get(name, 0.0) + value
+            if word.correction is not None:
+                fixes[word.correction[0]] = word.correction[1]
+        if bonus:
+            fields[INTENT] = bonus
+        terms = tuple([word.matched_in(d) for word in matched])
+        return MappingProxyType(fields), terms, (MappingProxyType(fixes) if fixes else _NO_FIXES)
+
     def _rows(
         self, top: list[tuple[int, float]], words: list[WordPosting], lifted: Collection[int], bonus: float
     ) -> tuple[SearchRow, ...]:
@@ -416,26 +442,22 @@ class SearchIndex:
                 by_doc[d].append(word)
         ids = self._ids
         rows = []
+        evidence = self._evidence
+        if len(evidence) > _MEMO_LIMIT:
+            evidence.clear()
         for rank, (d, score) in enumerate(top, 1):
             matched = by_doc[d]
-            if len(matched) == 1 and not matched[0].via and d not in lifted:
+            up = d in lifted
+            if len(matched) == 1 and not up and not matched[0].via:
                 word = matched[0]
                 rows.append(
                     _new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
                 )
                 continue
-            fields: dict[str, float] = {}
-            fixes: dict[str, str] = {}
-            for word in matched:
-                parts = word._shares.get(d)  # the cached split, without a method call per match
-                if parts is None:
-                    parts = word.contributions(model, d)
-                for name, value in parts:
-                    fields[name] = fields.get(name, 0.0) + value
-                if word.correction is not None:
-                    fixes[word.correction[0]] = word.correction[1]
-            if d in lifted:
-                fields[INTENT] = bonus
-            terms = tuple([word.matched_in(d) for word in matched])
-            rows.append(_new_row(ids[d], rank, score, fields, terms, fixes or _NO_FIXES))
+            # the same words on the same tool show the same evidence: kept read-only, shared by later queries
+            key = (d, up, *matched)
+            found = evidence.get(key)
+            if found is None:
+                found = evidence[key] = self._evidence_of(d, matched, bonus if up else 0.0)
+            rows.append(_new_row(ids[d], rank, score, *found))
         return tuple(rows)

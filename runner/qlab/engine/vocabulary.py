@@ -16,10 +16,11 @@ Words are compared as stems (``qlab.engine.text.stem``), so "removes" and "remov
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from qlab.engine.text import STOPWORDS, stem
 
@@ -28,10 +29,10 @@ INTENTS = ("read", "create", "update", "delete")
 _UNSEEN: Any = object()
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(NamedTuple):
     """What the vocabulary reads in one query (its lowercase words): the words that stay content, the framing
-    words left out, the numbers left out, and the intent with the verb that said it."""
+    words left out, the numbers left out, and the intent with the word that said it. (A named tuple: one is
+    made per query.)"""
 
     content: tuple[str, ...]
     framing: tuple[str, ...] = ()
@@ -49,36 +50,55 @@ class Vocabulary:
     synonyms: Mapping[str, tuple[str, ...]]  # stem -> the other stems of its groups
     framing: Mapping[str, tuple[tuple[str, ...], ...]]  # first word -> phrases starting with it, longest first
     synonym_weight: float = 0.6
-    intent_weight: float = 0.15
+    intent_weight: float = 0.3
     sources: tuple[str, ...] = field(default=(), compare=False)
     _cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)  # word -> intent
+    _first_words: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def _starts(self) -> frozenset[str]:
+        """The words a framing phrase starts with."""
+        found = self._first_words.get("")
+        if found is None:
+            found = self._first_words[""] = frozenset(self.framing)
+        return found
 
     def read(self, words: Sequence[str]) -> Reading:
         """Split a query's lowercase words (``qlab.engine.text.split_words``) into content, framing and values,
         and find its intent: the first word that says one, framing words included ("show me" says read), a
         question word too ("what deals are open" asks to read, whatever "open" would say)."""
-        framing: list[str] = []
-        values: list[str] = []
-        content: list[str] = []
-        said = None  # the first intent word: a verb, or a question word ("what", "which", "who": read)
-        i, n = 0, len(words)
-        phrases, intent_of = self.framing, self._intent_of
-        while i < n:
-            word = words[i]
-            candidates = phrases.get(word)
-            match = None
-            if candidates:
-                match = next((p for p in candidates if tuple(words[i : i + len(p)]) == p), None)
-            if said is None:
-                said = next((w for w in match or (word,) if intent_of(w) is not None), None)
-            if match is not None:
-                framing.extend(match)
-                i += len(match)
-                continue
-            (values if word.isdigit() else content).append(word)
-            i += 1
-        intent = intent_of(said) if said else None
-        return Reading(tuple(content), tuple(framing), tuple(values), intent, said)
+        cache = self._cache
+        if len(cache) > 100_000:
+            cache.clear()
+        for word in words:
+            if word not in cache:
+                cache[word] = self.verbs.get(stem(word))
+        said = next(filter(cache.__getitem__, words), None)  # the first word with an intent
+        intent = cache[said] if said is not None else None
+        framing: tuple[str, ...] = ()
+        content: Sequence[str] = words
+        if not self._starts.isdisjoint(words):  # a framing phrase may start here: cut them out, in C
+            text = " " + " ".join(words) + " "
+            pattern = self._pattern()
+            found = pattern.findall(text)
+            if found:
+                framing = tuple(" ".join(found).split())
+                content = pattern.sub(" ", text).split()
+        if any(map(str.isdigit, content)):
+            values = tuple([w for w in content if w.isdigit()])
+            return Reading(tuple([w for w in content if not w.isdigit()]), framing, values, intent, said)
+        return Reading(tuple(content), framing, (), intent, said)
+
+    def _pattern(self) -> re.Pattern[str]:
+        """The framing phrases as one regular expression over a query's words joined by spaces (longest
+        phrase first, each between spaces)."""
+        found = self._patterns.get("")
+        if found is None:
+            phrases = sorted(_unphrase(self.framing), key=lambda p: (-len(p), p))
+            alternatives = "|".join(re.escape(p) for p in phrases)
+            found = self._patterns[""] = re.compile(f"(?<= )(?:{alternatives})(?= )")
+        return found
 
     def _intent_of(self, word: str) -> str | None:
         found = self._cache.get(word, _UNSEEN)
@@ -152,7 +172,7 @@ def parse(data: Mapping[str, Any]) -> Vocabulary:
         synonyms={k: tuple(sorted(v)) for k, v in synonyms.items()},
         framing=_phrases(data.get("framing") or ()),
         synonym_weight=float(weights.get("synonym", 0.6)),
-        intent_weight=float(weights.get("intent", 0.15)),
+        intent_weight=float(weights.get("intent", 0.3)),
         sources=tuple(data.get("sources") or ()),
     )
 
