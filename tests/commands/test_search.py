@@ -87,3 +87,18 @@ def test_explain_without_a_verb_says_there_is_no_intent(tmp_path: Path, capsys: 
     code, out, _ = run(["search", "order", "--explain", "--config", str(config)], capsys)
     assert code == 0
     assert "intent: none (no verb or question word says one): no method prior" in out
+
+
+def test_a_hybrid_config_without_the_semantic_extra_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qlab.engine import semantic
+
+    def missing() -> None:
+        raise ModuleNotFoundError("No module named 'wordllama'", name="wordllama")
+
+    monkeypatch.setattr(semantic, "_imports", missing)
+    config = project(tmp_path, engine="engine:\n  type: hybrid")
+    code, out, err = run(["search", "track my parcel", "--config", str(config)], capsys)
+    assert code == 2, out + err
+    assert "pip install 'qlab[semantic]'" in err and "Traceback" not in err

@@ -1,0 +1,110 @@
+"""Sentence embeddings for the hybrid search, behind one module: WordLlama (the ``qlab[semantic]`` extra).
+
+WordLlama is a static embedding model: a token embedding table (32,000 x 256, float16, 16 MB) averaged over a
+text's tokens, in numpy. Its weights and tokenizer ship inside its wheel, and this module reads them from the
+installed package folder only: ``WordLlama.load`` is not called (it would look in a download cache and could
+fetch from the Hugging Face hub), the hub is switched off (``HF_HUB_OFFLINE``) before anything of it is
+imported, and a missing file is an error, never a download. Nothing here opens a connection.
+
+Document vectors are cached next to the collection's build cache, keyed by the model and the collection
+digest, so a second run over the same collection embeds only its queries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from qlab.errors import InputError
+
+INSTALL = "pip install 'qlab[semantic]'"
+MODEL = "wordllama-l2_supercat-256"
+
+
+class Embedder:
+    """Texts -> unit-length vectors (numpy float32, one row per text)."""
+
+    def __init__(self, model: Any, *, name: str) -> None:
+        self._model = model
+        self.name = name
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        vectors = np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
+        return vectors
+
+
+def available() -> bool:
+    """Whether the semantic extra is installed (numpy and wordllama import)."""
+    try:
+        _imports()
+    except ImportError:
+        return False
+    return True
+
+
+def _imports() -> tuple[Any, Any, Any, Any]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the hub, whatever a library would try
+    import numpy
+    import wordllama
+    from tokenizers import Tokenizer
+    from wordllama.inference import WordLlamaInference
+
+    return numpy, wordllama, Tokenizer, WordLlamaInference
+
+
+def load(model: str = MODEL) -> Embedder:
+    """The embedding model, read from its installed package folder (no download, no network).
+
+    Raises InputError (exit 2) with the install command when the extra is not installed.
+    """
+    try:
+        numpy, wordllama, tokenizer_class, inference = _imports()
+        from safetensors import safe_open
+    except ImportError as exc:
+        raise InputError(
+            f"engine.type: hybrid needs the semantic extra ({exc.name or exc} is not installed): run `{INSTALL}`"
+        ) from None
+    if model != MODEL:
+        raise InputError(f"semantic model {model!r} is not known; the hybrid engine uses {MODEL!r}")
+    root = Path(wordllama.__file__).parent
+    weights = root / "weights" / "l2_supercat_256.safetensors"
+    tokenizer = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
+    for path in (weights, tokenizer):
+        if not path.is_file():
+            raise InputError(f"{path}: the WordLlama package has no such file (reinstall it: `{INSTALL}`)")
+    with safe_open(str(weights), framework="np", device="cpu") as handle:
+        table = handle.get_tensor("embedding.weight")
+    engine = inference(numpy.asarray(table), tokenizer_class.from_file(str(tokenizer)), binary=False)
+    return Embedder(engine, name=model)
+
+
+def cached_vectors(embedder: Embedder, texts: Sequence[str], *, cache_dir: Path | None, key: str) -> Any:
+    """The vectors of ``texts`` (documents), read from ``cache_dir`` when an earlier run stored them for the
+    same model and key (the collection digest), else embedded and stored there (atomically)."""
+    import numpy as np
+
+    digest = hashlib.sha256("\x00".join([embedder.name, key, *texts]).encode("utf-8")).hexdigest()[:24]
+    path = cache_dir / f"vectors-{digest}.npy" if cache_dir is not None else None
+    if path is not None and path.is_file():
+        try:
+            found = np.load(path, allow_pickle=False)
+            if found.shape[0] == len(texts):
+                return found
+        except (OSError, ValueError):
+            pass  # a damaged cache file: embed again
+    vectors = embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            with partial.open("wb") as handle:
+                np.save(handle, vectors, allow_pickle=False)
+            partial.replace(path)
+        except OSError:
+            pass  # a read-only folder: the vectors are used without a cache
+    return vectors
