@@ -103,3 +103,18 @@ def test_document_vectors_are_cached_per_collection(tmp_path: Path, embedder: se
     third = Counting(embedder)
     HybridEngine(Collection(TOOLS[:2], digest="d2"), embedder=third, cache_dir=tmp_path).search("cars", k=1)  # type: ignore[arg-type]
     assert third.texts == 3 and len(list(tmp_path.glob("vectors-*.npy"))) == 2
+
+
+def test_loading_the_model_leaves_the_process_logging_alone() -> None:
+    """wordllama configures the root logger when imported; qlab undoes it (else every library's debug records
+    would reach the user's stderr). A fresh interpreter: the import's side effect happens once per process."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("wordllama", reason="the semantic extra is not installed")
+    code = (
+        "import logging; from qlab.engine import semantic; semantic.load(); root = logging.getLogger();"
+        " print(len(root.handlers), root.level)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", str(30)]  # no handler added, WARNING kept

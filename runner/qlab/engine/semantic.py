@@ -13,6 +13,7 @@ digest, so a second run over the same collection embeds only its queries.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,11 +50,20 @@ def available() -> bool:
 
 def _imports() -> tuple[Any, Any, Any, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the hub, whatever a library would try
-    import numpy
-    import wordllama
-    from tokenizers import Tokenizer
-    from wordllama.inference import WordLlamaInference
-
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import numpy
+        import wordllama
+        from tokenizers import Tokenizer
+        from wordllama.inference import WordLlamaInference
+    finally:
+        # wordllama calls logging.basicConfig(level=INFO) when imported: a library must not configure the
+        # process's logging (every other library's debug records would reach stderr), so it is undone
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
     return numpy, wordllama, Tokenizer, WordLlamaInference
 
 
