@@ -91,7 +91,8 @@ class Corpus:
             for n, d in catalog.items()
         ]))  # fmt: skip
         self.tools += [
-            Tool(id=n, name=n, family=name, source=name, kind="mcp", description=d) for n, d in catalog.items()
+            Tool(id=n, name=n, family=name, source=name, kind="mcp", description=d)
+            for n, d in catalog.items()
         ]
 
 
@@ -119,14 +120,18 @@ def metatool_cases() -> list[Case]:
 
 def metatool() -> Corpus:
     corpus = Corpus("MetaTool single")
-    corpus.add_mcp("metatool", json.loads((DATA / "metatool" / "plugin_des.json").read_text(encoding="utf-8")))
+    corpus.add_mcp(
+        "metatool", json.loads((DATA / "metatool" / "plugin_des.json").read_text(encoding="utf-8"))
+    )
     corpus.cases = metatool_cases()
     return corpus
 
 
 def all_tools() -> Corpus:
     corpus = Corpus("all tools")
-    corpus.add_mcp("metatool", json.loads((DATA / "metatool" / "plugin_des.json").read_text(encoding="utf-8")))
+    corpus.add_mcp(
+        "metatool", json.loads((DATA / "metatool" / "plugin_des.json").read_text(encoding="utf-8"))
+    )
     corpus.cases = metatool_cases()
     for name in ("spotify", "tmdb"):
         tools = corpus.add_spec(name, DATA / "restbench" / "specs" / f"{name}_oas.json")
@@ -233,7 +238,9 @@ def run_project(config: Path) -> tuple[list[list[str]], dict[str, float]]:
 
 def tokens(text: str) -> list[str]:
     """qlab's regular expression, lowercase, qlab's stopwords and one-letter words out (what bm25s is fed)."""
-    return [w for w in " ".join(_ASCII_WORD.findall(text)).lower().split() if w not in STOPWORDS and len(w) > 1]
+    return [
+        w for w in " ".join(_ASCII_WORD.findall(text)).lower().split() if w not in STOPWORDS and len(w) > 1
+    ]
 
 
 def bm25s_pipeline(corpus_texts: Sequence[str], queries: Sequence[str]) -> tuple[Any, Any]:
@@ -241,7 +248,7 @@ def bm25s_pipeline(corpus_texts: Sequence[str], queries: Sequence[str]) -> tuple
 
     retriever = bm25s.BM25()
     retriever.index([tokens(text) for text in corpus_texts], show_progress=False)
-    return retriever.retrieve([tokens(q) for q in queries], k=K, show_progress=False, n_threads=1)
+    return retriever.retrieve([tokens(q) for q in queries], k=K, show_progress=False)
 
 
 def run_bm25s(corpus: Corpus) -> list[list[str]]:
@@ -376,10 +383,14 @@ def tune(args: argparse.Namespace) -> None:
         return f"{total[0]:.0f} / {total[1]:.0f} / {total[2] / total[3]:.3f}"
 
     base = vocabulary.default()
-    print("| synonym weight | intent weight | hits@1 / hits@5 / MRR (tune split, 90 queries) |\n|---|---|---|")
+    print(
+        "| synonym weight | intent weight | hits@1 / hits@5 / MRR (tune split, 90 queries) |\n|---|---|---|"
+    )
     for syn in (0.4, 0.6, 0.8):
         for intent in (0.0, 0.15, 0.3, 0.45):
-            voc = replace(base, synonym_weight=syn, intent_weight=intent, _cache={}, _first_words={}, _patterns={})
+            voc = replace(
+                base, synonym_weight=syn, intent_weight=intent, _cache={}, _first_words={}, _patterns={}
+            )
 
             def lexical(corpus: Corpus, voc: vocabulary.Vocabulary = voc) -> Callable[[str], list[str]]:
                 index = SearchIndex(corpus.tools, vocabulary=voc)
@@ -393,7 +404,9 @@ def tune(args: argparse.Namespace) -> None:
             fusion = hybrid.Fusion(alpha=alpha, pool=pool)
 
             def fused(corpus: Corpus, fusion: hybrid.Fusion = fusion) -> Callable[[str], list[str]]:
-                engine = hybrid.HybridEngine(Collection(tuple(corpus.tools)), embedder=embedder, fusion=fusion)
+                engine = hybrid.HybridEngine(
+                    Collection(tuple(corpus.tools)), embedder=embedder, fusion=fusion
+                )
                 return lambda q: [r.tool_id for r in engine.search(q, k=K).rows]
 
             print(f"| {alpha} | {pool} | {score(fused)} |")
@@ -442,8 +455,12 @@ def models(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved speed repeats per process (min kept)")
-    parser.add_argument("--processes", type=int, default=3, help="fresh interpreters per speed figure (median)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="interleaved speed repeats per process (min kept)"
+    )
+    parser.add_argument(
+        "--processes", type=int, default=3, help="fresh interpreters per speed figure (median)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--quality-only", action="store_true")
     parser.add_argument("--speed-only", action="store_true")
@@ -472,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
             for variant in variants:
                 same = variant == "same text"
                 row = {
-                    engine: evaluate(corpora, engine, same_text=same) for engine in ("builtin", "hybrid", "bm25s")
+                    engine: evaluate(corpora, engine, same_text=same)
+                    for engine in ("builtin", "hybrid", "bm25s")
                 }
                 out["quality"][f"{label} ({variant})"] = row
                 n = int(row["builtin"]["n"])

@@ -68,8 +68,14 @@ def test_a_vocabulary_section_keeps_through_the_artifact_and_only_then_changes_t
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ("vocabulary:\n  synonyms: [[one]]\n", r"aliases\.yaml:2:13: \$\.vocabulary\.synonyms: synonyms is a list of groups"),
-        ("vocabulary:\n  verbs: {archive: destroy}\n", r"\$\.vocabulary\.verbs: verbs maps a verb to its intent, one of read"),
+        (
+            "vocabulary:\n  synonyms: [[one]]\n",
+            r"aliases\.yaml:2:13: \$\.vocabulary\.synonyms: synonyms is a list of groups",
+        ),
+        (
+            "vocabulary:\n  verbs: {archive: destroy}\n",
+            r"\$\.vocabulary\.verbs: verbs maps a verb to its intent, one of read",
+        ),
         ("vocabulary:\n  framing: [1]\n", r"\$\.vocabulary\.framing: framing is a list of phrases"),
         ("vocabulary:\n  synonym: []\n", r"\$\.vocabulary\.synonym: unknown key 'synonym'"),
     ],

@@ -82,7 +82,9 @@ def test_explain_shows_how_the_query_was_read(tmp_path: Path, capsys: pytest.Cap
     assert next(line for line in lines if line.startswith("1  ")).split()[1] == "cancelOrder"
 
 
-def test_explain_without_a_verb_says_there_is_no_intent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_without_a_verb_says_there_is_no_intent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = project(tmp_path)
     code, out, _ = run(["search", "order", "--explain", "--config", str(config)], capsys)
     assert code == 0

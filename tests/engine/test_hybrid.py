@@ -66,12 +66,24 @@ class Counting:
         self.texts += len(texts)
         return self.inner.embed(texts)
 
+    def embed_one(self, text: str) -> Any:
+        self.texts += 1
+        return self.inner.embed_one(text)
+
+    def embed_words(self, words: list[str]) -> Any:
+        self.texts += 1
+        return self.inner.embed_words(words)
+
 
 def test_the_model_loads_from_its_package_without_the_network(no_network: None) -> None:
     pytest.importorskip("wordllama", reason="the semantic extra is not installed")
-    vectors = semantic.load().embed(["weather in Paris", "forecast for a city"])
+    embedder = semantic.load()
+    vectors = embedder.embed(["weather in paris", "forecast for a city"])
     assert vectors.shape == (2, 256)
     assert abs(float((vectors[0] ** 2).sum()) - 1.0) < 1e-4  # unit length: a dot product is a cosine
+    # the per-query fast paths give the model's own vector
+    for fast in (embedder.embed_one("weather in paris"), embedder.embed_words(["weather", "in", "paris"])):
+        assert float(fast @ vectors[0]) > 0.9999
 
 
 def test_fused_rows_show_the_semantic_part_and_add_up(

@@ -70,9 +70,7 @@ def test_terms_of_and_memo_agree_with_term() -> None:
     analyzer = Analyzer()
     words = analyzer.split("Delivered deliveries, the Delivery")
     assert (
-        analyzer.terms_of(words)
-        == [analyzer.term(w) for w in words]
-        == ["deliv", "deliveri", "", "deliveri"]
+        analyzer.terms_of(words) == [analyzer.term(w) for w in words] == ["deliv", "deliveri", "", "deliveri"]
     )
     assert analyzer.memo["Delivered"] == "deliv"
 

@@ -84,7 +84,11 @@ def test_a_project_adds_synonyms_verbs_and_framing() -> None:
         tool("archiveNote", summary="Archive a note", method="POST"),
         tool("getNote", summary="Get a note"),
     )
-    extra = {"synonyms": [["droplet", "server"]], "verbs": {"archive": "delete"}, "framing": ["pretty please"]}
+    extra = {
+        "synonyms": [["droplet", "server"]],
+        "verbs": {"archive": "delete"},
+        "framing": ["pretty please"],
+    }
     assert SearchIndex(tools).search("servers", k=1).rows == ()
     engine = BuiltinEngine(Collection(tools, vocabulary=extra))
     row = engine.search("servers", k=1).rows[0]

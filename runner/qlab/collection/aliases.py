@@ -69,23 +69,33 @@ def _vocabulary(doc: documents.Document, data: Mapping[str, Any]) -> dict[str, A
         where = (VOCABULARY, key)
         if key == "synonyms":
             if not isinstance(value, list) or not all(
-                isinstance(group, list) and len(group) >= 2 and all(isinstance(w, str) and w.strip() for w in group)
+                isinstance(group, list)
+                and len(group) >= 2
+                and all(isinstance(w, str) and w.strip() for w in group)
                 for group in value
             ):
-                raise documents.error(doc, where, "synonyms is a list of groups of two or more words: [[remove, delete]]")
+                raise documents.error(
+                    doc, where, "synonyms is a list of groups of two or more words: [[remove, delete]]"
+                )
             out[key] = [[w.strip().lower() for w in group] for group in value]
         elif key == "verbs":
             if not isinstance(value, Mapping) or not all(
                 isinstance(verb, str) and verb.strip() and intent in INTENTS for verb, intent in value.items()
             ):
-                raise documents.error(doc, where, f"verbs maps a verb to its intent, one of {', '.join(INTENTS)}: {{archive: delete}}")
+                raise documents.error(
+                    doc,
+                    where,
+                    f"verbs maps a verb to its intent, one of {', '.join(INTENTS)}: {{archive: delete}}",
+                )
             out[key] = {str(verb).strip().lower(): intent for verb, intent in value.items()}
         elif key == "framing":
             if not isinstance(value, list) or not all(isinstance(p, str) and p.strip() for p in value):
                 raise documents.error(doc, where, "framing is a list of phrases: ['i am trying to']")
             out[key] = [p.strip().lower() for p in value]
         else:
-            raise documents.error(doc, where, f"unknown key {key!r}: vocabulary takes synonyms, verbs and framing")
+            raise documents.error(
+                doc, where, f"unknown key {key!r}: vocabulary takes synonyms, verbs and framing"
+            )
     return out
 
 

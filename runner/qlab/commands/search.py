@@ -39,7 +39,9 @@ def render_explanation(explanation: Explanation | None, *, engine: str) -> list[
         lines.append(f"values (left out): {' '.join(reading.values)}")
     if reading.intent:
         methods = "/".join(explanation.methods) or "-"
-        lines.append(f"intent: {reading.intent} (from {reading.verb!r}): {methods} operations get the method prior")
+        lines.append(
+            f"intent: {reading.intent} (from {reading.verb!r}): {methods} operations get the method prior"
+        )
     else:
         lines.append("intent: none (no verb or question word says one): no method prior")
     for word in explanation.words:
@@ -48,7 +50,9 @@ def render_explanation(explanation: Explanation | None, *, engine: str) -> list[
         elif word.how == "synonyms":
             note = f"not in the collection; matched through synonyms {', '.join(word.synonyms) or '-'}"
         elif word.how == "word":
-            note = f"stem {word.term!r}" + (f", also through synonyms {', '.join(word.synonyms)}" if word.synonyms else "")
+            note = f"stem {word.term!r}" + (
+                f", also through synonyms {', '.join(word.synonyms)}" if word.synonyms else ""
+            )
         elif word.how == "stopword":
             note = "stopword"
         else:
@@ -88,7 +92,9 @@ def render(query: str, result: SearchResult, *, engine: str) -> str:
 @click.option("-k", "k", type=click.IntRange(min=1), default=8, show_default=True, help="How many rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @click.option(
-    "--explain", is_flag=True, help="Also show how the query was read: framing, values, intent, each word's match."
+    "--explain",
+    is_flag=True,
+    help="Also show how the query was read: framing, values, intent, each word's match.",
 )
 @CONFIG_OPTION
 @SPEC_OPTION

@@ -95,12 +95,18 @@ def field_strings(tool: Tool) -> tuple[tuple[str, ...], ...]:
         (tool.id,) if tool.name in ("", tool.id) else (tool.id, tool.name),
         (tool.summary,) if tool.summary else (),
         (tool.description,) if tool.description else (),
-        tuple([p.name for p in params if p.location != "body"] + [p.description for p in params if p.description and p.location != "body"]),
+        tuple(
+            [p.name for p in params if p.location != "body"]
+            + [p.description for p in params if p.description and p.location != "body"]
+        ),
         tool.tags if not tool.family or tool.family in tool.tags else (*tool.tags, tool.family),
         tool.aliases,
         (tool.method or "", tool.path or ""),
         _values(tool),
-        tuple([p.name for p in params if p.location == "body"] + [p.description for p in params if p.description and p.location == "body"]),
+        tuple(
+            [p.name for p in params if p.location == "body"]
+            + [p.description for p in params if p.description and p.location == "body"]
+        ),
     )
 
 

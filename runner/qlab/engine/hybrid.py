@@ -8,7 +8,7 @@ each gets
     fused = (1 - alpha) * lexical / best lexical + alpha * max(0, cosine)
 
 (score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]). ``alpha`` = 0.5
-and ``pool`` = 30 were learned on the development set's tune split (bench/devset), never on the public
+and ``pool`` = 20 were learned on the development set's tune split (bench/devset), never on the public
 benchmarks; reciprocal rank fusion and a cosine relative to the query's best were tried there and did no
 better (bench/RESULTS-search.md). A row's evidence is the lexical breakdown scaled the same
 way plus ``semantic``: the parts still add up to the row's score. Ties: fused score, then the lexical order.
@@ -25,9 +25,10 @@ from typing import Any
 from qlab.collection.model import Collection, Tool
 from qlab.engine import semantic
 from qlab.engine.builtin import BuiltinEngine
+from qlab.engine.index import new_row
 from qlab.engine.llm import LLMClient
 from qlab.engine.text import split_words
-from qlab.engine.types import SearchResult, SearchRow
+from qlab.engine.types import SearchResult
 
 SEMANTIC = "semantic"  # evidence key
 
@@ -37,7 +38,7 @@ class Fusion:
     """How lexical and semantic scores are fused (learned on the dev set's tune split)."""
 
     alpha: float = 0.5  # the semantic part's weight
-    pool: int = 30  # candidates taken from each ranking
+    pool: int = 20  # lexical candidates (the semantic side scores every tool)
 
 
 DEFAULT_FUSION = Fusion()
@@ -69,14 +70,10 @@ class HybridEngine(BuiltinEngine):
         self.cache_dir = cache_dir
         self.fusion = fusion
         self._vectors: Any = None
-        self._slot: dict[str, int] = {}
-        self._tool_ids: tuple[str, ...] = ()
 
     def _documents(self) -> Any:
         if self._vectors is None:
-            tools = self.index.tools  # the index's order
-            self._slot = {tool.id: i for i, tool in enumerate(tools)}
-            self._tool_ids = tuple(tool.id for tool in tools)
+            tools = self.index.tools  # the index's order: a vector's row is its document number
             texts = [document_text(tool) for tool in tools]
             key = self.collection.digest or "no-digest"
             self._vectors = semantic.cached_vectors(self.embedder, texts, cache_dir=self.cache_dir, key=key)
@@ -87,48 +84,50 @@ class HybridEngine(BuiltinEngine):
 
         if k <= 0:
             return SearchResult(rows=())
-        fusion = self.fusion
-        pool = max(k, fusion.pool)
-        lexical = self.index.search(query, k=pool)
+        fusion, index, embedder = self.fusion, self.index, self.embedder
+        ranking = index.rank(query, k=max(k, fusion.pool))  # scores only: evidence for the final rows alone
         vectors = self._documents()
-        content = " ".join(self.index.read(query).content) or query
-        similarity = vectors @ self.embedder.embed([content])[0]
-        best: Any = np.argpartition(-similarity, min(pool, len(similarity)) - 1)[:pool] if len(similarity) else ()
-        ids = self._tool_ids
-        rows = {row.tool_id: row for row in lexical.rows}
-        top = lexical.rows[0].score if lexical.rows else 0.0
-        scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
-        order = {row.tool_id: i for i, row in enumerate(lexical.rows)}
-        candidates: dict[str, float] = {}
-        slot = self._slot
-        for tool_id in (*rows, *(ids[i] for i in best)):
-            if tool_id not in candidates:
-                candidates[tool_id] = fusion.alpha * max(0.0, float(similarity[slot[tool_id]]))
-        scored = []
-        for tool_id, semantic_part in candidates.items():
-            row = rows.get(tool_id)
-            lexical_part = row.score * scale if row is not None else 0.0
-            scored.append((lexical_part + semantic_part, -order.get(tool_id, pool), tool_id, semantic_part))
-        scored.sort(reverse=True)
-        out = []
-        for rank, (score, _, tool_id, semantic_part) in enumerate(scored[:k], 1):
-            row = rows.get(tool_id)
-            fields: dict[str, float] = {}
-            if row is not None:
-                fields = {name: value * scale for name, value in row.field_scores.items()}
-            if semantic_part:
-                fields[SEMANTIC] = semantic_part
-            out.append(
-                SearchRow(
-                    tool_id=tool_id,
-                    rank=rank,
-                    score=score,
-                    field_scores=MappingProxyType(fields),
-                    matched_terms=row.matched_terms if row is not None else (),
-                    corrections=row.corrections if row is not None else _NONE,
-                )
+        if not len(vectors):
+            return SearchResult(rows=(), query_terms=ranking.terms)
+        content = ranking.content
+        vector = embedder.embed_words(content) if content else embedder.embed_one(query)
+        similarity = vectors @ vector
+        alpha = fusion.alpha
+        fused = np.maximum(similarity, 0.0) * alpha  # the semantic part of every tool
+        semantic_part = fused.copy()
+        top = ranking.top[0][1] if ranking.top else 0.0
+        scale = (1.0 - alpha) / top if top > 0 else 0.0
+        lexical = dict(ranking.top)
+        if lexical:
+            fused[np.fromiter(lexical, dtype=np.intp, count=len(lexical))] += (
+                np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)) * scale
             )
-        return SearchResult(rows=tuple(out), query_terms=lexical.query_terms)
+        # the best k: fused score, then the lexical order, then the document number (safe methods first);
+        # numpy values are read once into Python numbers
+        size = min(k, len(fused))
+        head = np.argpartition(-fused, size - 1)[:size]
+        order = {d: i for i, d in enumerate(lexical)}
+        last = len(order)
+        chosen = sorted(
+            zip(head.tolist(), fused[head].tolist(), semantic_part[head].tolist(), strict=True),
+            key=lambda item: (-item[1], order.get(item[0], last), item[0]),
+        )
+        chosen = [item for item in chosen if item[1] > 0.0]
+        matched = [d for d, _, _ in chosen if d in lexical]
+        evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
+        ids, make = index.ids, new_row
+        out = []
+        for rank, (d, score, part) in enumerate(chosen, 1):
+            row = evidence.get(d)
+            if row is None:
+                out.append(make(ids[d], rank, score, {SEMANTIC: part}, (), _NONE))
+                continue
+            fields = {name: value * scale for name, value in row.field_scores.items()}
+            if part:
+                fields[SEMANTIC] = part
+            # a plain dict: each row's own (the search stage caches the JSON of shared, read-only evidence only)
+            out.append(make(ids[d], rank, score, fields, row.matched_terms, row.corrections))
+        return SearchResult(rows=tuple(out), query_terms=ranking.terms)
 
 
 _NONE: Mapping[str, str] = MappingProxyType({})

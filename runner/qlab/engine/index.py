@@ -25,11 +25,11 @@ import heapq
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from qlab.collection.model import Tool
-from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine import vocabulary as vocab
+from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
 from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
@@ -75,7 +75,7 @@ def _row_factory() -> Callable[
     return make
 
 
-_new_row = _row_factory()
+new_row = _row_factory()  # SearchRow's constructor, fast
 
 
 class WordPosting:
@@ -174,6 +174,18 @@ class WordPosting:
         return found
 
 
+class Ranking(NamedTuple):
+    """A query's Top-K before its evidence rows: (document, score) best first, the words' postings, the
+    documents the intent lifted and by how much, the query terms."""
+
+    top: Sequence[tuple[int, float]]
+    words: list[WordPosting]
+    lifted: Collection[int]
+    bonus: float
+    terms: tuple[str, ...]
+    content: tuple[str, ...] = ()  # the query's content words (framing and values left out)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class WordReading:
     """How one content word of a query matches: ``word`` (its own stem, maybe also through synonyms),
@@ -217,7 +229,9 @@ class SearchIndex:
         self._speller: Speller | None = None
         self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
         # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only
-        self._evidence: dict[tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]] = {}
+        self._evidence: dict[
+            tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]
+        ] = {}
         self._buffer = [0.0] * len(self.tools)
         # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
         # constant per index (the same for every query), so a row's evidence depends on its words alone
@@ -227,6 +241,11 @@ class SearchIndex:
             intent: frozenset(d for d, tool in enumerate(self.tools) if (tool.method or "") in methods)
             for intent, methods in self.api_vocabulary.methods.items()
         }
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The tool ids by document number."""
+        return self._ids
 
     @property
     def vocabulary(self) -> frozenset[str]:
@@ -320,7 +339,18 @@ class SearchIndex:
         return out
 
     def search(self, query: str, *, k: int) -> SearchResult:
-        """The ``k`` best tools for ``query``, best first, each row with its evidence.
+        """The ``k`` best tools for ``query``, best first, each row with its evidence (``rank``, then ``rows``)."""
+        ranking = self.rank(query, k=k)
+        return SearchResult(rows=self.rows(ranking), query_terms=ranking.terms)
+
+    def rows(self, ranking: Ranking, top: Sequence[tuple[int, float]] | None = None) -> tuple[SearchRow, ...]:
+        """The evidence rows of a ranking's Top-K, or of ``top`` ((document, score) pairs of that ranking)."""
+        if not ranking.words:
+            return ()
+        return self._rows(ranking.top if top is None else top, ranking.words, ranking.lifted, ranking.bonus)
+
+    def rank(self, query: str, *, k: int) -> Ranking:
+        """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet).
 
         Words are added best first (highest ``ub``, the most a word adds to any tool). Once ``k`` tools are
         scored and the words left could add less than the k-th score, no tool only those words reach can
@@ -333,7 +363,7 @@ class SearchIndex:
         words = self._postings(reading.content)
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
-            return SearchResult(rows=(), query_terms=terms)
+            return Ranking((), [], (), 0.0, terms, reading.content)
         buffer = self._buffer
         touched: set[int] = set()
         prior = (
@@ -346,7 +376,7 @@ class SearchIndex:
                 touched.update(word.by_doc)
                 for d, s in word.by_doc.items():
                     buffer[d] += s
-            return self._finish(words, touched, touched, k, terms, prior)
+            return self._finish(words, touched, touched, k, terms, prior)._replace(content=reading.content)
         order = sorted(words, key=lambda w: -w.ub)
         rest = prior[1] if prior[0] else 0.0  # what the words not yet added (and the prior) could add at most
         for word in order:
@@ -372,7 +402,7 @@ class SearchIndex:
             for d in pool:
                 for word in left:
                     buffer[d] += word.by_doc.get(d, 0.0)
-        return self._finish(words, touched, pool, k, terms, prior)
+        return self._finish(words, touched, pool, k, terms, prior)._replace(content=reading.content)
 
     def _finish(
         self,
@@ -382,7 +412,7 @@ class SearchIndex:
         k: int,
         terms: tuple[str, ...],
         prior: tuple[frozenset[int] | None, float],
-    ) -> SearchResult:
+    ) -> Ranking:
         """The Top-K of ``pool`` (score descending, then document number), its rows, and a clean buffer.
         ``prior``: the documents of the intent's methods and what the intent adds to each of them."""
         buffer = self._buffer
@@ -406,7 +436,7 @@ class SearchIndex:
         else:
             for d in touched:
                 buffer[d] = 0.0
-        return SearchResult(rows=self._rows(top, words, lifted, bonus), query_terms=terms)
+        return Ranking(top, words, lifted, bonus, terms)
 
     def _evidence_of(
         self, d: int, matched: list[WordPosting], bonus: float
@@ -429,7 +459,11 @@ class SearchIndex:
         return MappingProxyType(fields), terms, (MappingProxyType(fixes) if fixes else _NO_FIXES)
 
     def _rows(
-        self, top: list[tuple[int, float]], words: list[WordPosting], lifted: Collection[int], bonus: float
+        self,
+        top: Sequence[tuple[int, float]],
+        words: list[WordPosting],
+        lifted: Collection[int],
+        bonus: float,
     ) -> tuple[SearchRow, ...]:
         """The evidence of the Top-K. Each word finds the top documents it matched (a C-level set
         intersection), so the work grows with the matches, not with rows x words; a row one word alone matched
@@ -451,7 +485,7 @@ class SearchIndex:
             if len(matched) == 1 and not up and not matched[0].via:
                 word = matched[0]
                 rows.append(
-                    _new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
+                    new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
                 )
                 continue
             # the same words on the same tool show the same evidence: kept read-only, shared by later queries
@@ -459,5 +493,5 @@ class SearchIndex:
             found = evidence.get(key)
             if found is None:
                 found = evidence[key] = self._evidence_of(d, matched, bonus if up else 0.0)
-            rows.append(_new_row(ids[d], rank, score, *found))
+            rows.append(new_row(ids[d], rank, score, *found))
         return tuple(rows)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from qlab.engine.text import STOPWORDS, stem
+from qlab.engine.text import stem
 
 DATA_FILE = Path(__file__).with_name("vocabulary.json")
 INTENTS = ("read", "create", "update", "delete")
@@ -48,7 +48,9 @@ class Vocabulary:
     methods: Mapping[str, tuple[str, ...]]  # intent -> HTTP methods
     verbs: Mapping[str, str]  # verb stem -> intent
     synonyms: Mapping[str, tuple[str, ...]]  # stem -> the other stems of its groups
-    framing: Mapping[str, tuple[tuple[str, ...], ...]]  # first word -> phrases starting with it, longest first
+    framing: Mapping[
+        str, tuple[tuple[str, ...], ...]
+    ]  # first word -> phrases starting with it, longest first
     synonym_weight: float = 0.6
     intent_weight: float = 0.3
     sources: tuple[str, ...] = field(default=(), compare=False)
