@@ -73,7 +73,7 @@ def test_explain_shows_how_the_query_was_read(tmp_path: Path, capsys: pytest.Cap
     )
     assert code == 0, out + err
     assert "framing (left out): i need to" in out
-    assert "values (left out): 12" in out
+    assert "values (weak, at value_weight): 12" in out
     assert "intent: delete (from 'remove'): DELETE operations get the method prior" in out
     assert "  remove: not in the collection; matched through synonyms delet" in out  # no aliases here
     lines = out.splitlines()

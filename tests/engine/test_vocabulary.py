@@ -3,11 +3,13 @@ project's additions, and the evidence each signal leaves in a row."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
 from qlab.collection.model import Collection
 from qlab.engine import vocabulary
+from qlab.engine.bm25f import DEFAULT_SETTINGS
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.index import SearchIndex
 from qlab.engine.text import split_words
@@ -103,3 +105,19 @@ def test_the_packaged_file_names_its_sources_and_only_known_intents() -> None:
     assert data["sources"] and set(data["intents"]) == set(vocabulary.INTENTS)
     parsed = vocabulary.default()
     assert parsed.methods["delete"] == ("DELETE",) and parsed.verbs["remov"] == "delete"
+
+
+def test_a_number_of_the_query_is_weak_evidence_only() -> None:
+    """ "Where is delivery D-5001?": the operation whose example shows 5001 gets a little, never as much as a
+    word would give."""
+    tracking = param("deliveryId", example="D-5001")
+    tools = (
+        tool("trackDelivery", summary="Track a delivery", params=(tracking,)),
+        tool("getDeliveryDetail", summary="Delivery detail"),
+    )
+    rows = SearchIndex(tools).search("where is delivery D-5001", k=2).rows
+    assert rows[0].tool_id == "trackDelivery" and "5001" in rows[0].matched_terms
+    weak = rows[0].field_scores["values"]
+    as_word = dataclasses.replace(DEFAULT_SETTINGS, value_weight=1.0)
+    strong = SearchIndex(tools, settings=as_word).search("where is delivery D-5001", k=1).rows[0]
+    assert math.isclose(weak / strong.field_scores["values"], DEFAULT_SETTINGS.value_weight)

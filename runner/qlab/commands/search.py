@@ -36,7 +36,7 @@ def render_explanation(explanation: Explanation | None, *, engine: str) -> list[
     if reading.framing:
         lines.append(f"framing (left out): {' '.join(reading.framing)}")
     if reading.values:
-        lines.append(f"values (left out): {' '.join(reading.values)}")
+        lines.append(f"values (weak, at value_weight): {' '.join(reading.values)}")
     if reading.intent:
         methods = "/".join(explanation.methods) or "-"
         lines.append(

@@ -65,6 +65,7 @@ class SearchSettings:
     k1: float = 1.2
     exact_weight: float = 0.5  # an exact surface-word match adds this much of a stem match
     correction_weight: float = 0.7  # a fuzzily rescued query word counts this much of a typed one
+    value_weight: float = 0.5  # a number of the query (an id, an amount) counts this much of a word
 
 
 DEFAULT_SETTINGS = SearchSettings(

@@ -8,7 +8,7 @@ is then a sum of its words' postings, and the Top-K rows carry the evidence: the
 the fields, the matched terms (stems) and the corrections.
 
 Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary``): request framing ("I need
-to") and numbers (values, not words of an operation) are left out, each content word also matches its
+to") is left out, numbers (values, not words of the request) count at ``value_weight`` only, each content word also matches its
 synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool), and
 the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
 scale of the collection) on every tool that matched a word. Both signals show in the rows' evidence: ``synonym`` and ``intent``
@@ -228,6 +228,7 @@ class SearchIndex:
         self._model = Model(self.tools, self.analyzer, settings)
         self._speller: Speller | None = None
         self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
+        self._values: dict[str, WordPosting | None] = {}  # a number of a query -> its weak posting
         # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only
         self._evidence: dict[
             tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]
@@ -338,6 +339,27 @@ class SearchIndex:
                 out.append(posting)
         return out
 
+    def _value_postings(self, values: Sequence[str]) -> list[WordPosting]:
+        """The postings of the query's numbers at ``value_weight``: an id or amount that a tool's examples or
+        descriptions show is weak evidence for it, never a word that outweighs the request's words."""
+        memo = self._values
+        out: list[WordPosting] = []
+        for value in dict.fromkeys(values):
+            posting = memo.get(value, _UNSEEN)
+            if posting is _UNSEEN:
+                if len(memo) > _MEMO_LIMIT:
+                    memo.clear()
+                term = self.analyzer.term(value)
+                weight = self.settings.value_weight
+                posting = memo[value] = (
+                    WordPosting(self._model, term, ((term, weight),), None)
+                    if term and weight > 0.0 and self._model.has(term)
+                    else None
+                )
+            if posting is not None:
+                out.append(posting)
+        return out
+
     def search(self, query: str, *, k: int) -> SearchResult:
         """The ``k`` best tools for ``query``, best first, each row with its evidence (``rank``, then ``rows``)."""
         ranking = self.rank(query, k=k)
@@ -361,6 +383,8 @@ class SearchIndex:
         """
         reading = self.read(query)
         words = self._postings(reading.content)
+        if reading.values:
+            words += self._value_postings(reading.values)
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)

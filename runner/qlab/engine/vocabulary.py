@@ -8,7 +8,8 @@ project by the aliases file's ``vocabulary`` section (``Collection.vocabulary``)
   change -> PUT/PATCH, show/list/find -> GET); the index adds a small prior to operations of those methods;
 - **synonyms**: groups of words that mean the same in API requests (remove/delete, deal/opportunity); a query
   word also matches the other words of its groups, at a lower weight;
-- **values**: numbers in a request are values (ids, amounts), not words of an operation's text.
+- **values**: numbers in a request are values (ids, amounts), not words of the request: they count only at
+  ``SearchSettings.value_weight`` (an example or description that shows the same number is weak evidence).
 
 Words are compared as stems (``qlab.engine.text.stem``), so "removes" and "removing" are "remove".
 """
