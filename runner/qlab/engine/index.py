@@ -320,9 +320,13 @@ class SearchIndex:
         return Explanation(reading, methods, tuple(words))
 
     def words(self, query: str) -> list[WordPosting]:
-        """The postings of the query's content words, one per stem (the first word with a stem wins), in query
-        order."""
-        return self._postings(self.read(query).content)
+        """The postings that score ``query``: its content words', one per stem (the first word with a stem
+        wins), in query order, then its numbers' (weak) ones."""
+        reading = self.read(query)
+        words = self._postings(reading.content)
+        if reading.values:
+            words += self._value_postings(reading.values)
+        return words
 
     def _postings(self, content: Sequence[str]) -> list[WordPosting]:
         memo = self._words
