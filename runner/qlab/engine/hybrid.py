@@ -1,17 +1,17 @@
 """The hybrid engine (``engine.type: hybrid``): the built-in engine with its search fused with an embedding
 similarity (``qlab.engine.semantic``, the ``qlab[semantic]`` extra). Select and plan are the built-in ones.
 
-A query is ranked twice: lexically (``SearchIndex``, ``pool`` rows) and by the cosine of its embedding with each
-tool's (name, summary, description, path words). The candidates are the union of both lists' best ``pool``;
-each gets
+A query is ranked twice: lexically (``SearchIndex``, its best ``pool`` tools) and by the cosine of its embedding
+with every tool's (name, summary, description, path words). Each tool gets
 
     fused = (1 - alpha) * lexical / best lexical + alpha * max(0, cosine)
 
-(score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]). ``alpha`` = 0.5
-and ``pool`` = 20 were learned on the development set's tune split (bench/devset), never on the public
-benchmarks; reciprocal rank fusion and a cosine relative to the query's best were tried there and did no
-better (bench/RESULTS-search.md). A row's evidence is the lexical breakdown scaled the same
-way plus ``semantic``: the parts still add up to the row's score. Ties: fused score, then the lexical order.
+(score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]; a tool outside
+the lexical pool counts 0 lexically). ``alpha`` = 0.5 and ``pool`` = 20 were learned on the development set's
+tune split (bench/devset), never on the public benchmarks; reciprocal rank fusion and a cosine relative to the
+query's best were tried there and did no better (bench/RESULTS-search.md). A row's evidence is the lexical
+breakdown scaled the same way plus ``semantic``: the parts add up to the row's score. Ties: fused score, then
+the lexical order, then the document number.
 """
 
 from __future__ import annotations
@@ -80,8 +80,6 @@ class HybridEngine(BuiltinEngine):
         return self._vectors
 
     def search(self, query: str, *, k: int) -> SearchResult:
-        import numpy as np
-
         if k <= 0:
             return SearchResult(rows=())
         fusion, index, embedder = self.fusion, self.index, self.embedder
@@ -91,28 +89,10 @@ class HybridEngine(BuiltinEngine):
             return SearchResult(rows=(), query_terms=ranking.terms)
         content = ranking.content
         vector = embedder.embed_words(content) if content else embedder.embed_one(query)
-        similarity = vectors @ vector
-        alpha = fusion.alpha
-        fused = np.maximum(similarity, 0.0) * alpha  # the semantic part of every tool
-        semantic_part = fused.copy()
         top = ranking.top[0][1] if ranking.top else 0.0
-        scale = (1.0 - alpha) / top if top > 0 else 0.0
+        scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
         lexical = dict(ranking.top)
-        if lexical:
-            fused[np.fromiter(lexical, dtype=np.intp, count=len(lexical))] += (
-                np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)) * scale
-            )
-        # the best k: fused score, then the lexical order, then the document number (safe methods first);
-        # numpy values are read once into Python numbers
-        size = min(k, len(fused))
-        head = np.argpartition(-fused, size - 1)[:size]
-        order = {d: i for i, d in enumerate(lexical)}
-        last = len(order)
-        chosen = sorted(
-            zip(head.tolist(), fused[head].tolist(), semantic_part[head].tolist(), strict=True),
-            key=lambda item: (-item[1], order.get(item[0], last), item[0]),
-        )
-        chosen = [item for item in chosen if item[1] > 0.0]
+        chosen = semantic.fuse(vectors, vector, lexical, alpha=fusion.alpha, scale=scale, k=k)
         matched = [d for d, _, _ in chosen if d in lexical]
         evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
         ids, make = index.ids, new_row

@@ -1,4 +1,5 @@
-"""Sentence embeddings for the hybrid search, behind one module: WordLlama (the ``qlab[semantic]`` extra).
+"""Sentence embeddings for the hybrid search, behind one module: WordLlama and numpy (the ``qlab[semantic]``
+extra), with the fusion arithmetic (``fuse``), so numpy is used here alone.
 
 WordLlama is a static embedding model: a token embedding table (32,000 x 256, float16, 16 MB) averaged over a
 text's tokens, in numpy. Its weights and tokenizer ship inside its wheel, and this module reads them from the
@@ -15,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,34 @@ class Embedder:
         vector = self._table[ids].sum(axis=0)
         length = self._norm(vector)
         return vector / length if length else vector
+
+
+def fuse(
+    vectors: Any, vector: Any, lexical: Mapping[int, float], *, alpha: float, scale: float, k: int
+) -> list[tuple[int, float, float]]:
+    """The ``k`` best documents by ``alpha * max(0, cosine) + scale * lexical score`` (``lexical``: document ->
+    score, best first), as (document, fused score, semantic part), best first: ties go to the better lexical
+    rank, then the lower document number. Documents scoring 0 are left out. Every document's cosine is
+    computed (one matrix-vector product); numpy values become Python numbers once, for the k kept."""
+    import numpy as np
+
+    fused = np.maximum(vectors @ vector, 0.0) * alpha  # the semantic part of every document
+    semantic_part = fused.copy()
+    if lexical:
+        fused[np.fromiter(lexical, dtype=np.intp, count=len(lexical))] += (
+            np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)) * scale
+        )
+    size = min(k, len(fused))
+    if size <= 0:
+        return []
+    head = np.argpartition(-fused, size - 1)[:size]
+    order = {d: i for i, d in enumerate(lexical)}
+    last = len(order)
+    chosen = sorted(
+        zip(head.tolist(), fused[head].tolist(), semantic_part[head].tolist(), strict=True),
+        key=lambda item: (-item[1], order.get(item[0], last), item[0]),
+    )
+    return [item for item in chosen if item[1] > 0.0]
 
 
 def available() -> bool:
