@@ -400,7 +400,7 @@ def tune(args: argparse.Namespace) -> None:
     embedder = semantic.load()
     print("\n| fusion alpha | pool | hits@1 / hits@5 / MRR (tune split) |\n|---|---|---|")
     for alpha in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1.0):
-        for pool in (30,):
+        for pool in (10, 20, 30) if alpha == 0.5 else (20,):
             fusion = hybrid.Fusion(alpha=alpha, pool=pool)
 
             def fused(corpus: Corpus, fusion: hybrid.Fusion = fusion) -> Callable[[str], list[str]]:
@@ -425,7 +425,13 @@ def models(args: argparse.Namespace) -> None:
         def embed(self, texts: Sequence[str]) -> Any:
             from static_model import get_embeddings
 
-            return np.asarray(get_embeddings(list(texts)), dtype=np.float32)
+            return np.asarray(get_embeddings(list(texts)), dtype=np.float64)
+
+        def embed_one(self, text: str) -> Any:
+            return self.embed([text])[0]
+
+        def embed_words(self, words: Sequence[str]) -> Any:
+            return self.embed_one(" ".join(words))
 
     candidates: list[Any] = [semantic.load()]
     try:
