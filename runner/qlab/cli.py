@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from qlab import __version__
+from qlab.commands import _timings as timings
 from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, QlabError
 
 # name -> (module, one-line help). The module exposes ``command: click.Command``.
@@ -71,6 +72,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user."""
+    timings.mark("cli")
     try:
         code: Any = cli.main(args=argv, prog_name="qlab", standalone_mode=False)
     except click.exceptions.Abort:
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: say so, and how to report it
         _report_internal(exc)
         sys.exit(EXIT_INTERNAL)
+    timings.mark("exit_called")
     sys.exit(code if isinstance(code, int) else 0)
 
 

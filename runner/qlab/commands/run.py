@@ -7,18 +7,20 @@ repository, the demo project, starting the demo server itself.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from qlab.commands import _timings as timings
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
-from qlab.run.options import RunOptions
+from qlab.run.options import RunEvent, RunOptions
 from qlab.run.outputs import output_paths, prepare, write_outputs
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
@@ -86,9 +88,11 @@ def command(
     quiet: bool,
     no_server: bool,
 ) -> int:
+    timings.mark("imports")
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
     durations = load_durations(durations_path) if durations_path else None
     project = load_project(config_path)
+    timings.mark("load")
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
@@ -110,14 +114,27 @@ def command(
             emit=lambda art: write_outputs(art, paths),
             reviews=review_decisions(config),
             learner=run_learning,
-            on_event=progress,
+            on_event=_timed(progress) if timings.enabled() else progress,
             log=log,
         )
         outcome = run(project, options=options)
+    timings.mark("artifact")
     write_outputs(outcome.artifact, paths)
     _store_suggestions(project.config, outcome.artifact)
     render_outcome(outcome.artifact, paths, quiet=quiet)
+    timings.mark("outputs")
     return outcome.exit_code
+
+
+def _timed(progress: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:
+    """The console's progress, plus a timing mark at the end of each gate (``QLAB_TIMINGS``)."""
+
+    def on_event(event: RunEvent) -> None:
+        if event.kind == "stage_end":
+            timings.mark(f"gate:{event.stage}")
+        progress(event)
+
+    return on_event
 
 
 def _store_suggestions(config: Any, artifact: dict[str, Any]) -> None:
