@@ -12,7 +12,7 @@ exactly as a user's CI would (search → select → plan → execute per case, r
 
 Baselines, also whole processes started the same way:
 - nginx: the raw sequential httpx loop over the same N URLs (GET, check 200 and ``data``);
-- latency (a server answering each request ``delay-ms`` late): the ideal ``N × delay / concurrency`` and a raw
+- latency (a server answering each request ``delay-ms`` late): the ideal ``N x delay / concurrency`` and a raw
   httpx thread pool of the same width, which is the floor a Python client reaches on this machine.
 
 Each side runs ``--rounds`` times in turns after one warm-up round (see ``bench/whole.py``); the ratio is the
@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_execute import RAW_CHILD, delay_server, nginx  # noqa: E402
-from whole import QLAB, Comparison, Measured, expect_exit, interleave, load_average, measure  # noqa: E402
+from bench_execute import RAW_CHILD, delay_server, nginx
+from whole import QLAB, Comparison, Measured, expect_exit, interleave, load_average, measure
 
 SPEC = """\
 openapi: 3.0.3
@@ -90,9 +90,7 @@ def write_project(folder: Path, base: str, n: int, *, concurrency: int | None, f
     (folder / "openapi.yaml").write_text(SPEC, encoding="utf-8")
     width = f"    concurrency: {concurrency}\n" if concurrency else ""
     ext = {"yaml": "yaml", "jsonl": "jsonl"}[fmt]
-    (folder / "qlab.yaml").write_text(
-        CONFIG.format(base=base, concurrency=width, ext=ext), encoding="utf-8"
-    )
+    (folder / "qlab.yaml").write_text(CONFIG.format(base=base, concurrency=width, ext=ext), encoding="utf-8")
     cases = folder / "cases" / f"reads.{ext}"
     with cases.open("w", encoding="utf-8") as out:
         for i in range(n):
@@ -163,17 +161,24 @@ def bench_nginx(n: int, rounds: int, widths: list[int | None], fmt: str) -> dict
         names = []
         for width in widths:
             name = f"qlab (concurrency {width or 'default'})"
-            sides[name] = qlab_side(write_project(Path(tmp) / f"c{width}", base, n, concurrency=width, fmt=fmt))
+            sides[name] = qlab_side(
+                write_project(Path(tmp) / f"c{width}", base, n, concurrency=width, fmt=fmt)
+            )
             names.append(name)
         comparison = interleave(sides, rounds=rounds, check=check_all)
-        return report(f"nginx, N={n} read cases ({fmt} case file), {rounds} rounds", comparison, "raw loop", names)
+        return report(
+            f"nginx, N={n} read cases ({fmt} case file), {rounds} rounds", comparison, "raw loop", names
+        )
 
 
 def bench_latency(n: int, rounds: int, width: int, delay_ms: float, fmt: str) -> dict[str, object]:
     ideal = n * delay_ms / 1000 / width
     with delay_server(delay_ms) as base, tempfile.TemporaryDirectory(prefix="qlab-whole-") as tmp:
         config = write_project(Path(tmp), base, n, concurrency=width, fmt=fmt)
-        sides = {f"raw thread pool ({width})": pool_side(base, n, width), f"qlab (concurrency {width})": qlab_side(config)}
+        sides = {
+            f"raw thread pool ({width})": pool_side(base, n, width),
+            f"qlab (concurrency {width})": qlab_side(config),
+        }
         comparison = interleave(sides, rounds=rounds, check=check_all)
         out = report(
             f"{delay_ms:g} ms server, N={n} at concurrency {width}: ideal {ideal:.3f} s, {rounds} rounds",
@@ -182,7 +187,9 @@ def bench_latency(n: int, rounds: int, width: int, delay_ms: float, fmt: str) ->
             [f"qlab (concurrency {width})"],
         )
         for name in sides:
-            print(f"{name}: median wall {comparison.median_wall(name):.3f} s = {comparison.median_wall(name) / ideal:.2f}× ideal")
+            print(
+                f"{name}: median wall {comparison.median_wall(name):.3f} s = {comparison.median_wall(name) / ideal:.2f}x ideal"
+            )
         out["ideal_s"] = ideal
         return out
 
@@ -208,7 +215,9 @@ def bench_sweep(n: int, rounds: int, delay_ms: float, fmt: str) -> list[dict[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("which", choices=["nginx", "latency", "sweep"])
     parser.add_argument("--n", type=int)
     parser.add_argument("--rounds", type=int, default=5)

@@ -144,9 +144,9 @@ class Comparison:
         return {k: statistics.median(s.get(k, 0.0) for s in splits) for k in keys}
 
     def table(self, baseline: str) -> str:
-        """A Markdown table: median and best wall, × baseline (median of paired ratios), CPU, peak RSS."""
+        """A Markdown table: median and best wall, x baseline (median of paired ratios), CPU, peak RSS."""
         lines = [
-            f"| side | median wall | best wall | × {baseline} (paired median) | CPU × {baseline} | CPU s | peak RSS |",
+            f"| side | median wall | best wall | x {baseline} (paired median) | CPU x {baseline} | CPU s | peak RSS |",
             "|---|---|---|---|---|---|---|",
         ]
         for name, runs in self.runs.items():
