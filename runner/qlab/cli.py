@@ -96,6 +96,34 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def entry() -> None:
+    """The console script and ``python -m qlab``: ``main``, then an exit that skips the interpreter's teardown.
+
+    Everything qlab opened is closed by then (outputs flushed and renamed, dev servers stopped, clients closed),
+    and ``atexit`` handlers still run; what is skipped is freeing every object one by one, which after a large
+    run walks the whole heap (a 2,000-case execute run: ~50 ms of a ~0.7 s process). ``main`` itself raises
+    ``SystemExit`` as usual, for callers that run qlab in process."""
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+    else:
+        status = 0
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
+            pass
+    os._exit(status)
+
+
 def _report_error(exc: QlabError) -> None:
     if exc.exit_code == EXIT_INTERNAL:
         _report_internal(exc)
