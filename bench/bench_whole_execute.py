@@ -3,7 +3,11 @@
     python bench/bench_whole_execute.py nginx   [--n 2000] [--rounds 5] [--concurrency 1 8 ...] [--format yaml]
     python bench/bench_whole_execute.py latency [--n 400] [--concurrency 16] [--delay-ms 20] [--rounds 5]
     python bench/bench_whole_execute.py sweep   [--n 2000] [--rounds 3]    # concurrency 1, 4, 8, 16, 32, default
-    [--json FILE]
+    [--json FILE] [--stepci DIR]
+
+``--stepci DIR``: also run the peer Step CI (``DIR/node_modules/.bin/stepci``, installed with
+``npm install --prefix DIR stepci``; not a dependency of qlab) on a workflow doing the same N requests and checks
+(status 200, ``$.data`` exists), in the same rounds.
 
 A generated project: one OpenAPI operation ``getItem`` (``GET /items/{id}``), N execute cases
 (``provided_entities: {id: i}``, assertions ``http_status in [200]`` and ``json_path_exists $.data``) in one
@@ -141,6 +145,21 @@ def pool_side(base: str, n: int, width: int) -> Callable[[], Measured]:
     return partial(measure, [sys.executable, "-c", POOL_CHILD, base, str(n), str(width)], timings=False)
 
 
+def stepci_side(stepci: Path, folder: Path, base: str, n: int) -> Callable[[], Measured]:
+    """The peer Step CI on a workflow of N steps, one per URL, with the same checks."""
+    steps = "".join(
+        f"      - name: read-{i}\n        http:\n          url: {base}/items/{i}\n          method: GET\n"
+        "          check:\n            status: 200\n            jsonexists:\n              $.data: true\n"
+        for i in range(n)
+    )
+    workflow = folder / "workflow.yml"
+    workflow.write_text(
+        f'version: "1.1"\nname: bench\ntests:\n  reads:\n    steps:\n{steps}', encoding="utf-8"
+    )
+    command = [str(stepci / "node_modules" / ".bin" / "stepci"), "run", str(workflow)]
+    return partial(measure, command, timings=False, env={"STEPCI_DISABLE_ANALYTICS": "1"})
+
+
 def check_all(name: str, measured: Measured) -> None:
     expect_exit(0)(name, measured)
 
@@ -155,9 +174,13 @@ def report(title: str, comparison: Comparison, baseline: str, qlab_sides: list[s
     return {"title": title, **comparison.to_json()}
 
 
-def bench_nginx(n: int, rounds: int, widths: list[int | None], fmt: str) -> dict[str, object]:
+def bench_nginx(
+    n: int, rounds: int, widths: list[int | None], fmt: str, stepci: Path | None = None
+) -> dict[str, object]:
     with nginx() as base, tempfile.TemporaryDirectory(prefix="qlab-whole-") as tmp:
         sides: dict[str, Callable[[], Measured]] = {"raw loop": raw_side(base, n)}
+        if stepci is not None:
+            sides["Step CI"] = stepci_side(stepci, Path(tmp), base, n)
         names = []
         for width in widths:
             name = f"qlab (concurrency {width or 'default'})"
@@ -225,12 +248,15 @@ def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=20.0)
     parser.add_argument("--format", choices=["yaml", "jsonl"], default="yaml")
     parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--stepci", type=Path, metavar="DIR", help="also run Step CI installed under DIR")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     print(f"# whole-process execute benchmark; {load_average()}")
     if args.which == "nginx":
-        out: object = bench_nginx(args.n or 2000, args.rounds, list(args.concurrency or [None]), args.format)
+        out: object = bench_nginx(
+            args.n or 2000, args.rounds, list(args.concurrency or [None]), args.format, args.stepci
+        )
     elif args.which == "latency":
         width = (args.concurrency or [16])[0]
         out = bench_latency(args.n or 400, args.rounds, width, args.delay_ms, args.format)
