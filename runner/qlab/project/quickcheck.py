@@ -81,7 +81,9 @@ def _members(allowed: list[Any]) -> Check:
     floats = any(type(a) is float for a in allowed)
 
     def member(value: Any) -> Verdict:
-        if type(value) is int:  # jsonschema: 1 equals 1.0 but never True; an int equal to an allowed int is in
+        if (
+            type(value) is int
+        ):  # jsonschema: 1 equals 1.0 but never True; an int equal to an allowed int is in
             if any(type(a) is int and a == value for a in allowed):
                 return True
             return None if floats else False

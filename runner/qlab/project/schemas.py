@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-
 from qlab.project.document import JsonPath
 from qlab.project.quickcheck import Check, compile_schema
 from qlab.resources import load_schema
