@@ -113,14 +113,13 @@ def entry() -> None:
     else:
         status = 0
     import atexit
+    import contextlib
     import os
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe: nothing more to say there
             stream.flush()
-        except (OSError, ValueError):  # a closed or broken pipe: nothing more can be said there
-            pass
     os._exit(status)
 
 
