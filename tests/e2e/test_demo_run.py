@@ -97,7 +97,8 @@ def test_a_failing_search_gate_blocks_the_later_stages(
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    code, text = _cli(["run", "--config", str(config), "--out", str(out), "--no-server"], capsys)
+    # the demo server is never started: the run blocks before the execute gate would start it
+    code, text = _cli(["run", "--config", str(config), "--out", str(out)], capsys)
     assert code == 1, text
     result = _result(out)
     gates = {g["name"]: g["status"] for g in result["gates"]}

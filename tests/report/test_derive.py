@@ -53,14 +53,16 @@ def test_case_diff_classifies_every_case() -> None:
     assert kinds["member-plan-002"] == "fixed"
     assert kinds["member-search-002"] == "regressed"
     assert kinds["member-search-004"] == "still_failing"
-    assert kinds["member-search-005"] == "new"
+    assert kinds["member-search-005"] == "new_passing"
     assert kinds["member-exec-001"] == "removed"
     assert "member-search-001" not in kinds  # passing in both: counted, not listed
     assert diff.counts == {
         "regressed": 1,
         "fixed": 1,
         "still_failing": 1,
-        "new": 1,
+        "new_failing": 0,
+        "new_passing": 1,
+        "unevaluated": 0,
         "removed": 1,
         "passing": 3,
     }

@@ -19,6 +19,7 @@ from typing import Any
 
 from qlab.collection.model import Collection, Tool
 from qlab.engine.types import Plan, SearchResult, Selection
+from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import (
     Budget,
     Case,
@@ -35,10 +36,11 @@ from qlab.project.model import (
     Threshold,
 )
 from qlab.results import CaseResult
-from qlab.governance.learning.suggest import run_learning
+from qlab.run import prerun
 from qlab.run.options import RunOptions, Seams
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 
+FAKE_ENV_URL = "http://127.0.0.1:9"
 DEFAULT_GATES = (
     Gate("build", "build"),
     Gate(
@@ -89,7 +91,7 @@ def config(
         path=str(path),
         collection=CollectionConfig(sources=()),
         engine=EngineConfig(),
-        environments={"dev": Environment("dev", "http://127.0.0.1:9", allowed_hosts=("127.0.0.1",))},
+        environments={"dev": Environment("dev", FAKE_ENV_URL, allowed_hosts=("127.0.0.1",))},
         auth_profiles={},
         suites=suites
         or {
@@ -228,6 +230,11 @@ class FakeExecute:
         return StageReport("execute", guards=[GuardResult("mutation_safety", "execute", True, "block", "ok")])
 
 
+def _answers(url: str, timeout: float) -> tuple[bool, str]:
+    """The fake config's environment answers (the fake execute stage never calls it); anything else is probed."""
+    return (True, "HTTP 200") if url == FAKE_ENV_URL else prerun.probe(url, timeout)
+
+
 def options(tmp: Path, **kw: Any) -> RunOptions:
     stages = {
         "search": fake_search,
@@ -238,7 +245,11 @@ def options(tmp: Path, **kw: Any) -> RunOptions:
     stages.update(kw.pop("stages", {}))
     return RunOptions(
         seams=Seams(
-            build=kw.pop("build", fake_build), engine=lambda config, collection: FakeEngine(), stages=stages
+            build=kw.pop("build", fake_build),
+            engine=lambda config, collection: FakeEngine(),
+            stages=stages,
+            # the environment of the fake config is never called (the execute stage is fake too)
+            reach=kw.pop("reach", _answers),
         ),
         log_dir=tmp / "out",
         learner=kw.pop("learner", run_learning),  # as `qlab run` gives it

@@ -23,7 +23,7 @@ def _eval(cases: list[dict[str, Any]], metrics: dict[str, dict[str, Any]], **kw:
         cases=cases,
         suite_metrics=metrics,
         stage_metrics={},
-        required=kw.pop("required", {"s": True, "t": True}),
+        rules={n: gates.SuiteRule(required=r) for n, r in kw.pop("required", {"s": True, "t": True}).items()},
         **kw,
     )
 

@@ -53,10 +53,11 @@ def test_all_gates_pass_in_order(tmp_path: Path) -> None:
         "metric": "hit_at_k", "op": ">=", "value": 0.9, "actual": 1.0, "passed": True, "suite": "search_core", "gating": True
     }  # fmt: skip
     # pre-run checks come first, then every stage boundary's checks
-    assert [g["guard"] for g in artifact["guards"][:4]] == [
+    assert [g["guard"] for g in artifact["guards"][:5]] == [
         "config_valid",
         "sources_resolvable",
         "engine_reachable",
+        "environment_reachable",
         "auth_readiness",
     ]
     assert {(g["guard"], g["stage"]) for g in artifact["guards"]} >= {

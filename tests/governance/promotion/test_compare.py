@@ -164,14 +164,20 @@ def test_bootstrap_keeps_a_drop_inside_the_noise_and_blocks_a_real_one() -> None
     assert again.to_dict()["metrics"] == real.to_dict()["metrics"]
 
 
-def test_different_case_set_is_refused_with_exit_2() -> None:
-    base, cand = _alias_pair()
+def test_an_added_case_is_judged_on_its_own_and_same_case_set_refuses_it() -> None:
+    """The most common pull request — add a case and the alias that makes it pass — is compared by default:
+    the new case is "new passing"; only the strict ``same: [case_set]`` refuses a different set of cases."""
+    base, cand = _alias_pair(required=False)
     cand.data["cases"].append(search_case("s-4"))
-    report = compare(
+    default = compare(
         base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
     )
+    assert default.verdict != "refused" and default.exit_code != 2
+    assert [c.case_id for c in default.of_kind("new_passing")] == ["s-4"]
+    strict = PromotionRule("alias_or_semantic_metadata", require=("metric_not_worse",), same=("case_set",))
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=strict)
     assert report.verdict == "refused" and report.exit_code == 2
-    assert report.reasons == ("same: cases: only the candidate has s-4",)
+    assert report.reasons == ("same: case_set: only the candidate has s-4",)
     assert "Why the runs cannot be compared" in markdown(report)
 
 
@@ -183,11 +189,11 @@ def test_without_same_cases_new_and_removed_cases_are_reported() -> None:
         "alias_or_semantic_metadata", require=("metric_not_worse",), metrics=("hit_at_k",), same=()
     )
     report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
-    assert [c.case_id for c in report.of_kind("new")] == ["s-4"]
+    assert [c.case_id for c in report.of_kind("new_failing")] == ["s-4"]
     assert [c.case_id for c in report.of_kind("removed")] == ["s-3"]
 
 
-def test_changed_case_file_is_refused() -> None:
+def test_changed_case_file_with_the_same_cases_is_refused() -> None:
     base, cand = _alias_pair()
     base.data["provenance"]["dataset"]["files"] = [
         {"path": "gates/search_core/s-1.yaml", "digest": "sha256:1", "cases": 1}
