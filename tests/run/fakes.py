@@ -8,6 +8,8 @@ spells out in its ``expected_target`` (so every test reads its scenario from the
 - ``auth:*``    → execute fails ``auth_context_required``
 - ``assert:*``  → execute fails ``assertion_failed``
 - ``flip:*``    → execute passes every other attempt (for repeats)
+- ``planfail:*`` → an execute case that fails at plan inside the execute stage
+- ``down:*``     → execute errs with ``dev_server_failed`` (an infrastructure fault)
 """
 
 from __future__ import annotations
@@ -222,7 +224,12 @@ class FakeExecute:
             if self.leak and self.secrets:
                 r.execute["echo"] = self.secrets[0]
             r.latency_ms["execute"] = 20.0
-            if kind == "auth":
+            if kind == "down":  # the environment's dev server never started: an infrastructure fault
+                r.fail("execute", "dev_server_failed", "environment dev: the server exited", status="error")
+            elif kind == "planfail":  # the execute stage plans first: a plan failure is recorded at plan
+                r.execute = None
+                r.fail("plan", "required_fields_unsatisfied", "memberNo is required")
+            elif kind == "auth":
                 r.auth_readiness = {"status": "not_ready", "reason_codes": ["auth_context_required"]}
                 r.fail("execute", "auth_context_required", "TOKEN not set")
             elif kind == "assert" or (kind == "flip" and len(self.calls) % 2 == 0):
