@@ -124,6 +124,7 @@ def test_a_regression_case_failing_in_one_shard_blocks_the_merged_run(
     merged = json.loads((tmp_path / "m" / "result.json").read_text(encoding="utf-8"))
     plan = next(g for g in merged["gates"] if g["name"] == "plan")
     assert any("a must-pass suite (category regression) tolerates none" in r for r in plan["reasons"])
+    assert merged["suites"]["plan_e2e"]["must_pass"] is True
 
 
 def test_a_missing_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
