@@ -159,6 +159,7 @@ def test_a_gate_without_tolerance_blocks_on_the_first_failing_required_case() ->
         {
             "suite": "r",
             "must_pass": False,
+            "failing": 1,
             "tolerated": 0,
             "tolerance": "no tolerance stated: no max_failures, no share-of-cases threshold measured on it",
             "cases": [{"case_id": "bad", "stage": "execute", "reason": "assertion_failed"}],

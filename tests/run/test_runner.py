@@ -482,6 +482,7 @@ def test_a_case_failing_at_an_earlier_stage_counts_against_its_own_suites_gate(t
     assert execute["status"] == "blocked" and artifact["decision"]["exit_code"] == 1
     assert any("e5 at plan (required_fields_unsatisfied)" in r for r in execute["reasons"])
     assert artifact["metrics"]["execute_read_success_rate"] == round(5 / 6, 6)
+    assert artifact["stages"]["execute"]["metrics"]["execute_read_success_rate"] == round(5 / 6, 6)
 
 
 def test_an_llm_endpoint_that_is_down_is_an_error_never_a_block(tmp_path: Path) -> None:

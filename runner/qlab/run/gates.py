@@ -52,6 +52,7 @@ STAGE_LATENCY = {"search": "search", "select": "target_selection", "plan": "plan
 STAGE_ORDER = ("build", "search", "select", "plan", "execute", "learn")
 VERDICT_EXIT = {"pass": 0, "block": 1, "error": 2}
 _SHOWN = 5  # cases named in a reason before "…"
+RECORDED = 50  # failing cases a gate record lists per suite (``failures[].cases``; ``failing`` counts them all)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +210,8 @@ def judge_failures(
     for case in infra:
         errors.setdefault(str(case["failure"]["reason"]), []).append(str(case["case_id"]))
     found = [{"reason": code, "case_ids": ids} for code, ids in errors.items()]
-    product = [c for c in judged if c not in infra]
+    infra_ids = {id(c) for c in infra}
+    product = [c for c in judged if id(c) not in infra_ids]
     blocking: list[str] = []
     warnings: list[str] = []
     failures = []
@@ -224,15 +226,17 @@ def judge_failures(
             {
                 "suite": suite,
                 "must_pass": rule.must_pass,
+                "failing": len(failing),
                 "tolerated": most,
                 "tolerance": why,
+                # the first ones by name: every case carries its own failure (a 100,000-case record stays small)
                 "cases": [
                     {
                         "case_id": c["case_id"],
                         "stage": c["failure"].get("stage"),
                         "reason": c["failure"].get("reason"),
                     }
-                    for c in failing
+                    for c in failing[:RECORDED]
                 ],
                 "blocks": blocks and not (defer and from_thresholds),
             }

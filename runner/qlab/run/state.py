@@ -83,11 +83,12 @@ class RunState:
                 figures.setdefault(metric, value)
                 self.extra_metrics.setdefault(suite, {}).setdefault(metric, value)
             suite_metrics[suite] = figures
+        stage_metrics = self._stage_rates(spec.stage, report.metrics, dicts, suite_metrics)
         record = gates.evaluate(
             spec,
             cases=dicts,
             suite_metrics=suite_metrics,
-            stage_metrics=report.metrics,
+            stage_metrics=stage_metrics,
             rules=self.rules(),
             earlier=list(self.judged),
             reported_stops=[stop_dict(s) for s in report.stops],
@@ -96,6 +97,28 @@ class RunState:
         )
         self.judged.append(spec)
         return record
+
+    def _stage_rates(
+        self,
+        stage: str,
+        reported: dict[str, float | None],
+        dicts: Sequence[dict[str, Any]],
+        suite_metrics: dict[str, dict[str, float | None]],
+    ) -> dict[str, float | None]:
+        """The stage's figures with its own case rates counted as the suites' are (``qlab.metrics``: over every
+        case of the gate it should have measured, earlier failures included), not only over the cases the stage
+        still handled; the artifact's ``stages.<stage>.metrics`` say the same."""
+        rates = [
+            name
+            for name, info in metrics.METRICS.items()
+            if info.counts_cases and info.stage == stage
+        ]
+        if not rates or not dicts:
+            return reported
+        whole = next(iter(suite_metrics.values())) if len(suite_metrics) == 1 else metrics.case_metrics(dicts)
+        figures = {name: whole.get(name) for name in rates}
+        self.stages.get(stage, {}).get("metrics", {}).update(figures)
+        return {**reported, **figures}
 
     def rules(self) -> dict[str, SuiteRule]:
         """Each suite's part in the decision rule (required, must pass)."""
