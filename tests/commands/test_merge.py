@@ -112,7 +112,10 @@ def test_a_regression_case_failing_in_one_shard_blocks_the_merged_run(
     """The merged artifact keeps each suite's must_pass: the merge judges a regression suite as the run did."""
     cases = _cases()
     config = f.config(tmp_path)
-    suites = {**config.suites, "plan_e2e": dataclasses.replace(config.suites["plan_e2e"], category="regression")}
+    suites = {
+        **config.suites,
+        "plan_e2e": dataclasses.replace(config.suites["plan_e2e"], category="regression"),
+    }
     config = dataclasses.replace(config, suites=suites)
     cases[13] = f.case("p01", "plan_e2e", "plan", "unsat:x", line=1)
     project = f.FakeProject(config, tuple(cases))

@@ -259,7 +259,10 @@ def test_a_dev_server_that_does_not_start_is_an_infrastructure_fault(tmp_path: P
         tmp_path, [c], demo_tools(), environment, plans={"profile": plan(step("getMyProfile"))}
     )
     failure = results["profile"].failure
-    assert failure is not None and (results["profile"].status, failure.reason) == ("error", "dev_server_failed")
+    assert failure is not None and (results["profile"].status, failure.reason) == (
+        "error",
+        "dev_server_failed",
+    )
     assert is_infrastructure(failure.reason)
 
 

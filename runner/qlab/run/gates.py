@@ -52,7 +52,9 @@ STAGE_LATENCY = {"search": "search", "select": "target_selection", "plan": "plan
 STAGE_ORDER = ("build", "search", "select", "plan", "execute", "learn")
 VERDICT_EXIT = {"pass": 0, "block": 1, "error": 2}
 _SHOWN = 5  # cases named in a reason before "…"
-RECORDED = 50  # failing cases a gate record lists per suite (``failures[].cases``; ``failing`` counts them all)
+RECORDED = (
+    50  # failing cases a gate record lists per suite (``failures[].cases``; ``failing`` counts them all)
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,11 +108,7 @@ class RunState:
         """The stage's figures with its own case rates counted as the suites' are (``qlab.metrics``: over every
         case of the gate it should have measured, earlier failures included), not only over the cases the stage
         still handled; the artifact's ``stages.<stage>.metrics`` say the same."""
-        rates = [
-            name
-            for name, info in metrics.METRICS.items()
-            if info.counts_cases and info.stage == stage
-        ]
+        rates = [name for name, info in metrics.METRICS.items() if info.counts_cases and info.stage == stage]
         if not rates or not dicts:
             return reported
         whole = next(iter(suite_metrics.values())) if len(suite_metrics) == 1 else metrics.case_metrics(dicts)
