@@ -19,7 +19,7 @@ from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, QlabError
 
 # name -> (module, one-line help). The module exposes ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("qlab.commands.run", "Run the gates in order and decide pass or block."),
+    "run": ("qlab.commands.run", "Run the gates in order and decide PASS, BLOCK or ERROR."),
     "validate": ("qlab.commands.validate", "Validate qlab.yaml and every case file."),
     "init": ("qlab.commands.init", "Scaffold a qlab.yaml and gates/ (the demo, or from an OpenAPI file)."),
     "schema": ("qlab.commands.schema", "Print a JSON Schema: config, case, result or collection."),

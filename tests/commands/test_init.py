@@ -86,3 +86,42 @@ def test_init_from_a_binary_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2, err
     assert err == f"error: {spec}:2:1: file is binary (it contains a NUL byte), not YAML or JSON text\n"
     assert not (tmp_path / "api").exists()
+
+
+def test_a_starter_project_whose_execute_case_is_not_ready_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], httpbin_url: str
+) -> None:
+    """The issue's first reproduction, with the real stages: ``qlab init --from-openapi``, an execute gate with
+    no thresholds and no ``stop_if``, one execute case whose auth is not ready. ``validate`` is clean, and the run
+    now says BLOCK (exit 1) instead of ``PASS: 1 failed, … (exit 0)``."""
+    spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
+    project = tmp_path / "api"
+    assert run(["init", str(project), "--from-openapi", str(spec)], capsys)[0] == 0
+    config = project / "qlab.yaml"
+    text = config.read_text(encoding="utf-8").replace(
+        "suites:\n",
+        "suites:\n  execute_read:\n    mode: execute\n    cases: [gates/execute_read/*.yaml]\n    environment: dev\n",
+        1,
+    )
+    text += (
+        "  - {name: execute, stage: execute, suites: [execute_read]}\n"
+        f"environments:\n  dev:\n    base_url: {httpbin_url}\n    auth: bearer\n"
+        "auth_profiles:\n  bearer: {type: bearer, token_env: QLAB_TEST_UNSET_TOKEN}\n"
+    )
+    config.write_text(text, encoding="utf-8")
+    (project / "gates" / "execute_read").mkdir(parents=True)
+    (project / "gates" / "execute_read" / "profile.yaml").write_text(
+        "- id: execute-read-001\n  query: Get my account profile\n  expected_target: getMyProfile\n"
+        "  assertions:\n    - {type: http_status, in: [200]}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delenv("QLAB_TEST_UNSET_TOKEN", raising=False)
+    monkeypatch.chdir(project)
+    code, out, err = run(["validate"], capsys)
+    assert (code, err) == (0, ""), err
+    code, out, err = run(["run", "--out", str(tmp_path / "out")], capsys)
+    assert code == 1, out + err
+    assert "BLOCK:" in out and "PASS" not in out, out
+    result = (tmp_path / "out" / "result.json").read_text(encoding="utf-8")
+    assert '"reason":"auth_context_required"' in result
+    assert "❌ qlab: BLOCK" in (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")

@@ -109,7 +109,7 @@ def test_exit_zero_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     config = _project(tmp_path, ["absent:x"])
     code, out, err = _cli(["run", "--config", str(config), "--exit-zero", "--quiet"], capsys)
     assert code == 0, out + err
-    assert out == "block (exit 0)\n"
+    assert out == "BLOCK (exit 0)\n"
 
 
 def test_selection_and_last_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

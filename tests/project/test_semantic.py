@@ -36,7 +36,7 @@ def test_mode_reach() -> None:
 
 def test_gates_may_repeat_a_stage_but_not_go_back(tmp_path: Path) -> None:
     config = """suites:\n  s: {mode: search, cases: [c.yaml]}
-gates:\n  - {stage: search, suites: [s]}\n  - {stage: search, name: again, suites: [s]}\n  - {stage: build}\n"""
+gates:\n  - {stage: search, suites: [s]}\n  - {stage: search, name: again, suites: [s]}\n  - {stage: build, stop_if: [schema_coverage_below: 0.8]}\n"""
     assert messages(tmp_path, config, {"c.yaml": "{id: a, query: q, expected_target: t}\n"}) == [
         "error: $.gates[2].stage: gate 'build' (stage build) comes after gate 'again' (stage search); gates run in "
         "stage order: build, search, select, plan, execute, learn"

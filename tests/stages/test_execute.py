@@ -241,6 +241,31 @@ def test_dev_server_started_by_the_stage(tmp_path: Path, monkeypatch: pytest.Mon
         httpx.get(f"http://127.0.0.1:{port}/health")
 
 
+def test_a_dev_server_that_does_not_start_is_an_infrastructure_fault(tmp_path: Path) -> None:
+    """Every case of its environment errs with ``dev_server_failed`` (ERROR for the run, never BLOCK)."""
+    from qlab.project.model import ServerConfig
+    from qlab.reasons import is_infrastructure
+
+    port = servers.free_port()
+    server = ServerConfig(
+        command=f"{sys.executable} -c 'raise SystemExit(3)'",
+        url=f"http://127.0.0.1:{port}/health",
+        timeout_sec=5,
+        reuse_existing=False,
+    )
+    environment = env(f"http://127.0.0.1:{port}", server=server)
+    c = case("profile", assertions=(a("http_status", in_=[200]),))
+    _report, results, _ctx, _log = execute(
+        tmp_path, [c], demo_tools(), environment, plans={"profile": plan(step("getMyProfile"))}
+    )
+    failure = results["profile"].failure
+    assert failure is not None and (results["profile"].status, failure.reason) == (
+        "error",
+        "dev_server_failed",
+    )
+    assert is_infrastructure(failure.reason)
+
+
 # ---------------------------------------------------------------------------------------------- safety
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
 from urllib.request import url2pathname
 
 from qlab.collection.names import json_path
-from qlab.errors import ConfigError, Diagnostic, InputError, SpecError
+from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
@@ -63,18 +63,19 @@ def sha256(data: bytes) -> str:
 
 
 def fetch(url: str, *, display: str | None = None) -> tuple[str, str]:
-    """GET ``url`` through ``qlab.http``; return (text, sha256). Any failure is a SpecError saying what to check."""
+    """GET ``url`` through ``qlab.http``; return (text, sha256). Any failure is a SpecFetchError (a SpecError whose
+    reason code is ``spec_fetch_failed``) saying what to check."""
     from qlab import http  # httpx only when a URL is actually read
 
     where = display or url
     try:
         text, _ctype = http.get_text(url, timeout=FETCH_TIMEOUT_SEC)
     except http.TimeoutException:
-        raise SpecError(f"{where}: no answer within {FETCH_TIMEOUT_SEC:g}s; is the server up?") from None
+        raise SpecFetchError(f"{where}: no answer within {FETCH_TIMEOUT_SEC:g}s; is the server up?") from None
     except http.HTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         what = f"HTTP {status}" if status else f"{type(exc).__name__}: {exc}"
-        raise SpecError(
+        raise SpecFetchError(
             f"{where}: could not fetch the spec ({what}); check the URL and that the server answers."
         ) from None
     return text, sha256(text.encode("utf-8"))

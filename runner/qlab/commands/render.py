@@ -16,7 +16,7 @@ from typing import IO, Any
 import click
 
 from qlab.errors import InputError
-from qlab.report import console, github, markdown
+from qlab.report import console, derive, github, markdown
 from qlab.run.outputs import OutputPaths
 
 
@@ -61,7 +61,7 @@ def render_outcome(artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bo
             click.echo(line, err=True)
     if quiet:
         decision = artifact.get("decision") or {}
-        click.echo(f"{decision.get('verdict')} (exit {decision.get('exit_code')})")
+        click.echo(f"{derive.verdict(decision).upper()} (exit {decision.get('exit_code')})")
     else:
         click.echo(console.gate_table(artifact, color=color))
         click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")

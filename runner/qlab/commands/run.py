@@ -33,7 +33,7 @@ def _previous(path: Path) -> dict[str, Any] | None:
 
 @click.command(
     "run",
-    help="Run the gates in order (build → search → select → plan → execute → learn) and decide pass or block.",
+    help="Run the gates in order (build → search → select → plan → execute → learn) and decide PASS (0), BLOCK (1) or ERROR (2).",
 )
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."

@@ -27,6 +27,15 @@ CADENCES: tuple[Cadence, ...] = (
     "dev_deployment_smoke",
     "manual",
 )
+# a gate that lists no suites covers every suite of the modes its stage handles
+STAGE_MODES: dict[str, tuple[str, ...]] = {
+    "build": (),
+    "search": ("search",),
+    "select": ("plan",),
+    "plan": ("plan",),
+    "execute": ("execute",),
+    "learn": (),
+}
 MutationSafety = Literal["read_only", "allow_mutation"]
 GuardMode = Literal["block", "warn"]
 
@@ -176,6 +185,9 @@ class Suite:
     category: Category = "flow"
     cadence: Cadence | None = None
     required: bool = True
+    must_pass: bool = (
+        False  # tolerate no failing case, whatever the gate states (as category regression does)
+    )
     critical: tuple[str, ...] = ()  # case ids whose failure/ambiguity always stops the gate
     environment: str | None = None
     k: int = 8  # default Top-K for the suite's cases
@@ -229,12 +241,18 @@ class Guard:
 
 @dataclass(frozen=True, slots=True)
 class Gate:
+    """A stage gate. ``max_failures``: failing cases each required suite may have (None: what the thresholds
+    allow, else none; ``qlab.run.gates``). ``include_manual``: run the ``cadence: manual`` suites it names on every
+    run, not only when asked for."""
+
     name: str
     stage: Stage
     suites: tuple[str, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     stop_if: tuple[StopCondition, ...] = ()
     guards: tuple[Guard, ...] = ()
+    max_failures: int | None = None
+    include_manual: bool = False
     origin: Origin = NO_ORIGIN
 
 

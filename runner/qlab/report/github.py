@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab.reasons import hint
+from qlab.report import derive
 
 MAX_PER_LEVEL = 10
 
@@ -62,11 +63,12 @@ def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str
             props = {"file": case["file"], "line": case.get("line") or 1, **props}
         out["error" if gating else "warning"].append((message, props))
     for gate in artifact.get("gates") or ():
-        if gate.get("status") == "blocked":
+        if gate.get("status") in ("blocked", "error"):
+            what = "could not decide" if gate.get("status") == "error" else "blocked"
             out["error"].insert(
                 0,
                 (
-                    f"gate {gate.get('name')} blocked: " + "; ".join(gate.get("reasons") or ()),
+                    f"gate {gate.get('name')} {what}: " + "; ".join(gate.get("reasons") or ()),
                     {"title": "qlab gate"},
                 ),
             )
@@ -136,7 +138,7 @@ def outputs(artifact: Mapping[str, Any], paths: Mapping[str, Path | str]) -> dic
         counts["total"] += 1
         status = str(case.get("status"))
         counts[status] = counts.get(status, 0) + 1
-    out = {"decision": str(decision.get("verdict", "")), "exit-code": str(decision.get("exit_code", ""))}
+    out = {"decision": derive.verdict(decision), "exit-code": str(decision.get("exit_code", ""))}
     out.update({k: str(v) for k, v in counts.items()})
     out["reasons"] = "\n".join(str(r) for r in decision.get("reasons") or ())
     out.update({f"{name}-path": str(path) for name, path in paths.items()})

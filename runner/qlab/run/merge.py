@@ -136,14 +136,18 @@ def _judge(
 ) -> list[dict[str, Any]]:
     """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would."""
     first = shards[0]
-    required = {name: bool(s.get("required", True)) for name, s in (first.get("suites") or {}).items()}
+    rules = gates.suite_rules(first.get("suites") or {})
     records: list[dict[str, Any]] = []
     blocked: tuple[int, str, str] | None = None
+    error = False
     specs = [gates.GateSpec.from_record(g) for g in first["gates"]]
     for index, spec in enumerate(specs):
         mine = [d["gates"][index] for d in shards]
         if blocked is not None:
-            records.append(gates.skipped(spec, f"blocked by gate {blocked[2]}"))
+            stopped = (
+                f"stopped: gate {blocked[2]} could not decide" if error else f"blocked by gate {blocked[2]}"
+            )
+            records.append(gates.skipped(spec, stopped))
             continue
         if all(g.get("status") == "skipped" for g in mine):
             records.append(dict(mine[0]))
@@ -161,7 +165,8 @@ def _judge(
             cases=members,
             suite_metrics=suite_metrics,
             stage_metrics=stage.get("metrics") or {},
-            required=required,
+            rules=rules,
+            earlier=[specs[i] for i, r in enumerate(records) if r.get("status") != "skipped"],
             reported_stops=stage.get("stops") or (),
             guards=guards,
         )
@@ -169,15 +174,20 @@ def _judge(
             record["status"] = "blocked"
             record["reasons"] = list(dict.fromkeys(r for g in mine for r in g.get("reasons") or ()))
         records.append(record)
-        if record["status"] == "blocked":
+        if record["status"] in ("blocked", "error"):
             blocked = (index, spec.stage, spec.name)
+            error = record["status"] == "error"
     if blocked is not None:
-        _roll_back(cases, specs, blocked)
+        _roll_back(cases, specs, blocked, error=error)
     return records
 
 
 def _roll_back(
-    cases: list[dict[str, Any]], specs: Sequence[gates.GateSpec], blocked: tuple[int, str, str]
+    cases: list[dict[str, Any]],
+    specs: Sequence[gates.GateSpec],
+    blocked: tuple[int, str, str],
+    *,
+    error: bool = False,
 ) -> None:
     index, stage, name = blocked
     for case in cases:
@@ -190,10 +200,17 @@ def _roll_back(
             where is not None and where <= index and failure.get("reason") != "blocked_by_stage"
         ):
             continue
-        if failure.get("reason") == "blocked_by_stage" and failure.get("stage") == stage:
+        if (
+            failure.get("reason") in ("blocked_by_stage", "stopped_by_error")
+            and failure.get("stage") == stage
+        ):
             continue
+        what = "could not decide" if error else "blocked the run"
         gates.roll_back(
-            case, blocking_stage=stage, message=f"the {name} gate blocked the run; this case never ran there"
+            case,
+            blocking_stage=stage,
+            message=f"the {name} gate {what}; this case never ran there",
+            error=error,
         )
 
 
@@ -242,9 +259,10 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
         "cases": cases,
         "suites": {
-            name: {k: s.get(k) for k in ("mode", "category", "required", "cadence")}
+            name: {k: s.get(k) for k in ("mode", "category", "required", "must_pass", "cadence")}
             for name, s in (first.get("suites") or {}).items()
         },
+        "skipped_suites": list(first.get("skipped_suites") or ()),
         "stages": stages,
         "prerun": _dedupe([g for d in datas for g in d.get("prerun") or ()]),
         "readiness": first.get("readiness") or {},

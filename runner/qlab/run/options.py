@@ -54,6 +54,8 @@ class Seams:
     build: BuildFn | None = None
     engine: EngineFn | None = None
     stages: Mapping[str, StageRun] = field(default_factory=dict)
+    # the pre-run reachability probe (``qlab.run.prerun.probe``: url, timeout -> (answered, detail))
+    reach: Callable[[str, float], tuple[bool, str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

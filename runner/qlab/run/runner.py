@@ -6,7 +6,9 @@
       → artifact (metrics, gates, scorecard, decision)
 
 A blocking gate stops the later stages: their cases are reported ``blocked`` by that stage, never as failures of
-their own. Nothing here prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
+their own. A gate that could not decide (an infrastructure fault: ``error``) stops them too; their cases are
+``skipped`` (``stopped_by_error``): the run is ERROR, nothing in it is a verdict on the product. Nothing here
+prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ from pathlib import Path
 
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
-from qlab.errors import InputError, QlabError
+from qlab.errors import DependencyError, InputError, QlabError
 from qlab.project.model import Case, Config, Gate
-from qlab.run import boundary, prerun
+from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome, Seams
@@ -91,8 +93,9 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     started = time.monotonic()
     chosen = select(config, project.cases, options.selection, previous=options.previous)
     if not chosen.cases and not is_empty_ok(options.selection):
+        left = "".join(f"; left out: suite {s['suite']} ({s['reason']})" for s in chosen.skipped)
         raise InputError(
-            f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files"
+            f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files{left}"
         )
     repo = checkout(config.path)
     fingerprint = selection_fingerprint(
@@ -127,9 +130,13 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     try:
         engine = (options.seams.engine or _real_engine)(config, collection)
     except QlabError as exc:
-        state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc)))
+        reason = exc.reason if isinstance(exc, DependencyError) else ""
+        state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc), reason))
         return _never_ran(state)
-    state.prerun.append(prerun.check_engine(config, engine.name))
+    reach = options.seams.reach or prerun.probe
+    state.prerun.append(prerun.check_engine(config, engine.name, reach=reach))
+    state.prerun += prerun.check_llm(config, cases, reach=reach)
+    state.prerun += prerun.check_environments(config, cases, start_servers=options.start_servers, reach=reach)
     if state.prerun_failed():
         _close_engine(engine)
         return _never_ran(state)
@@ -162,10 +169,11 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
 
 
 def _never_ran(state: RunState) -> RunOutcome:
-    """A pre-run check failed and no gate ran: every case is blocked by it, never reported as passed."""
+    """A pre-run check failed and no gate ran: every case is skipped (``stopped_by_error``), never reported as
+    passed nor as blocked: the run is ERROR, nothing was judged."""
     failed = next(g for g in state.prerun if not g.passed and g.mode == "block")
     message = f"pre-run check {failed.guard} failed; this case never ran: {failed.message}"
-    state.lanes.block([c.id for c in state.cases], stage="run", message=message)
+    state.lanes.block([c.id for c in state.cases], stage="run", message=message, error=True)
     return state.finish()
 
 
@@ -173,7 +181,14 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     spec = GateSpec.from_config(gate, suites=())
     state.options.on_event(RunEvent("stage_start", gate.name, "build"))
     t0 = time.perf_counter()
-    collection, report = (state.options.seams.build or _real_build)(state.config, gate)
+    try:
+        collection, report = (state.options.seams.build or _real_build)(state.config, gate)
+    except DependencyError as exc:  # a spec URL did not answer: nothing can be judged (ERROR, not BLOCK)
+        record = gates.errored(spec, exc.reason, str(exc))
+        state.gates[gate.name] = record
+        state.options.on_event(RunEvent("stage_end", gate.name, "build", status="error"))
+        state.block_after(gate, "build", error=True)
+        return None
     report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
     guards = list(report.guards)
     budget = boundary.budget_check(state.config, "build", [], started=state.started, gate=gate)
@@ -190,8 +205,8 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     state.options.on_event(
         RunEvent("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
     )
-    if record["status"] == "blocked":
-        state.block_after(gate, "build")
+    if record["status"] in ("blocked", "error"):
+        state.block_after(gate, "build", error=record["status"] == "error")
         return None
     return collection
 
@@ -199,7 +214,7 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
 def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
     if state.blocked_by is not None:
-        state.skip(spec, f"blocked by gate {state.blocked_by}")
+        state.skip(spec, state.stopped_reason())
         if gate.stage == "learn" and ctx.secrets:
             _scrub_only(state, ctx, gate)
         return
@@ -238,8 +253,8 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
             duration_ms=wall,
         )
     )
-    if record["status"] == "blocked":
-        state.block_after(gate, gate.stage)
+    if record["status"] in ("blocked", "error"):
+        state.block_after(gate, gate.stage, error=record["status"] == "error")
 
 
 def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> StageReport:

@@ -39,6 +39,7 @@ class GuardResult:
     passed: bool
     mode: str = "block"  # block | warn
     message: str = ""
+    reason: str = ""  # a failed check's reason code (``qlab.reasons``), e.g. engine_unreachable
 
 
 @dataclass(slots=True)

@@ -124,7 +124,8 @@ def _environment(ctx: RunContext, case: Case, result: CaseResult) -> Environment
 
 
 def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool:
-    """Start the environment's dev server once per run; on failure every case of it fails as connection_error."""
+    """Start the environment's dev server once per run; on failure every case of it fails as dev_server_failed
+    (an infrastructure fault: the run is ERROR, not BLOCK)."""
     if env.server is None or env.name in ctx.shared.setdefault("dev_server_envs", {}):
         return True
     # imported here: subprocess, ctypes, ... cost startup time and only an environment with a server needs them
@@ -139,7 +140,7 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     except QlabError as exc:
         ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
         for _case, _env, result in items:
-            result.fail(STAGE, "connection_error", f"environment {env.name}: {exc}")
+            result.fail(STAGE, "dev_server_failed", f"environment {env.name}: {exc}", status="error")
         return False
     ctx.shared["dev_server_envs"][env.name] = {"status": state, "url": env.server.url, "log": str(log_path)}
     ctx.log(f"execute: dev server for {env.name} {state} ({env.server.url}); output in {log_path}")

@@ -18,8 +18,8 @@ _COUNT_KEYS = ("total", "passed", "failed", "error", "blocked", "skipped")
 
 def header(result: Artifact, *, title: str) -> Markup:
     decision = as_mapping(result.get("decision"))
-    verdict = str(decision.get("verdict", "unknown"))
-    klass = verdict if verdict in ("pass", "block") else ""
+    verdict = derive.verdict(decision)
+    klass = verdict if verdict in derive.VERDICTS else ""
     facts = [
         ("project", result.get("project")),
         ("run id", result.get("run_id")),
@@ -71,10 +71,16 @@ def overview(result: Artifact) -> Markup:
                 ("errors", counts["error"], "bad" if counts["error"] else ""),
                 ("blocked", counts["blocked"], "warn" if counts["blocked"] else ""),
                 ("skipped", counts["skipped"], ""),
+                (
+                    "flaky",
+                    sum(derive.unstable(c) for c in derive.cases_of(result) if c.get("status") == "passed"),
+                    "warn",
+                ),
             ]
         ),
         Markup("<h3>Reasons</h3>"),
         reason_html,
+        _skipped_suites(result),
         Markup("<details><summary>Fingerprint and provenance</summary>"),
         Markup("<h3>Fingerprint</h3>"),
         kv(sorted(fingerprint.items())) if fingerprint else empty("no fingerprint recorded"),
@@ -82,6 +88,17 @@ def overview(result: Artifact) -> Markup:
         _provenance(provenance) if provenance else empty("no provenance recorded"),
         Markup("</details>"),
     )
+
+
+def _skipped_suites(result: Artifact) -> Markup:
+    """The suites the run left out and why (a ``cadence: manual`` suite nobody asked for)."""
+    items = [as_mapping(s) for s in result.get("skipped_suites") or () if isinstance(s, Mapping)]
+    if not items:
+        return Markup("")
+    rows = "".join(
+        f"<li><code>{esc(str(s.get('suite')))}</code>: {show(s.get('reason'))}</li>" for s in items
+    )
+    return Markup(f"<h3>Skipped suites</h3><ul>{rows}</ul>")
 
 
 def _provenance(provenance: Mapping[str, Any]) -> Markup:
