@@ -1,4 +1,4 @@
-"""Pre-run checks (seed 003 "Pre-run: static validation before run creation"): before any case runs, the
+"""Pre-run checks ("Pre-run: static validation before run creation"): before any case runs, the
 config is valid, the sources resolve, the engine answers, and the execute suites' auth can be resolved.
 
 Each check is a GuardResult with ``stage="pre-run"``. A failed ``block`` check means the run cannot be judged

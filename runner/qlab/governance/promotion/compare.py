@@ -1,4 +1,4 @@
-"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (seed 000 "Promotion Policy").
+"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (the promotion policy).
 
 ``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (fixed, regressed,
 still failing, new, removed, each with both sides' stage objects), checks the rule's metrics noise-aware
