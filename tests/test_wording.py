@@ -12,10 +12,10 @@ import ast
 import re
 from pathlib import Path
 
-import artifact_samples as samples
 import click
 import pytest
 
+import artifact_samples as samples
 from qlab.cli import COMMANDS, cli
 from qlab.report import junit, markdown
 from qlab.report.html import render_html

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from collection.helpers import DEMO_SPEC, config
-
 from qlab.collection.case_tools import check_tool_names, named_tools, not_local
 from qlab.project.build_case import build_case
 from qlab.project.model import Origin, Source, Suite

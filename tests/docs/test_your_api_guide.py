@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 import servers
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import servers
-
 from qlab import http
 from qlab.run.baseline import probe
 

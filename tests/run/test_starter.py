@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import servers
 
+import servers
 from qlab.cli import main
 from qlab.run.starter import init_from_openapi
 

@@ -18,7 +18,7 @@ def test_each_scheme_kind_becomes_a_profile_that_reads_named_variables() -> None
             "oauth2 (clientCredentials)",
             token_url="https://a/token",
             scopes=("read",),
-        ),  # fmt: skip
+        ),
         SecurityScheme("session", "api_key", "apiKey in cookie sid", where="cookie", key="sid"),
         SecurityScheme("digest", "unsupported", "http digest"),
     ]
