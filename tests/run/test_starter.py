@@ -141,7 +141,7 @@ PASTED = (
     ("edit", "what"),
     [
         (
-            ("aliases", "findPetsByTags: [Finds Pets by status, pets by status]\n"),
+            ("aliases", "findPetsByTags: [Finds Pets by status, find pets by status, pets by status]\n"),
             "an alias on the wrong operation",
         ),
         (("spec", PASTED), "a summary and description pasted from another operation"),
