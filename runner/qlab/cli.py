@@ -21,8 +21,8 @@ from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, QlabError
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("qlab.commands.run", "Run the gates in order and decide PASS, BLOCK or ERROR."),
     "validate": ("qlab.commands.validate", "Validate qlab.yaml and every case file."),
-    "init": ("qlab.commands.init", "Scaffold a qlab.yaml and gates/ (the demo, or from an OpenAPI file)."),
-    "schema": ("qlab.commands.schema", "Print a JSON Schema: config, case, result or collection."),
+    "init": ("qlab.commands.init", "Scaffold a project: the demo, or your OpenAPI spec with measured gates."),
+    "schema": ("qlab.commands.schema", "Print one of qlab's JSON Schemas; without a name, list them."),
     "build": ("qlab.commands.build", "Build the collection and print its readiness report."),
     "search": ("qlab.commands.search", "Search the collection for one query, with the score breakdown."),
     "plan": ("qlab.commands.plan", "Select a target and synthesize a plan for one query."),

@@ -1,5 +1,5 @@
-"""Acceptance metrics (seed 000) computed from case results alone, and the definition of every metric a gate
-threshold can name (``METRICS``; ``docs/metrics.md`` is generated from it).
+"""Acceptance metrics computed from case results alone, and the definition of every metric a gate threshold
+can name (``METRICS``; ``docs/metrics.md`` is generated from it).
 
 Every figure here is a pure function of the per-case dicts of the result artifact (``CaseResult.to_dict()``), so
 ``qlab merge`` recomputes exactly what one unsharded run computes. Conventions:
@@ -286,9 +286,9 @@ def _execute_ok(case: Case) -> bool:
 
 
 def execute_metrics(cases: Sequence[Case]) -> Metrics:
-    """Execute success over read-only cases (seed 000's "execute read success rate"), over all execute cases
-    (both over the cases execute measured: a case that failed before execute counts as a failure), and the share
-    of the evaluated assertions that held."""
+    """Execute success over read-only cases (the "execute read success rate"), over all execute cases (both over
+    the cases execute measured: a case that failed before execute counts as a failure), and the share of the
+    evaluated assertions that held."""
     evaluated = [c for c in cases if measured(c, "execute")]
     reads = [c for c in evaluated if c.get("mutation_safety", "read_only") == "read_only"]
     assertions = [a for c in evaluated for a in c.get("assertions") or ()]
@@ -338,7 +338,7 @@ def earlier_failures(metric: str, cases: Iterable[Case]) -> dict[str, int]:
 
 
 def structured_failure_rate(cases: Iterable[Case]) -> float | None:
-    """Share of failed/error cases whose failure carries a known reason code (seed 000: "failures are
+    """Share of failed/error cases whose failure carries a known reason code ("failures are
     classified instead of becoming 500s")."""
     failed = [c for c in cases if c.get("status") in ("failed", "error")]
     known = sum(1 for c in failed if (c.get("failure") or {}).get("reason") in REASONS)
@@ -382,7 +382,7 @@ def case_metrics(cases: Sequence[Case]) -> Metrics:
 
 
 def acceptance(cases: Sequence[Case]) -> dict[str, Any]:
-    """The run-level acceptance metrics of seed 000, over every gating case of the run."""
+    """The run-level acceptance metrics, over every gating case of the run."""
     gated = [c for c in cases if gating(c)]
     search = search_metrics(gated)
     return {

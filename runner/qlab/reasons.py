@@ -1,7 +1,7 @@
 """Every stable reason code qlab writes, with the stage it belongs to, its troubleshooting hint, and the
 outcome it leads to.
 
-Codes are verbatim from the seeds where the seeds name them. The hints come from seed 000's troubleshooting
+Codes are verbatim from the Quality Lab and eval-gates specifications where they name them. The hints come from the troubleshooting
 table. Docs, the Markdown summary and annotations all read this one table.
 
 ``outcome`` says what a case failing with the code means for the run (the decision rule, ``qlab.run.gates``):
@@ -99,7 +99,7 @@ REASONS: dict[str, Reason] = {
             "Compare plan.steps with the case's expectations; check the IO contracts that chained the steps.",
         ),
         _R("plan_failed", "plan", "plan synthesis failed", "Read plan.diagnostics."),
-        # execute: auth readiness (seed 000)
+        # execute: auth readiness
         _R(
             "auth_context_required",
             "execute",

@@ -72,12 +72,26 @@ def test_promote_when_the_swap_is_in_a_non_required_suite(
 
 def test_json_to_a_file_and_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base, cand = _pair(tmp_path)
-    code, out, _ = _cli(
-        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "report.json"), capsys
+    code, out, err = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json-out", "report.json"), capsys
     )
-    assert code == 1
+    assert (code, err) == (1, "")
     assert json.loads((tmp_path / "report.json").read_text())["exit_code"] == 1
     assert out.startswith("# Promotion")
+
+
+def test_the_old_json_file_spelling_still_works_for_one_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = _pair(tmp_path)
+    code, out, err = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "old.json"), capsys
+    )
+    assert code == 1 and out.startswith("# Promotion")
+    assert json.loads((tmp_path / "old.json").read_text())["exit_code"] == 1
+    assert err == (
+        "warning: --json old.json is deprecated and goes away in the next release; write --json-out old.json\n"
+    )
 
 
 def test_incomparable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.commands.render import check_ci_files, render_outcome
 from qlab.run import artifact as artifact_io
 from qlab.run.merge import collect, merge
@@ -20,6 +21,7 @@ from qlab.run.shard import durations_of
 @click.command(
     "merge",
     help="Merge the results of qlab run --shard i/N into one result, JUnit, summary and durations file.",
+    epilog=with_examples("merge"),
 )
 @click.argument("inputs", nargs=-1, required=True)
 @click.option(

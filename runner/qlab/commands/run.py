@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from qlab.commands import _timings as timings
+from qlab.commands.examples import with_examples
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
@@ -34,6 +35,7 @@ def _previous(path: Path) -> dict[str, Any] | None:
 @click.command(
     "run",
     help="Run the gates in order (build → search → select → plan → execute → learn) and decide PASS (0), BLOCK (1) or ERROR (2).",
+    epilog=with_examples("run"),
 )
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."

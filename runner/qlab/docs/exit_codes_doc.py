@@ -62,7 +62,8 @@ error: advisory mode never hides a broken setup. The decision itself is still wr
 | `qlab merge` | the merged run passes | the merged run is blocked | a shard missing or given twice, shards of different runs; a shard that could not decide |
 | `qlab promote` | promote | block (a regression beyond the rule, a required case regressed) | the runs cannot be compared |
 | `qlab release` | the skill is published | a release gate failed: the skill stays draft | invalid input |
-| `qlab validate` | valid | — | invalid (every error listed) |
+| `qlab validate` | valid | — | invalid (every error listed, unknown tool names in cases included) |
+| `qlab init` | the project was written (and, with `--from-openapi`, measured) | — | an unreadable spec, or files that exist (without `--force`) |
 | `qlab report` | the report was written | — | an unreadable or invalid result artifact |
 
 ## In a shell script

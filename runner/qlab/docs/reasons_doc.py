@@ -1,6 +1,6 @@
 """``docs/reasons.md``: every reason code and failure class, generated from ``qlab.reasons.REASONS``.
 
-A failure class is the stage a case failed in (seed 000: "failures classified by stage instead of collapsing
+A failure class is the stage a case failed in ("failures classified by stage instead of collapsing
 everything into a single 'agent failed' result"); each class lists its reason codes with the meaning and the
 troubleshooting hint that the Markdown summary, the annotations and the HTML report also show.
 """

@@ -1,4 +1,4 @@
-"""Auth profiles and the auth-readiness preflight (seed 000 "Auth Readiness").
+"""Auth profiles and the auth-readiness preflight (auth readiness).
 
 A profile says where credentials come from, never what they are. Before any request of a case, the preflight
 resolves the case's profile into request headers (or query parameters) and classifies what went wrong:

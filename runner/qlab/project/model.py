@@ -16,7 +16,7 @@ STAGES: tuple[Stage, ...] = ("build", "search", "select", "plan", "execute", "le
 Mode = Literal["search", "plan", "execute"]
 Category = Literal["flow", "step", "skill", "artifact", "evidence", "policy", "regression"]
 CATEGORIES: tuple[Category, ...] = ("flow", "step", "skill", "artifact", "evidence", "policy", "regression")
-# seed 000 "Recommended Suites" cadences
+# the recommended suites' cadences
 Cadence = Literal[
     "every_search_change", "every_release_candidate", "every_plan_change", "dev_deployment_smoke", "manual"
 ]
@@ -233,7 +233,7 @@ class StopCondition:
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """An in-run check at a stage boundary (seed 003): schema, policy, budget. ``mode`` says block or warn."""
+    """An in-run check at a stage boundary : schema, policy, budget. ``mode`` says block or warn."""
 
     name: Literal["output_schema", "mutation_safety", "host_allowlist", "scrub", "budget"]
     mode: GuardMode = "block"
@@ -290,7 +290,7 @@ class PromotionRule:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseSkill:
-    """A skill's five release gates (seed 003): trigger → functional → policy → regression → human review."""
+    """A skill's five release gates: trigger → functional → policy → regression → human review."""
 
     name: str
     trigger_cases: str | None = None
@@ -376,7 +376,7 @@ class Capture:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One case (seed 000's search / plan / execute shapes; fields are additive)."""
+    """One case (the search / plan / execute shapes; fields are additive)."""
 
     id: str
     mode: Mode

@@ -27,7 +27,7 @@ from qlab.reasons import REASONS
 
 Artifact = Mapping[str, Any]
 
-# seed 000 "Acceptance Metrics", as keys of the artifact's ``metrics`` object
+# the acceptance metrics, as keys of the artifact's ``metrics`` object
 ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
     ("search_hit_at_k", "search hit@K"),
     ("search_top_1", "search Top-1"),

@@ -1,7 +1,7 @@
 """The Markdown summary of a result (GitHub-flavoured; appended to ``$GITHUB_STEP_SUMMARY`` in Actions).
 
 Sections, most important first: decision and gate table; failing cases with stage and reason; the
-troubleshooting hint per failure class (seed 000's table, via ``qlab.reasons``); non-gating findings; metrics;
+troubleshooting hint per failure class (via ``qlab.reasons``); non-gating findings; metrics;
 guards; artifact links. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
 lowest-priority sections are cut first, then the failing-case table is shortened, always with a notice.
 """
@@ -182,7 +182,7 @@ def _metrics(artifact: Mapping[str, Any]) -> list[str]:
 
 
 def _categories(artifact: Mapping[str, Any]) -> list[str]:
-    """Seed 003's eval categories that had cases in this run: counts and pass rate per category."""
+    """The eval categories that had cases in this run: counts and pass rate per category."""
     rows = []
     for name, entry in (artifact.get("categories") or {}).items():
         counts = (entry or {}).get("counts") or {}

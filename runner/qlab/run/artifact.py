@@ -116,7 +116,7 @@ def summarize(
     cases = artifact["cases"]
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
-    artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
+    artifact["categories"] = by_category(artifact)  # all seven eval categories, with their suites
     return conclude(
         artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard, reviews=reviews
     )

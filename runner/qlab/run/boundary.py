@@ -1,11 +1,11 @@
-"""In-run checks at every stage boundary (seed 003 "In-run: real-time validation at step boundaries").
+"""In-run checks at every stage boundary ("In-run: real-time validation at step boundaries").
 
 After a stage ran, each check becomes a GuardResult for that stage:
 
 - ``output_schema``: every object the stage wrote into a case matches its sub-schema of result.schema.json
   (this feeds ``schema_validity``);
 - policy: ``mutation_safety`` and ``host_allowlist`` re-check, from the runner events, that no mutating request
-  went out without the seed's allowances (an independent check of the execute stage), and ``scrub`` looks for
+  went out without its allowances (an independent check of the execute stage), and ``scrub`` looks for
   every known secret value in the stage's objects;
 - ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml.
 

@@ -1,4 +1,4 @@
-"""Pre-run checks (seed 003 "Pre-run: static validation before run creation"): before any case runs, the
+"""Pre-run checks ("Pre-run: static validation before run creation"): before any case runs, the
 config is valid, the sources resolve, and the dependencies answer — the engine service, the LLM endpoint, the
 environments the execute cases will call — so a run never burns its budget on a dead dependency; and the execute
 suites' auth can be resolved.

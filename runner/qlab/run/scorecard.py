@@ -1,4 +1,4 @@
-"""The ten-dimension scorecard of seed 003, computed from a result artifact.
+"""The ten-dimension scorecard, computed from a result artifact.
 
 Every dimension is a number in [0, 1] (higher is better) or ``None`` when the run holds no data for it; a
 dimension is never guessed. "Evaluated" cases are those with status passed, failed or error (blocked and
@@ -63,7 +63,7 @@ class Score:
 def compute(
     artifact: Mapping[str, Any], *, budget: Budget | None = None, reviews: Iterable[str] = ()
 ) -> dict[str, float | None]:
-    """The scorecard of ``artifact``: ``{dimension: value in [0, 1] or None}``, in seed 003's order.
+    """The scorecard of ``artifact``: ``{dimension: value in [0, 1] or None}``, in the scorecard's order.
 
     ``budget`` defaults to the one recorded in the artifact (``budget`` or ``provenance.run_configuration.budget``).
     ``reviews`` adds human decisions made outside the run (``accepted``, ``rejected``, ``approved``).

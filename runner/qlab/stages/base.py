@@ -32,7 +32,7 @@ class StopHit:
 
 @dataclass(frozen=True, slots=True)
 class GuardResult:
-    """An in-run check at a stage boundary (seed 003 GuardResult)."""
+    """An in-run check at a stage boundary (a guard result)."""
 
     guard: str
     stage: str

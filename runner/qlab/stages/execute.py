@@ -8,7 +8,7 @@ For each execute case not yet done: find its plan (``qlab.execute.plans``) and i
 
 Metrics: execute_success_rate, execute_read_success_rate (read_only cases), assertion_pass_rate,
 auth_ready_rate, structured_failure_rate, latency_p50_ms, latency_p95_ms. Stop conditions seen:
-auth_not_ready, mutation_unsafe, assertion_failed. Guards (seed 003 in-run checks): mutation_safety,
+auth_not_ready, mutation_unsafe, assertion_failed. Guards (in-run checks): mutation_safety,
 host_allowlist.
 """
 

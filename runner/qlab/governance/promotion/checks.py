@@ -1,4 +1,4 @@
-"""The evidence a promotion rule can ``require`` (seed 000's "Required Evidence" column, made checkable).
+"""The evidence a promotion rule can ``require`` (the promotion policy's "Required Evidence", made checkable).
 
 Each check returns passed + the reasons it failed. Missing evidence fails: a change is promoted on evidence,
 never on its absence (no readiness report → ``readiness_improves`` fails; no scrub check ran →

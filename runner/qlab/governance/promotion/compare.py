@@ -1,4 +1,4 @@
-"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (seed 000 "Promotion Policy").
+"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (the promotion policy).
 
 ``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.changes``: fixed,
 regressed, still failing and passing only for cases both runs judged; unevaluated for a case one run blocked,

@@ -1,6 +1,6 @@
 """Markdown for a promotion report: the verdict, the rule's checks, the metrics, and the cases side by side.
 
-Seed 000: "Keep the failing and fixed evidence side by side." Each regressed, fixed and still-failing case gets
+The promotion policy: "Keep the failing and fixed evidence side by side." Each regressed, fixed and still-failing case gets
 a table with one row per stage object and one column per run.
 """
 

@@ -1,6 +1,6 @@
-"""Promotion rules: seed 000's five change types, their default evidence, and per-case metric values.
+"""Promotion rules: the five change types, their default evidence, and per-case metric values.
 
-seed 000 "Promotion Policy":
+the promotion policy:
 
 | change type                     | required evidence                                   | default ``require``                  |
 |---------------------------------|-----------------------------------------------------|--------------------------------------|
@@ -79,7 +79,7 @@ SAME_KEYS: tuple[str, ...] = ("cases", "case_set", "collection", "model", "engin
 
 
 def rule_for(change_type: str, config: Config | None) -> PromotionRule:
-    """The rule for ``change_type``: qlab.yaml's when it has one, else the seed default.
+    """The rule for ``change_type``: qlab.yaml's when it has one, else the built-in default.
 
     Raises UsageError for an unknown change type (with a suggestion) and for a rule naming an unknown
     requirement or ``same`` key.
@@ -179,7 +179,7 @@ CASE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
     "pass_rate": _pass_rate,
 }
 
-# The run-level names of seed 000's acceptance metrics, as the artifact spells them.
+# The run-level names of the acceptance metrics, as the artifact spells them.
 METRIC_ALIASES: dict[str, str] = {
     "search_hit_at_k": "hit_at_k",
     "hit_at": "hit_at_k",

@@ -1,5 +1,5 @@
 """The sections of the HTML report that compare runs: the promotion diff (baseline → candidate, case by case,
-with metric deltas) and the trends of every metric over a series of runs (seed 003: "the Web UI visualizes its
+with metric deltas) and the trends of every metric over a series of runs ("the Web UI visualizes its
 trends")."""
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def _skipped_suites(result: Artifact) -> Markup:
 
 
 def _provenance(provenance: Mapping[str, Any]) -> Markup:
-    """Seed 000's provenance of a quality claim: the dataset (case files), the model, the run configuration."""
+    """The provenance of a quality claim: the dataset (case files), the model, the run configuration."""
     dataset = as_mapping(provenance.get("dataset"))
     files = [as_mapping(f) for f in dataset.get("files", []) or [] if isinstance(f, Mapping)]
     parts: list[object] = [
@@ -214,7 +214,7 @@ def acceptance_metrics(result: Artifact) -> Markup:
     categories = as_mapping(result.get("categories"))
     body: list[object] = [table(["metric", "value", "key"], rows)]
     if categories:
-        body.append(Markup("<h3>By eval category (seed 003)</h3>"))
+        body.append(Markup("<h3>By eval category</h3>"))
         cat_rows = []
         for name, raw in categories.items():
             info = as_mapping(raw)
@@ -227,9 +227,7 @@ def acceptance_metrics(result: Artifact) -> Markup:
                 )
             )
         body.append(table(["category", "pass rate", *_COUNT_KEYS], cat_rows))
-    return section(
-        "metrics", "Acceptance metrics", *body, note="Seed 000's acceptance metrics over the whole run."
-    )
+    return section("metrics", "Acceptance metrics", *body, note="The acceptance metrics over the whole run.")
 
 
 def failing_cases(result: Artifact) -> Markup:
