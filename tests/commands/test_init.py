@@ -126,7 +126,9 @@ def test_a_starter_project_whose_execute_case_is_not_ready_blocks(
     text = config.read_text(encoding="utf-8")
     # the starter writes its execute suite but leaves the gate commented out (--offline); a user adds one with
     # no thresholds and no stop_if, the environment points at a real server, the token variable is unset
-    text = text.replace("  # - name: execute\n", "  - {name: execute, stage: execute, suites: [execute_read]}\n", 1)
+    text = text.replace(
+        "  # - name: execute\n", "  - {name: execute, stage: execute, suites: [execute_read]}\n", 1
+    )
     config.write_text(text, encoding="utf-8")
     monkeypatch.setenv("API_BASE_URL", httpbin_url)
     monkeypatch.delenv("API_TOKEN", raising=False)
