@@ -19,6 +19,7 @@ from typing import Any
 
 from qlab.collection.model import Collection, Tool
 from qlab.engine.types import Plan, SearchResult, Selection
+from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import (
     Budget,
     Case,
@@ -35,7 +36,6 @@ from qlab.project.model import (
     Threshold,
 )
 from qlab.results import CaseResult
-from qlab.governance.learning.suggest import run_learning
 from qlab.run.options import RunOptions, Seams
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 

@@ -30,6 +30,7 @@ from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
+from qlab.execute.request import display_url
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
 from qlab.scrub import scrub_text
@@ -37,7 +38,9 @@ from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 
 STAGE = "execute"
 AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
-SAFETY_REASONS = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
+SAFETY_REASONS = frozenset(
+    {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
+)
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
 
@@ -65,7 +68,9 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
         )
         plans: dict[str, Plan] = ctx.shared.setdefault("plans", {})
         for name, items in groups.items():
-            ctx.log(f"execute: {len(items)} case(s) against environment {name} ({items[0][1].base_url})")
+            ctx.log(
+                f"execute: {len(items)} case(s) against environment {name} ({display_url(items[0][1].base_url)})"
+            )
             if _start_server(ctx, items[0][1], items):
                 _run_group(ctx, runner, items, plans)
         _log_failures(ctx, handled, results)
@@ -261,7 +266,7 @@ def _report(
     modes: dict[str, str] = {g.name: g.mode for g in ctx.gate.guards}
     guards: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("mutation_safety", ("mutation_not_allowed", "cleanup_missing")),
-        ("host_allowlist", ("host_not_allowed",)),
+        ("host_allowlist", ("host_not_allowed", "redirect_refused")),
     )
     for guard, guard_codes in guards:
         refused = sorted(i for code in guard_codes for i in reasons.get(code, ()))
