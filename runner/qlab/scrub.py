@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
+
+from qlab.results import EncodedJSON
 
 REDACTED = "[REDACTED]"
 DEFAULT_MAX_CHARS = 4000
@@ -150,6 +155,10 @@ class SecretSet(set[str]):
 
     Adding is safe from worker threads (each ``add`` is one set operation under the GIL)."""
 
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.update(values)
+
     def add(self, value: str) -> None:
         if value and value not in self:
             super().add(value)
@@ -161,9 +170,10 @@ class SecretSet(set[str]):
             for value in group:
                 self.add(value)
 
-    def scrubber(self, *, max_chars: int = 0) -> Scrubber:
-        """The scrubber for every secret known now; ``max_chars=0`` never truncates (for logs and files)."""
-        return scrubber(frozenset(self), max_chars=max_chars)
+    def scrubber(self, *, max_chars: int = 0, key_rules: bool = False) -> Scrubber:
+        """The scrubber for every secret known now: by value only and never truncating unless asked (for
+        logs, files and the console)."""
+        return scrubber(frozenset(self), max_chars=max_chars, key_rules=key_rules)
 
     def text(self, value: str) -> str:
         """``value`` with every known secret replaced (no truncation)."""
@@ -175,12 +185,16 @@ class Scrubber:
 
     __slots__ = ("_hold", "_key_cache", "_key_texts", "_keys", "_max_chars", "_numbers", "_pattern")
 
+    # ``key_rules=False`` gives a scrubber by value only: the writers' last pass over a whole artifact, whose own
+    # keys (``headers: ["Authorization"]``, ``tokens``) are not secrets
+
     def __init__(
         self,
         secrets: Iterable[str],
         *,
         sensitive_fields: Iterable[str] = (),
         max_chars: int = DEFAULT_MAX_CHARS,
+        key_rules: bool = True,
     ):
         variants: set[str] = set()
         for secret in secrets:
@@ -194,7 +208,11 @@ class Scrubber:
         # Scrubber.stream holds back this many characters: a match starting before them is complete (the
         # longest form, plus the two characters a number's look-ahead reads)
         self._hold = (len(ordered[0]) + 2) if ordered else 0
-        self._keys = frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
+        self._keys = (
+            frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
+            if key_rules
+            else frozenset()
+        )
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
@@ -284,6 +302,10 @@ class Scrubber:
             return out
         if kind is list or kind is tuple:
             return [self(item) for item in obj]
+        if isinstance(obj, EncodedJSON):  # a stage object's member kept as JSON text: keep it JSON
+            if self._pattern is None or not self._pattern.search(obj):
+                return obj
+            return type(obj).of(self(json.loads(obj)))
         if isinstance(obj, str):  # a str subclass (an Enum value)
             return self.text(str(obj))
         return obj
@@ -311,15 +333,20 @@ def truncate(text: str, max_chars: int) -> str:
 
 
 @lru_cache(maxsize=64)
-def _cached(secrets: frozenset[str], fields: tuple[str, ...], max_chars: int) -> Scrubber:
-    return Scrubber(secrets, sensitive_fields=fields, max_chars=max_chars)
+def _cached(secrets: frozenset[str], fields: tuple[str, ...], max_chars: int, key_rules: bool) -> Scrubber:
+    return Scrubber(secrets, sensitive_fields=fields, max_chars=max_chars, key_rules=key_rules)
 
 
 def scrubber(
-    secrets: Iterable[str], *, sensitive_fields: Iterable[str] = (), max_chars: int = DEFAULT_MAX_CHARS
+    secrets: Iterable[str],
+    *,
+    sensitive_fields: Iterable[str] = (),
+    max_chars: int = DEFAULT_MAX_CHARS,
+    key_rules: bool = True,
 ) -> Scrubber:
     """A (cached) Scrubber for these secrets and fields."""
-    return _cached(frozenset(s for s in secrets if s), tuple(sorted(set(sensitive_fields))), max_chars)
+    fields = tuple(sorted(set(sensitive_fields)))
+    return _cached(frozenset(s for s in secrets if s), fields, max_chars, key_rules)
 
 
 def scrub(
@@ -389,3 +416,80 @@ def _files(paths: Iterable[Path]) -> Iterable[Path]:
             yield from sorted(p for p in path.rglob("*") if p.is_file())
         elif path.is_file():
             yield path
+
+
+# ---------------------------------------------------------------------------------------------- the console
+
+_WATCHED: list[SecretSet] = []  # the secret sets of this invocation's runs (see ``console``)
+
+
+def watch_console(secrets: SecretSet) -> None:
+    """Scrub everything the console shows from now on with ``secrets`` too (a command calls this with its
+    run's set; it stays watched until the invocation ends, so an error printed last is scrubbed as well)."""
+    if not any(s is secrets for s in _WATCHED):
+        _WATCHED.append(secrets)
+
+
+def console_text(text: str) -> str:
+    """``text`` with every secret of every watched set replaced."""
+    for secrets in _WATCHED:
+        text = secrets.text(text)
+    return text
+
+
+class ScrubbedStream(io.TextIOBase):
+    """A console stream whose text passes the scrubber of every watched secret set, a whole line at a time (a
+    line ends at ``\n``, or at ``\r`` for a progress line that redraws itself), so a secret written in two
+    pieces is still found."""
+
+    def __init__(self, inner: TextIO) -> None:
+        super().__init__()
+        self.inner = inner
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
+        if cut >= 0:
+            done, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
+            self.inner.write(console_text(done))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.inner.write(console_text(self._pending))
+            self._pending = ""
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.inner.isatty())
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.inner, "encoding", "utf-8") or "utf-8")
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.inner, "errors", None)
+
+    def writable(self) -> bool:
+        return True
+
+
+@contextmanager
+def console() -> Iterator[None]:
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` write through ``ScrubbedStream``; afterwards they
+    are flushed and put back, and the watched sets are forgotten. ``qlab.cli.main`` wraps every command in it."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(streams[0]), ScrubbedStream(streams[1])  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        sys.stdout, sys.stderr = streams
+        _WATCHED.clear()

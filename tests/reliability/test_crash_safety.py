@@ -3,8 +3,8 @@
 - SIGKILL mid-run (while an execute case waits on a slow server, and at random moments) leaves the previous
   complete artifacts byte for byte, or none: never a partial or corrupt result, JUnit or summary, and no temp
   file that a later run reads; the next run and ``qlab report`` work on what is there.
-- SIGINT (Ctrl-C) exits 130 after the interrupted mutating case's cleanup request reached the server, and after
-  the dev server's whole process group has stopped.
+- SIGINT (Ctrl-C) exits 130, SIGTERM (a cancelled CI job) 143, after the interrupted mutating case's cleanup
+  request reached the server, and after the dev server's whole process group has stopped.
 """
 
 from __future__ import annotations
@@ -174,8 +174,14 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+)
 @pytest.mark.parametrize("concurrency", [1, 8], ids=["sequential", "pool"])
-def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, concurrency: int) -> None:
+def test_sigint_or_sigterm_runs_cleanup_stops_the_dev_server_and_exits(
+    tmp_path: Path, concurrency: int, signum: int, code: int
+) -> None:
+    """SIGTERM is how GitLab, Jenkins and Kubernetes cancel a job: it takes Ctrl-C's path, and exits 143."""
     config, record, pid_file = _slow_order_project(tmp_path, concurrency=concurrency)
     out = tmp_path / "out"
     proc = _start(config, out)
@@ -184,11 +190,11 @@ def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, 
     server_pid = int(pid_file.read_text())
     assert _group_alive(server_pid)
     interrupted_at = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=SLOW_SEC * 3)
     waited = time.monotonic() - interrupted_at
     console = (stdout + stderr).decode("utf-8", errors="replace")
-    assert proc.returncode == 130, console
+    assert proc.returncode == code, console
     assert "interrupted" in console and "Traceback" not in console, console
     requests = [(r["method"], r["path"]) for r in read_record(record)]
     # the interrupted case's cleanup reached the server after its mutation ...
@@ -198,7 +204,7 @@ def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, 
     assert not _group_alive(server_pid)
     # no result of an interrupted run, and nothing half-written
     _assert_intact(out, {})
-    print(json.dumps({"concurrency": concurrency, "exit_after_sigint_sec": round(waited, 2)}))
+    print(json.dumps({"concurrency": concurrency, "signal": signum, "exit_after_sec": round(waited, 2)}))
 
 
 # ---------------------------------------------------------------------------------------------- found by the campaign

@@ -22,9 +22,9 @@ from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolver, requires_auth
 from qlab.execute.cleanup import run_cleanup
 from qlab.execute.client import Exchange, Redirects, RetryPolicy, TransportFailure, send
+from qlab.execute.credentials import BaseURL
 from qlab.execute.record import STAGE, CaseState, display_path, record
 from qlab.execute.request import (
-    BaseURL,
     PreparedRequest,
     RequestError,
     build_request,

@@ -15,9 +15,9 @@ from typing import Protocol
 from qlab.collection.model import Tool
 from qlab.errors import InputError
 from qlab.execute.client import Exchange
+from qlab.execute.credentials import BaseURL
 from qlab.execute.record import STAGE, CaseState
 from qlab.execute.request import (
-    BaseURL,
     PreparedRequest,
     RequestError,
     build_request,

@@ -13,13 +13,12 @@ keeps the captured value's type; an embedded one is rendered as text.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 from qlab import jsonpath
 from qlab.collection.model import Tool
@@ -132,38 +131,6 @@ def resolve_arguments(
             raise RequestError(f"binding {name}: {path} matched nothing in the response of step {index}")
         arguments[name] = values[0]
     return arguments
-
-
-@dataclass(frozen=True, slots=True)
-class BaseURL:
-    """An environment's ``base_url`` split for sending: the URL without userinfo, and the Basic credentials the
-    userinfo held (``http://user:pw@host``), which a request carries only when its auth profile sets no
-    ``Authorization`` of its own (httpx would otherwise put them over the profile's bearer token)."""
-
-    url: str
-    basic: str | None = None  # the Authorization value from the userinfo
-    secrets: tuple[str, ...] = ()  # the password, user:password and the Basic value, for the scrubber
-
-    @classmethod
-    def of(cls, url: str) -> BaseURL:
-        parts = urlsplit(url)
-        if "@" not in parts.netloc:
-            return cls(url)
-        userinfo, _, hostport = parts.netloc.rpartition("@")
-        user, _, password = (unquote(p) for p in userinfo.partition(":"))
-        pair = f"{user}:{password}"
-        basic = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
-        stripped = urlunsplit(parts._replace(netloc=hostport))
-        secrets = tuple(s for s in (password, pair if password else "", basic, userinfo) if s)
-        return cls(stripped, basic, secrets)
-
-
-def display_url(url: str) -> str:
-    """``url`` without its userinfo, for messages and logs (a password in ``base_url`` is never shown)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def join_url(base_url: str, path: str) -> str:

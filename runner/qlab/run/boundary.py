@@ -26,7 +26,7 @@ from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult, CheckedJSON, decoded, plain
-from qlab.scrub import secret_variants
+from qlab.scrub import SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -187,6 +187,29 @@ def scrub_check(
         else (f"{len(secrets)} secret(s) checked in {len(results)} case(s)")
     )
     return GuardResult("scrub", stage, not hits, _mode(gate, "scrub"), message)
+
+
+def scrub_stage_objects(stage: str, results: Sequence[CaseResult], secrets: set[str]) -> None:
+    """Scrub what a stage stored from the engine under test (search rows, the selector's reasons, plan
+    diagnostics, an engine's error message, the stage's assertion messages) as soon as the stage returns, before
+    any check reads it or any byte is written. ``scrub_check`` stays as the second line of defence."""
+    if not secrets:
+        return
+    clean = secrets.scrubber() if isinstance(secrets, SecretSet) else scrubber(secrets, key_rules=False)
+    keys = STAGE_OBJECTS.get(stage, ())
+    for result in results:
+        for key in keys:
+            value = getattr(result, key, None)
+            if value is not None:
+                setattr(result, key, clean(value))
+        if result.failure is not None and result.failure.stage == stage:
+            result.failure.message = clean.text(result.failure.message)
+        for item in result.assertions:
+            item.message, item.expected, item.actual = (
+                clean.text(item.message),
+                clean(item.expected),
+                clean(item.actual),
+            )
 
 
 def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import tempfile
 import time
 import uuid
@@ -24,6 +25,7 @@ from pathlib import Path
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.errors import InputError, QlabError
+from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
 from qlab.run import boundary, prerun
 from qlab.run.gates import GateSpec
@@ -34,6 +36,7 @@ from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
+from qlab.scrub import SecretSet
 from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
 
 
@@ -47,6 +50,9 @@ def _real_engine(config: Config, collection: Collection) -> Engine:
     module = importlib.import_module("qlab.engine.registry")
     engine: Engine = module.make_engine(config.engine, collection, base_dir=Path(config.path).parent)
     return engine
+
+
+ENGINE_STAGES = frozenset({"search", "select", "plan"})
 
 
 def stage_function(stage: str, seams: Seams) -> StageRun:
@@ -134,12 +140,15 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         _close_engine(engine)
         return _never_ran(state)
     state.prerun += prerun.check_auth(config, cases)
+    secrets = options.secrets if options.secrets is not None else SecretSet()
+    secrets.update(known_secrets(config, os.environ))
     ctx = RunContext(
         config=config,
         collection=collection,
         engine=engine,
         gate=build_gate,
-        log=options.log,
+        log=lambda message: options.log(secrets.text(message)),
+        secrets=secrets,
         learner=options.learner,
     )
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
@@ -222,6 +231,8 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     for report in reports:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))
     attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
+    if gate.stage in ENGINE_STAGES:  # the engine's text, scrubbed before anything reads or writes it
+        boundary.scrub_stage_objects(gate.stage, attempts, ctx.secrets)
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
     state.record_stage(gate.stage, reports, guards)
@@ -254,7 +265,9 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
         # the scan looks for the secret values the run resolved; with none there is nothing it could find, so
         # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
         if ctx.secrets:
-            emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+            emit = state.options.emit or (
+                lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+            )
             paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
@@ -272,10 +285,16 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
     ctx.gate = gate
     module = importlib.import_module("qlab.stages.learn")
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
-        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+        emit = state.options.emit or (
+            lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+        )
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
     state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
+
+
+def _secrets(ctx: RunContext) -> SecretSet:
+    return ctx.secrets if isinstance(ctx.secrets, SecretSet) else SecretSet(ctx.secrets)
 
 
 def _close_engine(engine: Engine) -> None:

@@ -28,9 +28,9 @@ from qlab.execute import assertions
 from qlab.execute.auth import AuthResolver
 from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client
+from qlab.execute.credentials import display_url
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
-from qlab.execute.request import display_url
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
 from qlab.scrub import scrub_text
@@ -140,7 +140,8 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
     log_path = log_dir / f"server-{env.name}.log"
     try:
-        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base))
+        scrub = lambda line: scrub_text(line, ctx.secrets)  # noqa: E731 - the secrets known at each line
+        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
     except QlabError as exc:
         ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
         for _case, _env, result in items:
