@@ -71,8 +71,11 @@ class OutputPaths:
 
 
 def _rel(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` when below it. Symbolic links are not followed: the visible names are links
+    into the current set, and a link in the summary must name them, not one set's folder."""
+    target, folder = Path(os.path.abspath(path)), Path(os.path.abspath(base))
     try:
-        return path.resolve().relative_to(base.resolve()).as_posix()
+        return target.relative_to(folder).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -159,6 +162,8 @@ def write_outputs(
             write_file(path, texts[role]())
         return list(paths.by_role().values())
     try:
+        for folder in dict.fromkeys(p.parent for p in paths.by_role().values()):
+            folder.mkdir(parents=True, exist_ok=True)
         if not _linked(paths):
             _adopt_visible(paths)
         folder = _write_set(paths, texts)
