@@ -3,12 +3,22 @@
 Paths inside qlab.yaml are relative to its folder (:func:`resolve`). Messages show paths relative to the
 working directory when the file is below it (:func:`display_path`), so they are clickable in a terminal and in
 CI logs; models keep paths relative to the config folder (stable across machines).
+
+Case globs are expanded here, not by :mod:`glob` (:func:`expand_glob`): ``**`` never follows a symbolic link to
+a folder (a link to ``/`` or a link loop would walk the whole machine, ``/proc`` included), a glob that visits
+more than ``MAX_GLOB_ENTRIES`` entries is refused, and only regular files match (a FIFO would hang the reader).
+:func:`outside` says when a case file lies outside the project — the repository that holds qlab.yaml, or its
+folder when it is in none — itself or through a symbolic link.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
+import re
+import stat
+from functools import lru_cache
 from pathlib import Path
 
 from qlab.errors import InputError
@@ -94,7 +104,91 @@ def has_magic(pattern: str) -> bool:
     return glob.has_magic(pattern)
 
 
-def expand_glob(base: Path, pattern: str) -> list[Path]:
-    """The files ``pattern`` (relative to ``base``; ``**`` recurses) matches, sorted, folders left out."""
-    full = pattern if os.path.isabs(pattern) else str(base / pattern)
-    return sorted(Path(p) for p in glob.glob(full, recursive=True) if os.path.isfile(p))
+MAX_GLOB_ENTRIES = 200_000  # folder entries one case glob may look at
+
+
+class GlobError(ValueError):
+    """A glob that cannot be expanded safely; the message says why and what to do."""
+
+
+def expand_glob(base: Path, pattern: str, *, limit: int = MAX_GLOB_ENTRIES) -> list[Path]:
+    """The regular files ``pattern`` (relative to ``base``; ``**`` recurses, hidden names need a leading ``.``)
+    matches, sorted. Raises GlobError when the walk would look at more than ``limit`` entries."""
+    full = pattern if os.path.isabs(pattern) else os.path.join(base, pattern)
+    parts = [p for p in full.replace(os.sep, "/").split("/")]
+    root = "/".join(parts[:1]) or "/"
+    start = 1
+    while start < len(parts) and not has_magic(parts[start]):  # the literal folders before the first wildcard
+        root = f"{root}/{parts[start]}" if root != "/" else f"/{parts[start]}"
+        start += 1
+    seen = [0]
+    found = _expand(root, parts[start:], seen, limit) if start < len(parts) else [root]
+    return sorted(Path(p) for p in dict.fromkeys(found) if _regular(p))
+
+
+def _expand(folder: str, segments: list[str], seen: list[int], limit: int) -> list[str]:
+    if not segments:
+        return [folder]
+    segment, rest = segments[0], segments[1:]
+    if not has_magic(segment):
+        path = os.path.join(folder, segment)
+        return _expand(path, rest, seen, limit) if not rest or os.path.isdir(path) else []
+    out: list[str] = []
+    if segment == "**":
+        out += _expand(folder, rest, seen, limit)  # zero folders
+    matcher = _segment(segment).match
+    for entry in _scan(folder, seen, limit):
+        if entry.name.startswith(".") and not segment.startswith("."):
+            continue  # like glob: a wildcard does not match a hidden name
+        if segment == "**":
+            if entry.is_dir(follow_symlinks=False):  # never through a link: no loops, no walk off the project
+                out += _expand(entry.path, segments, seen, limit)
+        elif matcher(entry.name):
+            if not rest:
+                out.append(entry.path)
+            elif entry.is_dir():
+                out += _expand(entry.path, rest, seen, limit)
+    return out
+
+
+def _scan(folder: str, seen: list[int], limit: int) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            found = list(entries)
+    except OSError:
+        return []
+    seen[0] += len(found)
+    if seen[0] > limit:
+        raise GlobError(
+            f"looks at more than {limit:,} files and folders; narrow it (name the folder it needs)"
+        )
+    return found
+
+
+@lru_cache(maxsize=256)
+def _segment(pattern: str) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern))
+
+
+def _regular(path: str) -> bool:
+    """A regular file (or a link to one): never a folder, FIFO, socket or device."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def project_root(config_path: Path) -> Path:
+    """The project a config belongs to: the repository holding it (the nearest folder with ``.git`` above it),
+    else its own folder."""
+    folder = Path(os.path.abspath(config_path)).parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def outside(path: Path, root: Path) -> bool:
+    """True when ``path``, with every symbolic link followed, lies outside ``root``."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real != top and not real.startswith(top.rstrip(os.sep) + os.sep)

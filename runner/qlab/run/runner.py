@@ -226,7 +226,13 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     if gate.stage == "learn":
         reports = [_learn(state, ctx, gate_cases)]
     else:
-        reports = state.lanes.run(stage_function(gate.stage, state.options.seams), ctx, gate_cases)
+        limit = state.config.budget.max_duration_sec
+        reports = state.lanes.run(
+            stage_function(gate.stage, state.options.seams),
+            ctx,
+            gate_cases,
+            over_budget=lambda: limit is not None and time.monotonic() - state.started > limit,
+        )
     wall = (time.perf_counter() - t0) * 1000
     for report in reports:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))

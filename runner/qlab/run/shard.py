@@ -84,6 +84,10 @@ def partition(
 def load_durations(path: str | Path) -> dict[str, float]:
     """Read a durations file: a flat JSON object ``{case_id: seconds}`` (pytest-split's format)."""
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise InputError(
+            f"{p}: not a regular file (a folder, a FIFO, a socket or a device); pass a JSON file"
+        )
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
