@@ -189,20 +189,24 @@ def scrub_check(
     return GuardResult("scrub", stage, not hits, _mode(gate, "scrub"), message)
 
 
-def scrub_stage_objects(stage: str, results: Sequence[CaseResult], secrets: set[str]) -> None:
-    """Scrub what a stage stored from the engine under test (search rows, the selector's reasons, plan
-    diagnostics, an engine's error message, the stage's assertion messages) as soon as the stage returns, before
-    any check reads it or any byte is written. ``scrub_check`` stays as the second line of defence."""
+ENGINE_OBJECTS = ("search", "target_selector", "plan")  # what the engine under test's answers become
+ENGINE_STAGES = frozenset({"search", "select", "plan"})
+
+
+def scrub_engine_text(results: Sequence[CaseResult], secrets: set[str]) -> None:
+    """Scrub what the engine under test said (search rows, the selector's reasons, plan diagnostics, an engine's
+    error message) and the assertions about it, as soon as a gate's stage returns — before any check reads it
+    or any byte is written. An execute case calls the engine inside the execute gate, so every gate does this.
+    ``scrub_check`` stays as the second line of defence."""
     if not secrets:
         return
     clean = secrets.scrubber() if isinstance(secrets, SecretSet) else scrubber(secrets, key_rules=False)
-    keys = STAGE_OBJECTS.get(stage, ())
     for result in results:
-        for key in keys:
+        for key in ENGINE_OBJECTS:
             value = getattr(result, key, None)
             if value is not None:
                 setattr(result, key, clean(value))
-        if result.failure is not None and result.failure.stage == stage:
+        if result.failure is not None and result.failure.stage in ENGINE_STAGES:
             result.failure.message = clean.text(result.failure.message)
         for item in result.assertions:
             item.message, item.expected, item.actual = (

@@ -52,9 +52,6 @@ def _real_engine(config: Config, collection: Collection) -> Engine:
     return engine
 
 
-ENGINE_STAGES = frozenset({"search", "select", "plan"})
-
-
 def stage_function(stage: str, seams: Seams) -> StageRun:
     """The stage module's ``run`` (or the seam's fake)."""
     if stage in seams.stages:
@@ -237,8 +234,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     for report in reports:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))
     attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
-    if gate.stage in ENGINE_STAGES:  # the engine's text, scrubbed before anything reads or writes it
-        boundary.scrub_stage_objects(gate.stage, attempts, ctx.secrets)
+    boundary.scrub_engine_text(attempts, ctx.secrets)  # before any check reads it or any byte is written
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
     state.record_stage(gate.stage, reports, guards)
