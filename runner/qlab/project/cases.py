@@ -22,6 +22,7 @@ from qlab.project.files import (
     GlobError,
     display_path,
     expand_glob,
+    glob_matches,
     has_magic,
     outside,
     project_relative,
@@ -80,16 +81,16 @@ def discover(
                                           "case files must be inside it"))  # fmt: skip
                 continue
             try:
-                found = expand_glob(base, pattern)
+                found = sorted(glob_matches(base, pattern))
             except GlobError as exc:
                 out.append(doc.diagnostic(where, f"{pattern!r} {exc}"))
                 continue
-            matches = [m for m in found if config_path is None or m != config_path]
+            matches = [(m, linked) for m, linked in found if config_path is None or m != config_path]
             if not matches:
                 out.append(doc.diagnostic(where, _no_match(base, pattern)))
                 continue
-            for match in matches:
-                if outside(match, root):
+            for match, linked in matches:
+                if linked and outside(match, root):  # only a link can lead out of the checked folder
                     out.append(doc.diagnostic(where, f"{display_path(match)} is a link to a file outside the project "
                                               f"({display_path(root)}): case files must be inside it"))  # fmt: skip
                     continue

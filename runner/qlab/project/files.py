@@ -114,40 +114,55 @@ class GlobError(ValueError):
 def expand_glob(base: Path, pattern: str, *, limit: int = MAX_GLOB_ENTRIES) -> list[Path]:
     """The regular files ``pattern`` (relative to ``base``; ``**`` recurses, hidden names need a leading ``.``)
     matches, sorted. Raises GlobError when the walk would look at more than ``limit`` entries."""
+    return sorted(path for path, _linked in glob_matches(base, pattern, limit=limit))
+
+
+def glob_matches(base: Path, pattern: str, *, limit: int = MAX_GLOB_ENTRIES) -> list[tuple[Path, bool]]:
+    """``expand_glob``'s files, unsorted, each with whether the walk went through a symbolic link to reach it
+    (the file itself or a folder a single wildcard matched): only those can lead out of the folder the literal
+    part of the pattern names, so only they need ``outside``'s path resolution."""
     full = pattern if os.path.isabs(pattern) else os.path.join(base, pattern)
-    parts = [p for p in full.replace(os.sep, "/").split("/")]
-    root = "/".join(parts[:1]) or "/"
+    parts = full.replace(os.sep, "/").split("/")
+    root = parts[0] or "/"
     start = 1
     while start < len(parts) and not has_magic(parts[start]):  # the literal folders before the first wildcard
         root = f"{root}/{parts[start]}" if root != "/" else f"/{parts[start]}"
         start += 1
     seen = [0]
-    found = _expand(root, parts[start:], seen, limit) if start < len(parts) else [root]
-    return sorted(Path(p) for p in dict.fromkeys(found) if _regular(p))
+    if start == len(parts):  # no wildcard: the path itself, when it is a regular file
+        return [(Path(root), os.path.islink(root))] if _regular(root) else []
+    found = _expand(root, parts[start:], False, seen, limit)
+    return [(Path(p), linked) for p, linked in dict.fromkeys(found)]
 
 
-def _expand(folder: str, segments: list[str], seen: list[int], limit: int) -> list[str]:
-    if not segments:
-        return [folder]
+def _expand(
+    folder: str, segments: list[str], linked: bool, seen: list[int], limit: int
+) -> list[tuple[str, bool]]:
     segment, rest = segments[0], segments[1:]
     if not has_magic(segment):
         path = os.path.join(folder, segment)
-        return _expand(path, rest, seen, limit) if not rest or os.path.isdir(path) else []
-    out: list[str] = []
+        if not rest:
+            return [(path, linked or os.path.islink(path))] if _regular(path) else []
+        return _expand(path, rest, linked or os.path.islink(path), seen, limit) if os.path.isdir(path) else []
+    out: list[tuple[str, bool]] = []
     if segment == "**":
-        out += _expand(folder, rest, seen, limit)  # zero folders
+        if rest:
+            out += _expand(folder, rest, linked, seen, limit)  # zero folders
     matcher = _segment(segment).match
     for entry in _scan(folder, seen, limit):
         if entry.name.startswith(".") and not segment.startswith("."):
             continue  # like glob: a wildcard does not match a hidden name
         if segment == "**":
             if entry.is_dir(follow_symlinks=False):  # never through a link: no loops, no walk off the project
-                out += _expand(entry.path, segments, seen, limit)
+                out += _expand(entry.path, segments, linked, seen, limit)
+            elif not rest and entry.is_file():
+                out.append((entry.path, linked or entry.is_symlink()))
         elif matcher(entry.name):
             if not rest:
-                out.append(entry.path)
+                if entry.is_file():  # a regular file, or a link to one (d_type: no extra system call)
+                    out.append((entry.path, linked or entry.is_symlink()))
             elif entry.is_dir():
-                out += _expand(entry.path, rest, seen, limit)
+                out += _expand(entry.path, rest, linked or entry.is_symlink(), seen, limit)
     return out
 
 
