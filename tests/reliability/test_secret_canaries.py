@@ -316,7 +316,7 @@ def test_no_canary_reaches_any_output_or_the_console(
         **{
             f"bearer_failing-{k}": ("failed", "auth_header_resolution_failed")
             for k in ("headers", "anything", "passes")
-        },  # fmt: skip
+        },
     }
     for cid, record in cases.items():
         if cid == "engine-plan":

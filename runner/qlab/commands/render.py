@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 import click
 
-from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.report import console, github, markdown
 from qlab.run.outputs import OutputPaths
@@ -47,24 +46,6 @@ class RunLog:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-
-
-def rescrub_logs(paths: Iterable[Path], secrets: SecretSet) -> None:
-    """Scrub finished log files again with every secret the run knew at its end: a line written before a secret
-    was learnt (a dev server printing the session cookie it set) is cleaned now. A log only changes when it held
-    one; it is replaced atomically."""
-    if not secrets:
-        return
-    clean = secrets.scrubber()
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        scrubbed = clean.text(text)
-        if scrubbed != text:
-            with contextlib.suppress(OSError):
-                write_atomic(path, scrubbed)
 
 
 def render_outcome(

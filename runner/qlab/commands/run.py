@@ -12,14 +12,22 @@ from typing import Any
 
 import click
 
-from qlab.commands.render import RunLog, check_ci_files, render_outcome, rescrub_logs
+from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
 from qlab.run.options import RunOptions
-from qlab.run.outputs import clean_artifact, output_paths, prepare, release, stage_outputs, write_outputs
+from qlab.run.outputs import (
+    clean_artifact,
+    output_paths,
+    prepare,
+    release,
+    rescrub_logs,
+    stage_outputs,
+    write_outputs,
+)
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations

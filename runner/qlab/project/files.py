@@ -145,9 +145,8 @@ def _expand(
             return [(path, linked or os.path.islink(path))] if _regular(path) else []
         return _expand(path, rest, linked or os.path.islink(path), seen, limit) if os.path.isdir(path) else []
     out: list[tuple[str, bool]] = []
-    if segment == "**":
-        if rest:
-            out += _expand(folder, rest, linked, seen, limit)  # zero folders
+    if segment == "**" and rest:
+        out += _expand(folder, rest, linked, seen, limit)  # zero folders
     matcher = _segment(segment).match
     for entry in _scan(folder, seen, limit):
         if entry.name.startswith(".") and not segment.startswith("."):

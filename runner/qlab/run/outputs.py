@@ -190,6 +190,24 @@ def stage_outputs(
     return [folder / role for role in ROLES]
 
 
+def rescrub_logs(paths: Iterable[Path], secrets: SecretSet) -> None:
+    """Scrub finished log files again with every secret the run knew at its end: a line written before a secret
+    was learnt (a dev server printing the session cookie it set) is cleaned now. A log only changes when it held
+    one; it is replaced atomically."""
+    if not secrets:
+        return
+    clean = secrets.scrubber()
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        scrubbed = clean.text(text)
+        if scrubbed != text:
+            with contextlib.suppress(OSError):
+                write_atomic(path, scrubbed)
+
+
 def temp_paths(folder: Path) -> OutputPaths:
     return OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")
 

@@ -31,7 +31,7 @@ from qlab.run import boundary, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome, Seams
-from qlab.run.outputs import temp_paths, write_outputs
+from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
 from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
@@ -270,6 +270,9 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
             emit = state.options.emit or (
                 lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
             )
+            # a log line can hold a secret learnt after it was written (a server printing the cookie it sets):
+            # the logs are scrubbed again with every secret known now, then scanned
+            rescrub_logs(state.log_paths(), _secrets(ctx))
             paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
@@ -290,6 +293,7 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
         emit = state.options.emit or (
             lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
         )
+        rescrub_logs(state.log_paths(), _secrets(ctx))
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
     state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
