@@ -155,8 +155,11 @@ class SecretSet(set[str]):
 
     Adding is safe from worker threads (each ``add`` is one set operation under the GIL)."""
 
+    __slots__ = ("_built",)
+
     def __init__(self, values: Iterable[str] = ()) -> None:
         super().__init__()
+        self._built: dict[int, tuple[int, Scrubber]] = {}  # max_chars -> (size when built, scrubber)
         self.update(values)
 
     def add(self, value: str) -> None:
@@ -172,8 +175,16 @@ class SecretSet(set[str]):
 
     def scrubber(self, *, max_chars: int = 0, key_rules: bool = False) -> Scrubber:
         """The scrubber for every secret known now: by value only and never truncating unless asked (for
-        logs, files and the console)."""
-        return scrubber(frozenset(self), max_chars=max_chars, key_rules=key_rules)
+        logs, files and the console). Rebuilt only after something was added (a log line each costs nothing)."""
+        if key_rules:
+            return scrubber(frozenset(self), max_chars=max_chars, key_rules=True)
+        built = self._built.get(max_chars)
+        if built is None or built[0] != len(self):
+            built = self._built[max_chars] = (
+                len(self),
+                scrubber(frozenset(self), max_chars=max_chars, key_rules=False),
+            )
+        return built[1]
 
     def text(self, value: str) -> str:
         """``value`` with every known secret replaced (no truncation)."""

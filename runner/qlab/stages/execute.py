@@ -33,7 +33,7 @@ from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
-from qlab.scrub import scrub_text
+from qlab.scrub import SecretSet, scrub_text
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 
 STAGE = "execute"
@@ -140,7 +140,10 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
     log_path = log_dir / f"server-{env.name}.log"
     try:
-        scrub = lambda line: scrub_text(line, ctx.secrets)  # noqa: E731 - the secrets known at each line
+        # each line through the scrubber of the secrets known when it is written (the logs are scrubbed again
+        # with all of them before the learn gate scans them)
+        secrets = ctx.secrets
+        scrub = secrets.text if isinstance(secrets, SecretSet) else (lambda line: scrub_text(line, secrets))
         state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
     except QlabError as exc:
         ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
