@@ -222,9 +222,10 @@ def _group_alive(pgid: int) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+    ("concurrency", "signum", "code"),
+    [(1, signal.SIGINT, 130), (8, signal.SIGINT, 130), (1, signal.SIGTERM, 143)],
+    ids=["sequential-SIGINT", "pool-SIGINT", "sequential-SIGTERM"],  # SIGTERM takes SIGINT's path from there
 )
-@pytest.mark.parametrize("concurrency", [1, 8], ids=["sequential", "pool"])
 def test_sigint_or_sigterm_runs_cleanup_stops_the_dev_server_and_exits(
     tmp_path: Path, concurrency: int, signum: int, code: int
 ) -> None:
