@@ -210,3 +210,18 @@ def test_a_folder_where_an_output_belongs_is_an_input_error(tmp_path: Path) -> N
     paths.junit.mkdir(parents=True)
     with pytest.raises(InputError, match="cannot be written"):
         write_outputs(_artifact("a"), paths)
+
+
+def test_a_run_that_does_not_hold_the_folder_leaves_the_other_runs_sets_alone(tmp_path: Path) -> None:
+    """Two runs writing into one folder: the one without the lock switches its set in but removes nothing, so
+    the other's set, still being written, survives."""
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    other = paths.store / "result.json.20990101T000000-99-000001"  # another live run's set in the making
+    other.mkdir()
+    with open(paths.store / ".lock", "a") as store_lock:
+        fcntl.flock(store_lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        write_outputs(_artifact("b"), paths)
+        assert other.exists() and _visible(paths) == _expected(tmp_path, "b")
+    write_outputs(_artifact("c"), paths)
+    assert not other.exists()

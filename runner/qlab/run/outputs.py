@@ -168,7 +168,12 @@ def write_outputs(
             _adopt_visible(paths)
         folder = _write_set(paths, texts)
         _switch(paths, folder)
-        _remove_other_sets(paths, keep=folder.name)
+        # older sets go, but only under the folder's lock: another run writing here may be making its own
+        held = paths.store in _LOCKS
+        if held or _lock(paths.store):
+            _remove_other_sets(paths, keep=folder.name)
+            if not held:
+                release(paths)
     except OSError as exc:
         raise InputError(
             f"{paths.result.parent}: the outputs cannot be written: {exc.strerror or exc}; check --out, --junit "
