@@ -10,6 +10,10 @@
     |       +-- SpecFetchError (2)  a spec URL cannot be fetched (also a SpecError)
     +-- Interrupted (130)         Ctrl-C
 
+SIGTERM (a CI job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the
+interrupted cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a
+process that SIGTERM ended.
+
 "Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result. A
 DependencyError raised while a run judges cases becomes that case's failure reason, and the run's verdict
 ERROR (exit 2).
@@ -25,6 +29,7 @@ EXIT_BLOCKED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @dataclass(frozen=True, slots=True, order=True)

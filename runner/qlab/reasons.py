@@ -138,6 +138,14 @@ REASONS: dict[str, Reason] = {
             "Mutations run only against dev hosts: add the host to environments.<name>.allowed_hosts if it is one.",
         ),
         _R(
+            "redirect_refused",
+            "execute",
+            "the API answered with a redirect qlab does not follow",
+            "A request that may change data is never redirected, and a read only to its own origin or an "
+            "allowed host: point base_url at the final address, or add that host to allowed_hosts if it is one "
+            "(its credentials are still dropped there).",
+        ),
+        _R(
             "cleanup_missing",
             "execute",
             "a mutating case without cleanup steps or assertions",

@@ -12,7 +12,7 @@ import pytest
 from qlab.cli import main
 from qlab.run.artifact import write
 from qlab.run.runner import run
-from qlab.run.shard import ShardSpec
+from qlab.run.shard import ShardSpec, case_manifest
 from run import fakes as f
 
 
@@ -200,3 +200,30 @@ def test_unsharded_results_and_bad_files_exit_2(tmp_path: Path, capsys: pytest.C
     assert code == 2 and "broken.json:1:2: $: invalid JSON" in stderr
     code, _, stderr = _cli(["merge", str(tmp_path / "nothing-here")], capsys)
     assert code == 2 and "no such file" in stderr
+
+
+def test_a_shard_whose_cases_were_removed_by_hand_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shard records the cases it ran (count and digest). Removing a failing case from the file no longer
+    merges to PASS: refused as is, refused with its manifest edited to match, refused without a manifest."""
+    _, paths = _shards(tmp_path, _cases())
+    original = paths[0].read_text(encoding="utf-8")
+    data = json.loads(original)
+    assert data["shard"]["cases"]["count"] == len(data["cases"])
+    data["cases"] = data["cases"][1:]
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "its cases do not match the ones it ran" in stderr, stderr
+
+    # the manifest rewritten to match: the shards together are still not the selection they were run from
+    data["shard"]["cases"] = case_manifest(c["case_id"] for c in data["cases"])
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "are not the selection they were run from" in stderr, stderr
+
+    data = json.loads(original)
+    del data["shard"]["cases"]
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "$.shard.cases: no record of the cases this shard ran" in stderr, stderr

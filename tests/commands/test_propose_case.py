@@ -50,7 +50,7 @@ def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     )
     assert code == 0, err
     assert "case reg-s-parcel joins required suite 'regression'" in out
-    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel"]
+    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel", "r-health"]
 
 
 def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

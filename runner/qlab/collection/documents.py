@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,10 @@ def read(
             path = base_dir / path
             shown = display or _from_cwd(path)
     try:
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode) and not path.is_dir():
+            raise SpecError(
+                f"{shown}: not a regular file (a FIFO, a socket or a device); point at the spec file"
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         # where it looked helps when a relative path was resolved against qlab.yaml's folder

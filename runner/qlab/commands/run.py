@@ -22,10 +22,19 @@ from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
 from qlab.run.options import RunEvent, RunOptions
-from qlab.run.outputs import output_paths, prepare, write_outputs
+from qlab.run.outputs import (
+    clean_artifact,
+    output_paths,
+    prepare,
+    release,
+    rescrub_logs,
+    stage_outputs,
+    write_outputs,
+)
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations
+from qlab.scrub import SecretSet, watch_console
 
 
 def _previous(path: Path) -> dict[str, Any] | None:
@@ -98,34 +107,46 @@ def command(
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
-    check_ci_files()
-    previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
-    stderr = sys.stderr
-    progress = console.Progress(
-        stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
-    )
-    with RunLog(paths.result.parent / "run.log") as log:
-        options = RunOptions(
-            selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
-            shard=shard,
-            durations=durations,
-            previous=previous,
-            exit_zero=exit_zero,
-            start_servers=not no_server,
-            log_dir=paths.result.parent,
-            emit=lambda art: write_outputs(art, paths),
-            reviews=review_decisions(config),
-            learner=run_learning,
-            on_event=_timed(progress) if timings.enabled() else progress,
-            log=log,
+    try:
+        check_ci_files()
+        previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
+        secrets = SecretSet()  # every writer below, the console included, scrubs with it
+        watch_console(secrets)
+        stderr = sys.stderr
+        progress = console.Progress(
+            stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
         )
-        outcome = run(project, options=options)
-    timings.mark("artifact")
-    write_outputs(outcome.artifact, paths)
-    _store_suggestions(project.config, outcome.artifact)
-    render_outcome(outcome.artifact, paths, quiet=quiet)
-    timings.mark("outputs")
-    return outcome.exit_code
+        log_path = paths.result.parent / "run.log"
+        with RunLog(log_path, secrets) as log:
+            options = RunOptions(
+                selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
+                shard=shard,
+                durations=durations,
+                previous=previous,
+                exit_zero=exit_zero,
+                start_servers=not no_server,
+                log_dir=paths.result.parent,
+                emit=lambda art: stage_outputs(art, paths, secrets=secrets),
+                reviews=review_decisions(config),
+                learner=run_learning,
+                on_event=_timed(progress) if timings.enabled() else progress,
+                log=log,
+                secrets=secrets,
+            )
+            try:
+                outcome = run(project, options=options)
+            finally:
+                # the logs were scrubbed line by line with the secrets known then: once more with all of them
+                rescrub_logs([log_path, *paths.result.parent.glob("server-*.log")], secrets)
+        timings.mark("artifact")
+        artifact = clean_artifact(outcome.artifact, secrets)
+        write_outputs(artifact, paths, secrets=secrets)
+        _store_suggestions(project.config, artifact)
+        render_outcome(artifact, paths, quiet=quiet, secrets=secrets)
+        timings.mark("outputs")
+        return outcome.exit_code
+    finally:
+        release(paths)
 
 
 def _timed(progress: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:

@@ -32,6 +32,11 @@ MEANINGS: dict[str, tuple[str, str]] = {
         "A bug in qlab. The message asks you to report it; set `QLAB_DEBUG=1` to see the traceback.",
     ),
     "EXIT_INTERRUPTED": ("interrupted", "Ctrl-C (SIGINT): the command stopped before it decided."),
+    "EXIT_TERMINATED": (
+        "terminated",
+        "SIGTERM (a cancelled CI job): handled like Ctrl-C — the interrupted cases' cleanup steps ran and the dev "
+        "servers stopped — and the command stopped before it decided.",
+    ),
 }
 
 PRELUDE = """\

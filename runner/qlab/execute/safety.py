@@ -100,7 +100,8 @@ def check(
         )
     hosts = tuple(allowed_hosts)
     if not host_allowed(base_url, hosts):
-        host = urlsplit(base_url).netloc or base_url
+        parts = urlsplit(base_url)
+        host = parts.netloc.rpartition("@")[2] or "(no host)"  # never the userinfo: it may hold a password
         listed = ", ".join(hosts) or "none"
         return SafetyVerdict(
             False,

@@ -113,6 +113,19 @@ class AuthProfile:
     headers: Mapping[str, str] = field(default_factory=dict)
     origin: Origin = NO_ORIGIN
 
+    def env_names(self) -> list[str]:
+        """The environment variables this profile reads (names are not secret; their values are)."""
+        names = [
+            self.token_env,
+            self.value_env,
+            self.username_env,
+            self.password_env,
+            self.client_id_env,
+            self.client_secret_env,
+            *self.headers.values(),
+        ]
+        return [n for n in names if n]
+
 
 # --------------------------------------------------------------------------------------------- engine
 

@@ -2,7 +2,9 @@
 
 Only a complete, consistent set is accepted (else InputError, exit 2 — never a pass on partial data): every
 shard 1..N exactly once, the same N, the same selection fingerprint, config and collection, no case in two
-shards. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
+shards, each shard's cases those of its manifest (``shard.cases``: their count and digest, recorded when it
+ran), and all of them together the selection the fingerprint was made from. A shard whose cases were removed
+or added by hand is refused, however its file was edited. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
 guards), not from the shards' exit codes: thresholds are judged on all cases at once, and when a gate blocks,
 the cases of later gates are reported ``blocked`` exactly as one unsharded run would report them.
 """
@@ -19,6 +21,7 @@ from typing import Any
 from qlab import metrics
 from qlab.errors import InputError
 from qlab.run import artifact, gates
+from qlab.run.shard import case_manifest, selection_fingerprint
 
 SHARD_GLOB = "qlab-shard-*-of-*.json"
 
@@ -88,7 +91,35 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
             other = seen.setdefault(str(case["case_id"]), path)
             if other != path:
                 raise InputError(f"case {case['case_id']!r} is in two shards: {other} and {path}")
+    for path, data in shards:
+        _check_manifest(path, data)
+    first = shards[0][1]
+    fp = first.get("fingerprint") or {}
+    union = selection_fingerprint(
+        list(seen), config_digest=str(fp.get("config_digest")), commit=fp.get("git_commit")
+    )
+    if union != first["shard"].get("selection_fingerprint"):
+        raise InputError(
+            f"the shards' cases together ({len(seen)}) are not the selection they were run from (its "
+            "fingerprint differs): a case was removed from or added to a shard file; re-run the whole matrix"
+        )
     return total
+
+
+def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
+    """The shard's cases are the ones it recorded running (``$.shard.cases``)."""
+    manifest = data["shard"].get("cases")
+    if not isinstance(manifest, Mapping) or not {"count", "digest"} <= set(manifest):
+        raise InputError(
+            f"{path}: $.shard.cases: no record of the cases this shard ran (a result of an older qlab?); "
+            "re-run the shard with this qlab"
+        )
+    found = case_manifest(str(c.get("case_id")) for c in data["cases"])
+    if found != {"count": manifest["count"], "digest": manifest["digest"]}:
+        raise InputError(
+            f"{path}: its cases do not match the ones it ran ($.shard.cases: {manifest['count']} case(s); the "
+            f"file holds {found['count']}, other ids): cases were removed or added after the run; re-run the shard"
+        )
 
 
 def _dedupe(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from qlab.project.model import AuthProfile, Case, Config, Source
+from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
 
 PRE_RUN = "pre-run"
@@ -99,19 +99,6 @@ def check_sources(config: Config) -> GuardResult:
     )
 
 
-def _profile_env(profile: AuthProfile) -> list[str]:
-    names = [
-        profile.token_env,
-        profile.value_env,
-        profile.username_env,
-        profile.password_env,
-        profile.client_id_env,
-        profile.client_secret_env,
-        *profile.headers.values(),
-    ]
-    return [n for n in names if n]
-
-
 def _auth_problem(config: Config, env_name: str | None) -> str | None:
     environment = config.environments.get(env_name or "")
     if environment is None:
@@ -122,7 +109,7 @@ def _auth_problem(config: Config, env_name: str | None) -> str | None:
     profile = config.auth_profiles.get(profile_name)
     if profile is None:
         return f"auth profile {profile_name!r} is not defined (auth_profile_missing)"
-    missing = [name for name in _profile_env(profile) if not os.environ.get(name)]
+    missing = [name for name in profile.env_names() if not os.environ.get(name)]
     if profile.token_command and not missing:
         program = (shlex.split(profile.token_command) or [""])[0]
         if not shutil.which(program):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import tempfile
 import time
 import uuid
@@ -26,16 +27,18 @@ from pathlib import Path
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.errors import DependencyError, InputError, QlabError
+from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
 from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome, Seams
-from qlab.run.outputs import temp_paths, write_outputs
+from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
 from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
+from qlab.scrub import SecretSet
 from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
 
 
@@ -141,12 +144,15 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         _close_engine(engine)
         return _never_ran(state)
     state.prerun += prerun.check_auth(config, cases)
+    secrets = options.secrets if options.secrets is not None else SecretSet()
+    secrets.update(known_secrets(config, os.environ))
     ctx = RunContext(
         config=config,
         collection=collection,
         engine=engine,
         gate=build_gate,
-        log=options.log,
+        log=lambda message: options.log(secrets.text(message)),
+        secrets=secrets,
         learner=options.learner,
     )
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
@@ -232,11 +238,18 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     if gate.stage == "learn":
         reports = [_learn(state, ctx, gate_cases)]
     else:
-        reports = state.lanes.run(stage_function(gate.stage, state.options.seams), ctx, gate_cases)
+        limit = state.config.budget.max_duration_sec
+        reports = state.lanes.run(
+            stage_function(gate.stage, state.options.seams),
+            ctx,
+            gate_cases,
+            over_budget=lambda: limit is not None and time.monotonic() - state.started > limit,
+        )
     wall = (time.perf_counter() - t0) * 1000
     for report in reports:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))
     attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
+    boundary.scrub_engine_text(attempts, ctx.secrets)  # before any check reads it or any byte is written
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
     state.record_stage(gate.stage, reports, guards)
@@ -269,7 +282,12 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
         # the scan looks for the secret values the run resolved; with none there is nothing it could find, so
         # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
         if ctx.secrets:
-            emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+            emit = state.options.emit or (
+                lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+            )
+            # a log line can hold a secret learnt after it was written (a server printing the cookie it sets):
+            # the logs are scrubbed again with every secret known now, then scanned
+            rescrub_logs(state.log_paths(), _secrets(ctx))
             paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
@@ -287,10 +305,17 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
     ctx.gate = gate
     module = importlib.import_module("qlab.stages.learn")
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
-        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+        emit = state.options.emit or (
+            lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+        )
+        rescrub_logs(state.log_paths(), _secrets(ctx))
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
     state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
+
+
+def _secrets(ctx: RunContext) -> SecretSet:
+    return ctx.secrets if isinstance(ctx.secrets, SecretSet) else SecretSet(ctx.secrets)
 
 
 def _close_engine(engine: Engine) -> None:

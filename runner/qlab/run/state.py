@@ -22,6 +22,7 @@ from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunOptions, RunOutcome
 from qlab.run.provenance import Checkout, fingerprint, provenance, relative
 from qlab.run.selection import Selected
+from qlab.run.shard import case_manifest
 from qlab.stages.base import GuardResult, StageReport, StopHit
 
 
@@ -262,6 +263,7 @@ class RunState:
                 "index": self.options.shard.index,
                 "total": self.options.shard.total,
                 "selection_fingerprint": self.selection_fingerprint,
+                "cases": case_manifest(c.id for c in self.cases),  # checked by qlab merge
             },
             "warnings": [str(w) for w in self.project.warnings] + list(self.selected.warnings),
             "cases": cases,

@@ -19,7 +19,9 @@ STOP_REASONS: dict[str, frozenset[str]] = {
     "auth_not_ready": frozenset(
         {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"}
     ),
-    "mutation_unsafe": frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"}),
+    "mutation_unsafe": frozenset(
+        {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
+    ),
     "assertion_failed": frozenset({"assertion_failed", "schema_mismatch"}),
     "scrub_failed": frozenset({"scrub_failed"}),
 }
