@@ -133,6 +133,7 @@ class _State:
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stall between headers and body
         server_version = "qlab-fault-server"
 
         # ------------------------------------------------------------------------------------ plumbing
