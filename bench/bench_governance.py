@@ -11,6 +11,10 @@ runs), writes them to a temporary folder, and times, best of ``--repeat``:
 5. the bootstrap of one metric alone, drawn case by case (the naive method) — only up to 10,000 cases;
 6. ``qlab.run.scorecard.compute`` and ``qlab.run.categories.by_category`` on the candidate.
 
+``--whole``: ``qlab promote`` as a whole process against a process that only ``json.loads`` both artifacts,
+in turns (bench/whole.py). (The generated artifacts carry only what promotion reads; where they do not pass
+the result schema, ``qlab promote`` exits 2 and the benchmark says so.)
+
 Figures are wall-clock seconds on this machine; compare them as ratios to step 1 of the same run. Peak memory
 is the process's max RSS (``resource``) after each size.
 """
@@ -102,7 +106,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="`qlab promote` as a whole process against one that json.loads both",
+    )
     args = parser.parse_args()
+    if args.whole:
+        whole_process(args.cases, args.repeat)
+        return
     rule = DEFAULT_RULES["alias_or_semantic_metadata"]
     boot = PromotionRule(rule.change_type, require=rule.require, metrics=rule.metrics, bootstrap=True)
     print(
@@ -112,6 +124,47 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.cases:
             print(_row(Path(tmp), n, args.repeat, rule, boot))
+
+
+LOAD_BOTH = "import json, sys\nfor p in sys.argv[1:]:\n    json.loads(open(p, 'rb').read())"
+
+
+def whole_process(sizes: list[int], rounds: int) -> None:
+    import subprocess
+    import sys
+    from functools import partial
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_run import generate
+    from whole import QLAB, expect_exit, interleave, measure
+
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            # two real result artifacts: `qlab run` on the same generated project, before and after a change
+            # that makes about a tenth of the cases fail (a search regression)
+            runs = []
+            for name, failing in (("base", False), ("cand", True)):
+                folder = Path(tmp) / name
+                folder.mkdir()
+                config = generate(folder, cases=n, tools=1000, learn=False, failing=failing)
+                subprocess.run([*QLAB, "run", "--config", str(config), "--quiet"], cwd=folder, check=False)
+                runs.append(str(folder / "out" / "result.json"))
+            promote = [*QLAB, "promote", "--baseline", runs[0], "--candidate", runs[1],
+                       "--change", "alias_or_semantic_metadata"]  # fmt: skip
+            sides = {
+                "json.loads x2": partial(measure, [sys.executable, "-c", LOAD_BOTH, *runs], timings=False),
+                "qlab promote": partial(measure, promote, timings=False),
+            }
+            comparison = interleave(
+                sides,
+                rounds=rounds,
+                check=lambda name, m: expect_exit(0)(name, m) if name != "qlab promote" else None,
+            )
+            print(
+                f"\n### {n:,} cases, whole processes, {rounds} rounds (qlab promote exit {comparison.runs['qlab promote'][0].exit_code})\n"
+            )
+            print(f"{comparison.load_before} -> {comparison.load_after}\n")
+            print(comparison.table("json.loads x2"))
 
 
 def _row(folder: Path, n: int, repeat: int, rule: PromotionRule, boot: PromotionRule) -> str:

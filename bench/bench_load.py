@@ -53,6 +53,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="`qlab validate` as a whole process against a process that reads the same files with CSafeLoader",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -69,6 +74,9 @@ def main() -> None:
             "suites:\n  search:\n    mode: search\n    cases: [cases/*.yaml]\ngates:\n  - stage: search\n"
             "    suites: [search]\n"
         )
+        if args.whole:
+            whole_process(root, args.files, args.repeat)
+            return
         jsons = [p.read_text() for p in sorted((root / "json").iterdir())]
 
         def baseline() -> None:
@@ -118,6 +126,36 @@ def main() -> None:
     print(f"{'what':64} {'seconds':>8} {'x baseline':>10}")
     for name, seconds in rows:
         print(f"{name:64} {seconds:8.3f} {seconds / base:10.2f}")
+
+
+BARE_READ = """
+import glob, sys
+import yaml
+for path in sorted(glob.glob(sys.argv[1])):
+    with open(path, "rb") as f:
+        yaml.load(f, Loader=yaml.CSafeLoader)
+"""
+
+
+def whole_process(root: Path, files: int, rounds: int) -> None:
+    """What a user waits for: ``qlab validate`` of the files, a whole process, against a whole process that
+    reads the same files with ``yaml.load(CSafeLoader)`` and nothing else (bench/whole.py: in turns, paired)."""
+    import sys
+    from functools import partial
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from whole import QLAB, expect_exit, interleave, measure
+
+    sides = {
+        "bare CSafeLoader read": partial(
+            measure, [sys.executable, "-c", BARE_READ, str(root / "cases" / "*.yaml")], timings=False
+        ),
+        "qlab validate": partial(measure, [*QLAB, "validate", "--config", str(root / "qlab.yaml")], cwd=root),
+    }
+    comparison = interleave(sides, rounds=rounds, check=expect_exit(0))
+    print(f"### qlab validate of {files:,} case files, whole processes, {rounds} rounds\n")
+    print(f"{comparison.load_before} -> {comparison.load_after}\n")
+    print(comparison.table("bare CSafeLoader read"))
 
 
 if __name__ == "__main__":

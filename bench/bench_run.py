@@ -7,6 +7,9 @@ summary. Each size runs in a fresh process so its peak RSS is its own.
     python bench/bench_run.py --fake-search      # the runner alone: a trivial search stage instead of the engine
     python bench/bench_run.py --failing          # nearly every case fails (a search regression)
     python bench/bench_run.py --failing --no-learn   # ... without the learn gate (its shadow rank, see RESULTS)
+    python bench/bench_run.py --whole --cases 100000 --yaml-files 4 --rounds 3
+        # what a user waits for: the real `qlab run` process (bench/whole.py), beside a process that only reads
+        # the same case files (CSafeLoader / json), with qlab's phase split
 
 Target (issue 6): 100,000 cases → run + JSON + JUnit in ≤ 30 s and ≤ 500 MiB, growing linearly from 10,000.
 """
@@ -93,11 +96,19 @@ def _tool(i: int, rng: random.Random) -> tuple[str, str]:
 
 
 def generate(
-    folder: Path, *, cases: int, tools: int, seed: int = 6, failing: bool = False, learn: bool = True
+    folder: Path,
+    *,
+    cases: int,
+    tools: int,
+    seed: int = 6,
+    failing: bool = False,
+    learn: bool = True,
+    yaml_files: int = 0,
 ) -> Path:
     """A project on disk: an OpenAPI document, a JSON Lines case file, and qlab.yaml. ``failing``: each case
     expects another operation than the one its query was drawn from, so nearly every case fails (a search
-    regression: the outputs then carry a failure with its evidence per case). ``learn``: the learn gate."""
+    regression: the outputs then carry a failure with its evidence per case). ``learn``: the learn gate.
+    ``yaml_files``: write the cases as that many YAML lists instead of one JSON Lines file."""
     rng = random.Random(seed)
     made = [_tool(i, rng) for i in range(tools)]
     paths = {
@@ -128,21 +139,33 @@ def generate(
     }
     spec = {"openapi": "3.0.3", "info": {"title": "bench", "version": "1"}, "paths": paths}
     (folder / "api.json").write_text(json.dumps(spec), encoding="utf-8")
-    with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
-        for n in range(cases):
-            op_id, summary = made[rng.randrange(tools)]
-            if failing:
-                op_id = made[rng.randrange(tools)][0]
-            words = summary.split()
-            rng.shuffle(words)
-            handle.write(
-                json.dumps({"id": f"case-{n:06d}", "query": " ".join(words[:5]), "expected_target": op_id})
-                + "\n"
-            )
+    rows = []
+    for n in range(cases):
+        op_id, summary = made[rng.randrange(tools)]
+        if failing:
+            op_id = made[rng.randrange(tools)][0]
+        words = summary.split()
+        rng.shuffle(words)
+        rows.append({"id": f"case-{n:06d}", "query": " ".join(words[:5]), "expected_target": op_id})
+    if yaml_files:
+        (folder / "cases").mkdir()
+        per_file = -(-cases // yaml_files)
+        for f in range(yaml_files):
+            with (folder / "cases" / f"search-{f}.yaml").open("w", encoding="utf-8") as handle:
+                for row in rows[f * per_file : (f + 1) * per_file]:
+                    handle.write(
+                        f"- id: {row['id']}\n  query: {row['query']}\n  expected_target: {row['expected_target']}\n"
+                    )
+        case_glob = "cases/*.yaml"
+    else:
+        with (folder / "cases.jsonl").open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row) + "\n")
+        case_glob = "cases.jsonl"
     config = folder / "qlab.yaml"
     config.write_text(
         "version: 1\nproject: bench\ncollection:\n  sources:\n    - name: api\n      openapi: api.json\n"
-        "suites:\n  search_core:\n    mode: search\n    cases: [cases.jsonl]\n    k: 5\n"
+        "suites:\n  search_core:\n    mode: search\n    cases: [" + case_glob + "]\n    k: 5\n"
         "gates:\n  - name: build\n    stage: build\n  - name: search\n    stage: search\n    suites: [search_core]\n"
         '    thresholds:\n      hit_at_k: ">= 0.0"\n'
         + ("  - name: learn\n    stage: learn\n    stop_if: [scrub_failed]\n" if learn else "")
@@ -180,8 +203,9 @@ def _cpu() -> float:
 def measure(config: Path, *, fake_search: bool) -> dict[str, Any]:
     """One run in this process; returns seconds per phase and the peak RSS."""
     from qlab.project import load_project
+    from qlab.run.options import RunOptions, Seams
     from qlab.run.outputs import output_paths, write_outputs
-    from qlab.run.runner import RunOptions, Seams, run
+    from qlab.run.runner import run
 
     c0 = _cpu()
     t0 = time.perf_counter()
@@ -221,8 +245,18 @@ def main() -> None:
         "--failing", action="store_true", help="cases expect another operation: nearly every case fails"
     )
     parser.add_argument("--no-learn", action="store_true", help="no learn gate (build and search only)")
+    parser.add_argument(
+        "--whole", action="store_true", help="time the real `qlab run` process (bench/whole.py)"
+    )
+    parser.add_argument(
+        "--yaml-files", type=int, default=0, help="cases as this many YAML files (default: JSON Lines)"
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--whole: interleaved rounds after one warm-up")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.whole:
+        whole_process(args)
+        return
     if args.child:
         print(json.dumps(measure(Path(args.child), fake_search=args.fake_search)))
         return
@@ -256,6 +290,52 @@ def main() -> None:
         print(
             f"\ngrowth: {factor:g}x cases -> {ratio:.2f}x run+outputs time ({ratio / factor:.2f} of linear)"
         )
+
+
+READ_ONLY = """
+import json, sys, glob
+import yaml
+n = 0
+for path in sorted(glob.glob(sys.argv[1])):
+    with open(path, "rb") as f:
+        if path.endswith(".jsonl"):
+            n += sum(1 for line in f if json.loads(line))
+        else:
+            n += len(yaml.load(f, Loader=yaml.CSafeLoader))
+print(n)
+"""
+
+
+def whole_process(args: Any) -> None:
+    """``qlab run`` as a process beside a process that only reads the case files, in turns."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from functools import partial
+
+    from whole import QLAB, interleave, load_average, measure
+
+    for n in args.cases:
+        with tempfile.TemporaryDirectory(prefix="qlab-bench-") as tmp:
+            config = generate(
+                Path(tmp), cases=n, tools=args.tools, failing=args.failing, learn=not args.no_learn,
+                yaml_files=args.yaml_files,
+            )  # fmt: skip
+            pattern = str(Path(tmp) / ("cases/*.yaml" if args.yaml_files else "cases.jsonl"))
+            sides = {
+                "read case files only": partial(
+                    measure, [sys.executable, "-c", READ_ONLY, pattern], timings=False
+                ),
+                "qlab run": partial(
+                    measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=Path(tmp)
+                ),
+            }
+            comparison = interleave(sides, rounds=args.rounds, warmup=1)
+            kind = f"{args.yaml_files} YAML files" if args.yaml_files else "one JSON Lines file"
+            print(f"\n### {n:,} search cases from {kind}, {args.tools:,} tools, {args.rounds} rounds\n")
+            print(f"{comparison.load_before} → {comparison.load_after}\n")
+            print(comparison.table("read case files only"))
+            print()
+            print(comparison.split_table("qlab run"))
+    print(f"\n{load_average()}")
 
 
 if __name__ == "__main__":

@@ -215,3 +215,99 @@ class CountingServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class HopServer:
+    """An in-process HTTP server on 127.0.0.1 (its own port: another origin than any other server) for the
+    redirect and deadline tests. It records every request it receives (method, path with query, headers) in
+    ``seen``, and answers:
+
+    - ``/redirect/<code>`` (any method): ``<code>`` with ``Location: <redirect_to>/landed`` (``redirect_to`` is
+      set by the test, e.g. another HopServer's ``url``; by default this server itself);
+    - ``/drip/<n>/<interval>``: 200 whose ``n``-byte JSON-ish body is sent one byte every ``interval`` seconds
+      (``Content-Length`` announced up front: the answer is valid, only slow);
+    - ``/drip-headers/<n>/<interval>``: the same, but the status line and headers themselves drip;
+    - anything else: 200 ``{"data": {"method", "path"}}`` (201 for a POST).
+    """
+
+    def __init__(self, *, redirect_to: str | None = None) -> None:
+        import http.server
+        import threading
+
+        owner = self
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        self.redirect_to = redirect_to
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                with owner._lock:
+                    owner.seen.append((self.command, self.path, dict(self.headers.items())))
+                path = self.path.split("?", 1)[0]
+                parts = path.strip("/").split("/")
+                try:
+                    if parts[0] == "redirect" and len(parts) == 2:
+                        target = (owner.redirect_to or owner.url) + "/landed"
+                        self.send_response(int(parts[1]))
+                        self.send_header("Location", target)
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                    elif parts[0] in ("drip", "drip-headers") and len(parts) == 3:
+                        self._drip(int(parts[1]), float(parts[2]), headers_too=parts[0] == "drip-headers")
+                    else:
+                        body = json.dumps({"data": {"method": self.command, "path": path}}).encode()
+                        self.send_response(201 if self.command == "POST" else 200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up (its deadline): nothing to answer
+
+            def _drip(self, size: int, interval: float, *, headers_too: bool) -> None:
+                body = b'"' + b"x" * max(0, size - 2) + b'"'
+                head = (
+                    f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                ).encode()
+                self.close_connection = True
+                if not headers_too:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                for byte in head + body:
+                    if owner._stopping.wait(interval):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _any
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        # a short poll: shutdown() waits for it, and the redirect tests start two servers each
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+        self.port = int(self._server.server_address[1])
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def requests(self) -> list[tuple[str, str, dict[str, str]]]:
+        with self._lock:
+            return list(self.seen)
+
+    def __enter__(self) -> HopServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()

@@ -33,7 +33,9 @@ def test_a_cookieless_client_keeps_nothing_but_each_response_has_its_cookies() -
         login = client.get("http://api.test/login")
         assert dict(login.cookies) == {"session": "abc123"}
         assert client.get("http://api.test/echo").text == ""
-        redirected = client.get("http://api.test/hop")  # the redirect's cookie does not ride to the next hop
+        redirected = client.get(
+            "http://api.test/hop", follow_redirects=True
+        )  # the redirect's cookie does not ride to the next hop
         assert redirected.text == "" and dict(redirected.history[0].cookies) == {"hop": "1"}
         assert len(client.cookies) == 0 and "cookie" not in seen[-1].headers
 
@@ -45,3 +47,11 @@ def test_a_cookieless_client_refuses_cookies_set_by_hand() -> None:
         with pytest.raises(TypeError):
             client.cookies.set("session", "abc123")
         assert len(client.cookies) == 0
+
+
+def test_clients_follow_no_redirect_unless_asked() -> None:
+    """A client that carries credentials (an engine's headers, an LLM key) never resends them elsewhere."""
+    transport, seen = _cookie_server()
+    with http.make_client(transport=transport, headers={"X-API-Key": "k"}) as client:
+        assert client.get("http://api.test/hop").status_code == 302
+    assert [r.url.path for r in seen] == ["/hop"]

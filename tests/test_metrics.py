@@ -102,3 +102,59 @@ def test_acceptance_and_latency() -> None:
     out = metrics.acceptance(cases)
     assert out["latency_ms"] == {"search": {"p50": 10.5, "p95": 19.05}, "plan": {"p50": 10.0, "p95": 10.0}}
     assert out["execute_read_success_rate"] is None
+
+
+def _x(case_id: str, status: str = "passed", **kw: Any) -> dict[str, Any]:
+    """An execute case that passed every stage (or failed where its ``failure`` says)."""
+    case = {"case_id": case_id, "suite": "r", "mode": "execute", "status": status, "latency_ms": {}, **kw}
+    case.setdefault("mutation_safety", "read_only")
+    if status == "passed":
+        case.update(search={"hit": True, "hit_rank": 1}, target_selector={"selected_target": "t"},
+                    plan={"status": "synthesized"}, execute={"http_status": 200})  # fmt: skip
+    return case
+
+
+def test_a_rate_counts_the_cases_that_failed_at_an_earlier_stage() -> None:
+    """Six execute cases, one failed at plan: execute_read_success_rate is 5/6, not 5/5 (the issue's case)."""
+    cases = [_x(f"e{i}") for i in range(5)]
+    cases.append(
+        _x("e5", "failed", search={"hit": True, "hit_rank": 1}, target_selector={"selected_target": "t"},
+           failure={"stage": "plan", "reason": "required_fields_unsatisfied"})
+    )  # fmt: skip
+    figures = metrics.case_metrics(cases)
+    assert figures["execute_read_success_rate"] == round(5 / 6, 6)
+    assert figures["execute_success_rate"] == round(5 / 6, 6)
+    assert figures["plan_hit_rate"] == round(5 / 6, 6) and figures["selector_accuracy"] == 1.0
+    assert metrics.denominator("execute_read_success_rate", cases) == 6
+    assert metrics.earlier_failures("execute_read_success_rate", cases) == {"plan": 1}
+    assert metrics.earlier_failures("plan_hit_rate", cases) == {}  # it failed at plan itself
+    # a case that failed at search counts against select, plan and execute; a blocked one counts nowhere
+    miss = _x("m", "failed", failure={"stage": "search", "reason": "expected_target_absent"})
+    blocked = _x("b", "blocked", failure={"stage": "search", "reason": "blocked_by_stage"})
+    figures = metrics.case_metrics([_x("ok"), miss, blocked])
+    assert figures["selector_accuracy"] == figures["plan_hit_rate"] == figures["execute_success_rate"] == 0.5
+    assert metrics.earlier_failures("selector_accuracy", [miss, blocked]) == {"search": 1}
+
+
+def test_a_stage_outside_the_case_mode_never_measures_it() -> None:
+    search_miss = _c("s", "failed", failure={"stage": "search", "reason": "expected_target_absent"})
+    assert not metrics.measured(search_miss, "select") and not metrics.measured(search_miss, "execute")
+    assert metrics.select_metrics([search_miss])["selector_accuracy"] is None
+
+
+def test_pass_ratio_and_flaky_counts() -> None:
+    once, flaky, failing = _c("a"), _c("b", attempts=3, passes=2), _c("c", "failed", attempts=3, passes=1)
+    assert [metrics.pass_ratio(c) for c in (once, flaky, failing)] == [1.0, 0.666667, 0.333333]
+    assert [metrics.unstable(c) for c in (once, flaky, failing)] == [False, True, True]
+    assert metrics.counts([once, flaky, failing])["flaky_passed"] == 1
+
+
+def test_every_threshold_metric_of_the_config_schema_has_a_definition() -> None:
+    from qlab.resources import load_schema
+
+    enum = load_schema("config")["definitions"]["metric"]["enum"]
+    assert list(metrics.METRICS) == enum
+    assert all(m.definition and m.unit in ("share", "ms", "count", "usd") for m in metrics.METRICS.values())
+    counting = {name for name, m in metrics.METRICS.items() if m.counts_cases}
+    # every metric that states a tolerance has a denominator of cases, and only those
+    assert counting == {name for name in metrics.METRICS if metrics.denominator(name, []) is not None}

@@ -1,3 +1,3 @@
-from qlab.cli import main
+from qlab.cli import entry
 
-main()
+entry()

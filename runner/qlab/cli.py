@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 import click
 
-from qlab import __version__
-from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, QlabError
+from qlab import __version__, scrub
+from qlab.commands import _timings as timings
+from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError
 
 # name -> (module, one-line help). The module exposes ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("qlab.commands.run", "Run the gates in order and decide pass or block."),
+    "run": ("qlab.commands.run", "Run the gates in order and decide PASS, BLOCK or ERROR."),
     "validate": ("qlab.commands.validate", "Validate qlab.yaml and every case file."),
-    "init": ("qlab.commands.init", "Scaffold a qlab.yaml and gates/ (the demo, or from an OpenAPI file)."),
-    "schema": ("qlab.commands.schema", "Print a JSON Schema: config, case, result or collection."),
+    "init": ("qlab.commands.init", "Scaffold a project: the demo, or your OpenAPI spec with measured gates."),
+    "schema": ("qlab.commands.schema", "Print one of qlab's JSON Schemas; without a name, list them."),
     "build": ("qlab.commands.build", "Build the collection and print its readiness report."),
     "search": ("qlab.commands.search", "Search the collection for one query, with the score breakdown."),
     "plan": ("qlab.commands.plan", "Select a target and synthesize a plan for one query."),
@@ -65,32 +70,92 @@ def _available(module: str) -> bool:
 def cli() -> None:
     """qlab: decide whether an API collection, or a skill built on one, is fit to ship.
 
-    Exit codes: 0 pass, 1 blocked by a gate, 2 usage or invalid input, 3 internal error, 130 interrupted.
+    Exit codes: 0 pass, 1 blocked by a gate, 2 usage or invalid input, 3 internal error, 130 interrupted,
+    143 terminated (SIGTERM).
     """
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user."""
+    """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user, and no secret
+    the command learnt reaches the console (``qlab.scrub.console``)."""
+    timings.mark("cli")
+    with _sigterm_as_interrupt() as terminated, scrub.console():
+        code = _main(argv)
+        if code == EXIT_INTERRUPTED and terminated:
+            code = EXIT_TERMINATED
+    timings.mark("exit_called")
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         code: Any = cli.main(args=argv, prog_name="qlab", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:  # usage errors: exit 2
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except QlabError as exc:
         _report_error(exc)
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except Exception as exc:  # a bug: say so, and how to report it
         _report_internal(exc)
-        sys.exit(EXIT_INTERNAL)
-    sys.exit(code if isinstance(code, int) else 0)
+        return EXIT_INTERNAL
+    return code if isinstance(code, int) else 0
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM raises KeyboardInterrupt in the main thread, so it takes Ctrl-C's path (cleanup steps, dev servers
+    stopped); the list it yields is non-empty once SIGTERM arrived. The previous handler is restored after."""
+    terminated: list[int] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding caller): leave signals alone
+        yield terminated
+        return
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def entry() -> None:
+    """The console script and ``python -m qlab``: ``main``, then an exit that skips the interpreter's teardown.
+
+    Everything qlab opened is closed by then (outputs flushed and renamed, dev servers stopped, clients closed),
+    and ``atexit`` handlers still run; what is skipped is freeing every object one by one, which after a large
+    run walks the whole heap (a 2,000-case execute run: ~50 ms of a ~0.7 s process). ``main`` itself raises
+    ``SystemExit`` as usual, for callers that run qlab in process."""
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+    else:
+        status = 0
+    import atexit
+    import contextlib
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe: nothing more to say there
+            stream.flush()
+    os._exit(status)
 
 
 def _report_error(exc: QlabError) -> None:

@@ -5,9 +5,18 @@
     +-- InputError (2)            bad input: config, case file, spec, HTTP response, result artifact
     |   +-- ConfigError (2)       qlab.yaml or a case file failed validation; carries every Diagnostic
     |   +-- SpecError (2)         an OpenAPI / Swagger / MCP / Python source cannot be read
+    |   +-- DependencyError (2)   a dependency cannot be reached (LLM endpoint, engine, spec URL); carries the
+    |       |                     reason code (``qlab.reasons``) a run records for it
+    |       +-- SpecFetchError (2)  a spec URL cannot be fetched (also a SpecError)
     +-- Interrupted (130)         Ctrl-C
 
-"Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result.
+SIGTERM (a CI job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the
+interrupted cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a
+process that SIGTERM ended.
+
+"Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result. A
+DependencyError raised while a run judges cases becomes that case's failure reason, and the run's verdict
+ERROR (exit 2).
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ EXIT_BLOCKED = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -71,6 +81,22 @@ class ConfigError(InputError):
 
 class SpecError(InputError):
     """An API source (OpenAPI, Swagger, MCP, Python) cannot be read or is invalid."""
+
+
+class DependencyError(InputError):
+    """Something qlab depends on could not be reached; ``reason`` is the reason code a run records for it
+    (``llm_unreachable``, ``engine_unreachable``, ``spec_fetch_failed``, ...). Not a verdict on the product."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class SpecFetchError(SpecError, DependencyError):
+    """A spec URL could not be fetched (DNS, connection refused, timeout, HTTP error)."""
+
+    def __init__(self, message: str) -> None:
+        DependencyError.__init__(self, message, reason="spec_fetch_failed")
 
 
 class Interrupted(QlabError):

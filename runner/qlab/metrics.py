@@ -1,11 +1,15 @@
-"""Acceptance metrics (seed 000) computed from case results alone.
+"""Acceptance metrics computed from case results alone, and the definition of every metric a gate threshold
+can name (``METRICS``; ``docs/metrics.md`` is generated from it).
 
 Every figure here is a pure function of the per-case dicts of the result artifact (``CaseResult.to_dict()``), so
 ``qlab merge`` recomputes exactly what one unsharded run computes. Conventions:
 
-- A case *reached* a stage when it carries that stage's object or its failure happened there; a ``blocked`` or
-  ``skipped`` case reached nothing and counts in no rate.
-- ``flaky`` cases are reported but never gate, so the gating figures leave them out (``gating_only``).
+- **Rates over the cases that should have been measured.** A stage's rate counts every case whose mode goes
+  through that stage (search: every case; select and plan: plan and execute cases; execute: execute cases) and
+  that was judged: it reached the stage, or it failed at an earlier stage — then it counts as a failure of this
+  stage's rate too (``failed_earlier`` names the stage). A ``blocked`` or ``skipped`` case was never judged and
+  counts in no rate.
+- ``flaky: true`` cases are reported but never gate, so the gating figures leave them out (``gating``).
 - A rate with no case behind it is ``None`` ("no data"), never a made-up 0 or 1.
 """
 
@@ -13,7 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from qlab.reasons import REASONS
 
@@ -31,6 +36,13 @@ STAGE_OBJECTS: dict[str, tuple[str, ...]] = {
     "learn": ("learning",),
 }
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
+# the case stages in run order, and the ones a case of each mode goes through
+CASE_STAGES: tuple[str, ...] = ("search", "select", "plan", "execute")
+MODE_STAGES: dict[str, tuple[str, ...]] = {
+    "search": ("search",),
+    "plan": ("search", "select", "plan"),
+    "execute": ("search", "select", "plan", "execute"),
+}
 
 # The ten dimensions of the scorecard (``qlab.run.scorecard``), in this order in every output.
 SCORECARD_DIMENSIONS: tuple[str, ...] = (
@@ -45,6 +57,60 @@ SCORECARD_DIMENSIONS: tuple[str, ...] = (
     "retry_recovery",
     "human_acceptance",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A metric a gate threshold can name.
+
+    ``unit``: ``share`` (0-1), ``ms``, ``count`` or ``usd`` — the range a threshold on it can hold in.
+    ``counts_cases``: a share of the suite's cases that succeeded, so ``metric >= r`` on a suite of ``n`` measured
+    cases also states how many failing cases the gate tolerates: ``floor((1 - r) * n)`` (``qlab.run.gates``).
+    ``definition``: what it counts and over which cases (its denominator), as ``docs/metrics.md`` shows it.
+    """
+
+    name: str
+    stage: str | None  # the stage it measures; None: the whole case or the gate's stage
+    unit: Literal["share", "ms", "count", "usd"]
+    definition: str
+    counts_cases: bool = False
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The values the metric can take: a threshold outside them can never hold (or always holds)."""
+        return (0.0, 1.0) if self.unit == "share" else (0.0, math.inf)
+
+
+_EARLIER = " Its cases that failed at an earlier stage count as failures here (their stage is named in the gate record)."
+_M = Metric
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        _M("schema_coverage", "build", "share", "Share of the collection's tools whose inputs and outputs are described (readiness report)."),
+        _M("contract_coverage", "build", "share", "Share of required tool inputs that an IO contract or an entity can fill; no data when no input needs a producer."),
+        _M("hit_at_k", "search", "share", "Share of the measured search cases (every case with an expected_target) whose expected target is in the Top-K.", True),
+        _M("top_1", "search", "share", "Share of the measured search cases whose expected target ranks first.", True),
+        _M("mrr", "search", "share", "Mean reciprocal rank of the expected target over the measured search cases (0 when it is not in the Top-K)."),
+        _M("ndcg_at_k", "search", "share", "Normalized discounted cumulative gain at K, one relevant target per case, over the measured search cases."),
+        _M("selector_accuracy", "select", "share", "Share of the plan and execute cases the select stage judged (or that failed before it) where the selector chose the expected target." + _EARLIER, True),
+        _M("override_rate", "select", "share", "Share of the cases that reached select with an LLM target where the selector overrode it."),
+        _M("override_precision", "select", "share", "Share of the selector's overrides of an LLM target that chose the expected target."),
+        _M("override_correct_rate", "select", "share", "The same figure as override_precision, under a second name."),
+        _M("plan_hit_rate", "plan", "share", "Share of the plan and execute cases the plan stage judged (or that failed before it) whose selected target became a synthesized plan that passed the plan checks." + _EARLIER, True),
+        _M("execute_read_success_rate", "execute", "share", "Share of the read_only execute cases the execute stage judged (or that failed before it) that executed and passed." + _EARLIER, True),
+        _M("execute_success_rate", "execute", "share", "Share of all execute cases the execute stage judged (or that failed before it) that executed and passed." + _EARLIER, True),
+        _M("assertion_pass_rate", "execute", "share", "Share of the execute assertions that were evaluated and held (over assertions, not cases: a case that failed before execute has none)."),
+        _M("structured_failure_rate", None, "share", "Share of the failed and error cases whose failure carries a known reason code."),
+        _M("pass_rate", None, "share", "Share of the judged cases (passed, failed or error; not blocked or skipped) that passed.", True),
+        _M("latency_p50_ms", None, "ms", "Median latency of the gate's stage, in milliseconds (stage-level figure)."),
+        _M("latency_p95_ms", None, "ms", "95th percentile latency of the gate's stage, in milliseconds (stage-level figure)."),
+        *(
+            _M(f"latency_{key}_{q}_ms", stage, "ms", f"{q} latency of the {key.replace('_', ' ')} step over the cases that recorded one, in milliseconds.")
+            for key, stage in (("search", "search"), ("target_selection", "select"), ("plan", "plan"), ("execute", "execute"))
+            for q in ("p50", "p95")
+        ),
+    )
+}  # fmt: skip
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -69,6 +135,16 @@ def _failed_at(case: Case, stage: str) -> bool:
     return failure.get("stage") == stage and case.get("status") in ("failed", "error")
 
 
+def failed_earlier(case: Case, stage: str) -> str | None:
+    """The case stage before ``stage`` at which the case failed (status failed or error), or None."""
+    if case.get("status") not in ("failed", "error"):
+        return None
+    where = (case.get("failure") or {}).get("stage")
+    if where in CASE_STAGES and stage in CASE_STAGES and CASE_STAGES.index(where) < CASE_STAGES.index(stage):
+        return str(where)
+    return None
+
+
 def reached(case: Case, stage: str) -> bool:
     """True when the case was evaluated by ``stage`` (it has the stage's object or failed there)."""
     status = case.get("status")
@@ -80,20 +156,44 @@ def reached(case: Case, stage: str) -> bool:
     return _failed_at(case, stage)
 
 
+def measured(case: Case, stage: str) -> bool:
+    """True when ``stage``'s rates count the case: it reached the stage, or its mode goes through the stage and it
+    failed at an earlier one (a failure of this stage's rates too). Blocked and skipped cases never count."""
+    if reached(case, stage):
+        return True
+    return stage in MODE_STAGES.get(str(case.get("mode")), ()) and failed_earlier(case, stage) is not None
+
+
 def gating(case: Case) -> bool:
     """A flaky case is reported but does not gate."""
     return not case.get("flaky", False)
 
 
+def pass_ratio(case: Case) -> float:
+    """The share of the case's attempts that passed (``Suite.repeat``): 1 or 0 for a case run once."""
+    attempts = case.get("attempts")
+    if isinstance(attempts, int) and attempts > 1 and isinstance(case.get("passes"), int):
+        return round(int(case["passes"]) / attempts, 6)
+    return 1.0 if case.get("status") == "passed" else 0.0
+
+
+def unstable(case: Case) -> bool:
+    """A repeated case whose attempts disagreed (some passed, some did not): reported as flaky."""
+    return 0.0 < pass_ratio(case) < 1.0
+
+
 def counts(cases: Iterable[Case]) -> dict[str, int]:
-    """How many cases ended in each status, plus ``total`` and ``flaky_failed`` (non-gating failures)."""
-    out = dict.fromkeys(("total", *STATUSES, "flaky_failed"), 0)
+    """How many cases ended in each status, plus ``total``, ``flaky_failed`` (non-gating failures of
+    ``flaky: true`` cases) and ``flaky_passed`` (passed, but not on every repeat)."""
+    out = dict.fromkeys(("total", *STATUSES, "flaky_failed", "flaky_passed"), 0)
     for case in cases:
         status = str(case.get("status", "passed"))
         out["total"] += 1
         out[status] = out.get(status, 0) + 1
         if case.get("flaky") and status in ("failed", "error"):
             out["flaky_failed"] += 1
+        elif status == "passed" and unstable(case):
+            out["flaky_passed"] += 1
     return out
 
 
@@ -105,7 +205,7 @@ def _no_target(search: Any) -> bool:
 def search_metrics(cases: Sequence[Case]) -> Metrics:
     """hit@K, Top-1, MRR and nDCG@K (one relevant target per case) over the cases that reached search."""
     # a case without an expected target (assertions only) has ``hit: null``: it has no rank to count
-    evaluated = [c for c in cases if reached(c, "search") and not _no_target(c.get("search"))]
+    evaluated = [c for c in cases if measured(c, "search") and not _no_target(c.get("search"))]
     hits = top1 = 0
     rr = ndcg = 0.0
     for case in evaluated:
@@ -126,14 +226,16 @@ def search_metrics(cases: Sequence[Case]) -> Metrics:
 
 
 def select_metrics(cases: Sequence[Case]) -> Metrics:
-    """Selector accuracy (reached select and did not fail there), override rate, and how often an override
-    was right."""
-    evaluated = [c for c in cases if reached(c, "select")]
-    correct = sum(1 for c in evaluated if not _failed_at(c, "select"))
-    with_llm = [c for c in evaluated if (c.get("target_selector") or {}).get("llm_target")]
+    """Selector accuracy (over the cases select measured: a case that failed before select counts as a miss),
+    override rate, and how often an override was right (both over the cases that reached select)."""
+    evaluated = [c for c in cases if measured(c, "select")]
+    correct = sum(1 for c in evaluated if failed_earlier(c, "select") is None and not _failed_at(c, "select"))
+    with_llm = [
+        c for c in evaluated if reached(c, "select") and (c.get("target_selector") or {}).get("llm_target")
+    ]
     overrides = [c for c in with_llm if (c.get("target_selector") or {}).get("overrode_llm")]
     overrides_right = sum(1 for c in overrides if not _failed_at(c, "select"))
-    tokens, cost = llm_usage(evaluated)
+    tokens, cost = llm_usage(c for c in evaluated if reached(c, "select"))
     return {
         "selector_accuracy": _rate(correct, len(evaluated)),
         "override_rate": _rate(len(overrides), len(with_llm)),
@@ -168,8 +270,9 @@ def llm_usage(cases: Iterable[Case]) -> tuple[int, float]:
 
 
 def plan_metrics(cases: Sequence[Case]) -> Metrics:
-    """Plan hit rate: a synthesized plan and no failure at the plan stage."""
-    evaluated = [c for c in cases if reached(c, "plan")]
+    """Plan hit rate: a synthesized plan and no failure at the plan stage, over the cases plan measured (a case
+    that failed before plan counts as a miss)."""
+    evaluated = [c for c in cases if measured(c, "plan")]
     hits = sum(
         1
         for c in evaluated
@@ -183,9 +286,10 @@ def _execute_ok(case: Case) -> bool:
 
 
 def execute_metrics(cases: Sequence[Case]) -> Metrics:
-    """Execute success over read-only cases (seed 000's "execute read success rate"), over all execute cases,
-    and the share of assertions that held."""
-    evaluated = [c for c in cases if reached(c, "execute")]
+    """Execute success over read-only cases (the "execute read success rate"), over all execute cases (both over
+    the cases execute measured: a case that failed before execute counts as a failure), and the share of the
+    evaluated assertions that held."""
+    evaluated = [c for c in cases if measured(c, "execute")]
     reads = [c for c in evaluated if c.get("mutation_safety", "read_only") == "read_only"]
     assertions = [a for c in evaluated for a in c.get("assertions") or ()]
     return {
@@ -195,8 +299,46 @@ def execute_metrics(cases: Sequence[Case]) -> Metrics:
     }
 
 
+def _measured_by(metric: str) -> Any:
+    """The predicate of the cases a case-share metric is over (its denominator), or None for other metrics."""
+    return {
+        "hit_at_k": lambda c: measured(c, "search") and not _no_target(c.get("search")),
+        "top_1": lambda c: measured(c, "search") and not _no_target(c.get("search")),
+        "selector_accuracy": lambda c: measured(c, "select"),
+        "plan_hit_rate": lambda c: measured(c, "plan"),
+        "execute_success_rate": lambda c: measured(c, "execute"),
+        "execute_read_success_rate": lambda c: (
+            measured(c, "execute") and c.get("mutation_safety", "read_only") == "read_only"
+        ),
+        "pass_rate": lambda c: c.get("status") in ("passed", "failed", "error"),
+    }.get(metric)
+
+
+def denominator(metric: str, cases: Iterable[Case]) -> int | None:
+    """How many of the gating ``cases`` the case-share ``metric`` is over; None for a metric that is not a
+    share of cases (``Metric.counts_cases``)."""
+    predicate = _measured_by(metric)
+    if predicate is None:
+        return None
+    return sum(1 for c in cases if gating(c) and predicate(c))
+
+
+def earlier_failures(metric: str, cases: Iterable[Case]) -> dict[str, int]:
+    """The gating cases ``metric`` counts as failures because they failed at an earlier stage, by that stage."""
+    info = METRICS.get(metric)
+    stage = info.stage if info is not None else None
+    out: dict[str, int] = {}
+    if stage not in CASE_STAGES:
+        return out
+    for case in cases:
+        where = failed_earlier(case, str(stage)) if gating(case) else None
+        if where is not None and measured(case, str(stage)):
+            out[where] = out.get(where, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: CASE_STAGES.index(kv[0])))
+
+
 def structured_failure_rate(cases: Iterable[Case]) -> float | None:
-    """Share of failed/error cases whose failure carries a known reason code (seed 000: "failures are
+    """Share of failed/error cases whose failure carries a known reason code ("failures are
     classified instead of becoming 500s")."""
     failed = [c for c in cases if c.get("status") in ("failed", "error")]
     known = sum(1 for c in failed if (c.get("failure") or {}).get("reason") in REASONS)
@@ -240,7 +382,7 @@ def case_metrics(cases: Sequence[Case]) -> Metrics:
 
 
 def acceptance(cases: Sequence[Case]) -> dict[str, Any]:
-    """The run-level acceptance metrics of seed 000, over every gating case of the run."""
+    """The run-level acceptance metrics, over every gating case of the run."""
     gated = [c for c in cases if gating(c)]
     search = search_metrics(gated)
     return {

@@ -1,12 +1,21 @@
-"""Every stable reason code qlab writes, with the stage it belongs to and its troubleshooting hint.
+"""Every stable reason code qlab writes, with the stage it belongs to, its troubleshooting hint, and the
+outcome it leads to.
 
-Codes are verbatim from the seeds where the seeds name them. The hints come from seed 000's troubleshooting
+Codes are verbatim from the Quality Lab and eval-gates specifications where they name them. The hints come from the troubleshooting
 table. Docs, the Markdown summary and annotations all read this one table.
+
+``outcome`` says what a case failing with the code means for the run (the decision rule, ``qlab.run.gates``):
+``block`` — the product failed a check (it counts against its gate); ``error`` — an infrastructure fault kept
+qlab from judging the case (an LLM endpoint, engine, environment, dev server or spec URL that could not be
+reached): the run's verdict is ERROR (exit 2), never BLOCK.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Outcome = Literal["block", "error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,6 +24,7 @@ class Reason:
     stage: str
     meaning: str
     hint: str
+    outcome: Outcome = "block"
 
 
 _R = Reason
@@ -31,8 +41,16 @@ REASONS: dict[str, Reason] = {
         _R(
             "spec_invalid",
             "build",
-            "a collection source could not be read",
+            "a collection source could not be read or is not a valid spec",
             "Fix the source at the location given.",
+            "error",
+        ),
+        _R(
+            "spec_fetch_failed",
+            "build",
+            "a collection source URL could not be fetched (DNS, connection refused, timeout, HTTP error)",
+            "Check the URL and that the server hosting the spec answers; nothing was judged, so run again once it does.",
+            "error",
         ),
         # search
         _R(
@@ -48,6 +66,13 @@ REASONS: dict[str, Reason] = {
             "The case names a tool id the collection does not have: fix the case or the source.",
         ),
         # select
+        _R(
+            "llm_unreachable",
+            "select",
+            "the LLM endpoint (engine.llm.base_url) could not be reached or refused the call",
+            "Check that the endpoint is up and engine.llm.base_url / api_key_env are right; nothing was judged, so run again once it answers.",
+            "error",
+        ),
         _R(
             "wrong_target_selected",
             "select",
@@ -74,7 +99,7 @@ REASONS: dict[str, Reason] = {
             "Compare plan.steps with the case's expectations; check the IO contracts that chained the steps.",
         ),
         _R("plan_failed", "plan", "plan synthesis failed", "Read plan.diagnostics."),
-        # execute: auth readiness (seed 000)
+        # execute: auth readiness
         _R(
             "auth_context_required",
             "execute",
@@ -113,6 +138,14 @@ REASONS: dict[str, Reason] = {
             "Mutations run only against dev hosts: add the host to environments.<name>.allowed_hosts if it is one.",
         ),
         _R(
+            "redirect_refused",
+            "execute",
+            "the API answered with a redirect qlab does not follow",
+            "A request that may change data is never redirected, and a read only to its own origin or an "
+            "allowed host: point base_url at the final address, or add that host to allowed_hosts if it is one "
+            "(its credentials are still dropped there).",
+        ),
+        _R(
             "cleanup_missing",
             "execute",
             "a mutating case without cleanup steps or assertions",
@@ -128,8 +161,22 @@ REASONS: dict[str, Reason] = {
         _R(
             "connection_error",
             "execute",
-            "the API could not be reached",
-            "Is the server running at the environment's base_url?",
+            "the connection to the API failed during the run (refused, reset or closed mid-answer)",
+            "Is the server running at the environment's base_url, and did it crash on this request (see its log)? An environment that never answered is caught before the run (environment_unreachable).",
+        ),
+        _R(
+            "environment_unreachable",
+            "execute",
+            "a configured environment's base_url does not take a connection (DNS failure, connection refused)",
+            "Start the environment (or give it a server: block so qlab starts it) and check its base_url; checked before any case runs.",
+            "error",
+        ),
+        _R(
+            "dev_server_failed",
+            "execute",
+            "the environment's dev server (environments.<name>.server) did not start or never answered its url",
+            "Read the server log named in the message (server-<env>.log beside the result); run the server command by hand.",
+            "error",
         ),
         _R(
             "tls_error",
@@ -183,6 +230,20 @@ REASONS: dict[str, Reason] = {
         # generic
         _R("blocked_by_stage", "run", "an earlier gate blocked the run", "Fix the gate that blocked first."),
         _R(
+            "stopped_by_error",
+            "run",
+            "the run stopped at an infrastructure fault before this case ran",
+            "Fix the error reported first (a pre-run check or a gate's error) and run again.",
+            "error",
+        ),
+        _R(
+            "engine_unreachable",
+            "run",
+            "the engine service (engine.url) could not be reached",
+            "Start the engine service or fix engine.url; nothing was judged, so run again once it answers.",
+            "error",
+        ),
+        _R(
             "engine_error",
             "run",
             "the engine under test returned an error or an invalid reply",
@@ -204,6 +265,15 @@ REASONS: dict[str, Reason] = {
 }
 
 
+# the codes that mean "qlab could not judge": a run with one of them is ERROR (exit 2), never BLOCK
+INFRA_REASONS: frozenset[str] = frozenset(code for code, r in REASONS.items() if r.outcome == "error")
+
+
 def hint(code: str) -> str:
     reason = REASONS.get(code)
     return reason.hint if reason else ""
+
+
+def is_infrastructure(code: object) -> bool:
+    """True for a reason code whose outcome is ``error`` (an infrastructure fault, not a product failure)."""
+    return code in INFRA_REASONS

@@ -1,4 +1,4 @@
-"""Per-case results, kept stage by stage (seed 000 "Result Shape").
+"""Per-case results, kept stage by stage (the result shape).
 
 A CaseResult is filled in as the case moves through the stages: each stage writes only its own object
 (``search``, ``target_selector``, ``plan``, ``execute``, ``auth_readiness``, ``learning``) and its latency, and

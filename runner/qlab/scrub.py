@@ -8,6 +8,13 @@ Two rules, applied to any JSON-like object (dicts, lists, strings, numbers):
 - **by key**: the value under a secret-bearing key (``Authorization``, ``Cookie``, ``Set-Cookie``,
   ``access_token``, ...) or a configured sensitive field (``email``, ``userId``) is replaced whatever it is.
 
+A secret is registered once, in a run's :class:`SecretSet`, with the parts it carries (``secret_parts``: the
+values of a ``Cookie: sid=…; csrf=…`` string, the credentials after ``Bearer``/``Basic``, a URL's userinfo).
+A secret that is a number (a sensitive ``userId: 42``) is matched as a whole number only, never inside a longer
+one, and a JSON number equal to it is replaced too. Every writer of a run (result, JUnit, summary, logs,
+dev-server logs, console, GitHub files) passes its text through the run's scrubber (``Scrubber.stream`` keeps
+a secret that straddles two pieces whole).
+
 Long strings are truncated after redaction (so a secret is never cut in half and left partly visible), saying
 how much was cut. ``find_leaks`` is the scrub check: it scans final artifacts for every known secret; the learn
 gate fails with ``scrub_failed`` on a hit.
@@ -15,18 +22,29 @@ gate fails with ``scrub_failed`` on a hit.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
 import re
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
+
+from qlab.results import EncodedJSON
 
 REDACTED = "[REDACTED]"
 DEFAULT_MAX_CHARS = 4000
+MIN_PART_CHARS = (
+    6  # a part of a secret shorter than this ("en" of lang=en) is too common to redact everywhere
+)
+MIN_ENCODED_CHARS = 12  # base64 forms only for secrets this long: a shorter one's encoded core matches noise
+STREAM_BLOCK = 1 << 16  # characters scrubbed at a time by ``Scrubber.stream``
 
 # Keys whose values are secrets whatever they hold, compared after normalization (lower case, no - or _).
 SECRET_KEYS = frozenset(
@@ -55,8 +73,16 @@ def normalize_key(key: str) -> str:
     return key.lower().replace("-", "").replace("_", "")
 
 
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
+_PAIRS = re.compile(r"[;&]")
+_SCHEMES = ("bearer ", "basic ", "token ", "digest ")
+_URLSAFE = str.maketrans("+/", "-_")
+
+
 def secret_variants(secret: str) -> set[str]:
-    """The forms ``secret`` takes in our outputs: raw, JSON-escaped, URL-encoded, HTML/XML-escaped."""
+    """The forms ``secret`` takes in our outputs: raw, JSON-escaped, URL-encoded, HTML/XML-escaped, and (for a
+    secret of MIN_ENCODED_CHARS or more) base64 — standard and URL-safe, at each of the three alignments it can
+    have inside a longer encoded text (a Basic header, a JWT, a logged blob)."""
     variants = {
         secret,
         json.dumps(secret)[1:-1],
@@ -65,13 +91,113 @@ def secret_variants(secret: str) -> set[str]:
         quote_plus(secret, safe=""),
         html.escape(secret, quote=True),
     }
+    variants |= _base64_forms(secret)
     return {v for v in variants if v}
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The part of base64(secret) that does not depend on what precedes or follows it, at each alignment: the
+    complete 4-character groups made of the secret's bytes only."""
+    raw = secret.encode("utf-8")
+    if len(raw) < MIN_ENCODED_CHARS:
+        return set()
+    forms: set[str] = set()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
+        core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]
+        if len(core) >= 8:
+            forms |= {core, core.translate(_URLSAFE)}
+    return forms
+
+
+def secret_parts(secret: str) -> set[str]:
+    """The values a secret string carries that can show up on their own: each value of a ``name=value; …``
+    (a Cookie header) or ``name=value&…`` string, the credentials after an auth scheme (``Bearer x``), and for
+    ``Basic``, the decoded ``user:password`` and each half. Parts shorter than MIN_PART_CHARS are left out."""
+    parts: set[str] = set()
+    text = secret.strip()
+    lowered = text.lower()
+    for scheme in _SCHEMES:
+        if lowered.startswith(scheme):
+            rest = text[len(scheme) :].strip()
+            parts.add(rest)
+            if scheme == "basic ":
+                try:
+                    decoded = base64.b64decode(rest, validate=True).decode("utf-8")
+                except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+                    decoded = ""
+                if decoded:
+                    parts |= {decoded, *decoded.split(":", 1)}
+    if "=" in text:
+        for pair in _PAIRS.split(text):
+            name, sep, value = pair.strip().partition("=")
+            if sep and name.strip() and value.strip():
+                parts.add(value.strip().strip('"'))
+    return {p for p in parts if len(p) >= MIN_PART_CHARS and p != secret}
+
+
+def _form_pattern(form: str) -> str:
+    """A variant as a regex: a number matches only as a whole number (``42`` never inside ``1423`` or ``4.2``)."""
+    if _NUMBER.fullmatch(form):
+        return rf"(?<![0-9])(?<![0-9]\.){re.escape(form)}(?![0-9])(?!\.[0-9])"
+    return re.escape(form)
+
+
+def _number_text(value: int | float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class SecretSet(set[str]):
+    """The secret values one run knows, each registered with its parts (``secret_parts``). It only grows, and
+    its size is its version: ``scrubber()`` rebuilds the run's scrubber only after something was added.
+
+    Adding is safe from worker threads (each ``add`` is one set operation under the GIL)."""
+
+    __slots__ = ("_built",)
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._built: dict[int, tuple[int, Scrubber]] = {}  # max_chars -> (size when built, scrubber)
+        self.update(values)
+
+    def add(self, value: str) -> None:
+        if value and value not in self:
+            super().add(value)
+            for part in secret_parts(value):
+                super().add(part)
+
+    def update(self, *groups: Iterable[str]) -> None:
+        for group in groups:
+            for value in group:
+                self.add(value)
+
+    def scrubber(self, *, max_chars: int = 0, key_rules: bool = False) -> Scrubber:
+        """The scrubber for every secret known now: by value only and never truncating unless asked (for
+        logs, files and the console). Rebuilt only after something was added (a log line each costs nothing)."""
+        if key_rules:
+            return scrubber(frozenset(self), max_chars=max_chars, key_rules=True)
+        built = self._built.get(max_chars)
+        if built is None or built[0] != len(self):
+            built = self._built[max_chars] = (
+                len(self),
+                scrubber(frozenset(self), max_chars=max_chars, key_rules=False),
+            )
+        return built[1]
+
+    def text(self, value: str) -> str:
+        """``value`` with every known secret replaced (no truncation)."""
+        return self.scrubber().text(value) if self else value
 
 
 class Scrubber:
     """A compiled scrubber: build once per set of secrets, apply to many objects."""
 
-    __slots__ = ("_key_cache", "_key_texts", "_keys", "_max_chars", "_pattern")
+    __slots__ = ("_hold", "_key_cache", "_key_texts", "_keys", "_max_chars", "_numbers", "_pattern")
+
+    # ``key_rules=False`` gives a scrubber by value only: the writers' last pass over a whole artifact, whose own
+    # keys (``headers: ["Authorization"]``, ``tokens``) are not secrets
 
     def __init__(
         self,
@@ -79,6 +205,7 @@ class Scrubber:
         *,
         sensitive_fields: Iterable[str] = (),
         max_chars: int = DEFAULT_MAX_CHARS,
+        key_rules: bool = True,
     ):
         variants: set[str] = set()
         for secret in secrets:
@@ -86,8 +213,17 @@ class Scrubber:
                 variants |= secret_variants(secret)
         # Longest first, so a secret that contains another is replaced whole.
         ordered = sorted(variants, key=lambda v: (-len(v), v))
-        self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
-        self._keys = frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
+        self._pattern = re.compile("|".join(_form_pattern(v) for v in ordered)) if ordered else None
+        # a JSON number equal to a numeric secret is replaced as well (a sensitive userId: 42)
+        self._numbers = frozenset(v for v in variants if _NUMBER.fullmatch(v))
+        # Scrubber.stream holds back this many characters: a match starting before them is complete (the
+        # longest form, plus the two characters a number's look-ahead reads)
+        self._hold = (len(ordered[0]) + 2) if ordered else 0
+        self._keys = (
+            frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
+            if key_rules
+            else frozenset()
+        )
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
@@ -107,6 +243,40 @@ class Scrubber:
             return truncate(value, self._max_chars)
         return value
 
+    def stream(self, pieces: Iterable[str]) -> Iterator[str]:
+        """The pieces of one text with every secret replaced, never truncated: a secret split between two
+        pieces is still found. Pieces are gathered into blocks of about STREAM_BLOCK characters."""
+        pattern = self._pattern
+        if pattern is None:
+            yield from pieces
+            return
+        buffer, start = "", 0  # buffer[:start] was emitted already (kept as look-behind context)
+        for piece in pieces:
+            buffer += piece
+            if len(buffer) - start < STREAM_BLOCK + self._hold:
+                continue
+            text, end = self._block(buffer, start, len(buffer) - self._hold)
+            yield text
+            keep = max(0, end - 2)
+            buffer, start = buffer[keep:], end - keep
+        if len(buffer) > start:
+            yield self._block(buffer, start, len(buffer))[0]
+
+    def _block(self, buffer: str, start: int, limit: int) -> tuple[str, int]:
+        """``buffer[start:]`` scrubbed up to ``limit`` (or the end of a match that starts before it): the text
+        and where it ends."""
+        assert self._pattern is not None
+        out: list[str] = []
+        pos = start
+        for match in self._pattern.finditer(buffer, start):
+            if match.start() >= limit:
+                break
+            out += [buffer[pos : match.start()], REDACTED]
+            pos = match.end()
+        end = max(limit, pos)
+        out.append(buffer[pos:end])
+        return "".join(out), end
+
     def _key_text(self, key: str) -> str:
         clean = self._key_texts.get(key)
         if clean is None:
@@ -119,6 +289,8 @@ class Scrubber:
         if kind is str:
             return self.text(obj)
         if kind in _SCALARS:
+            if self._numbers and (kind is int or kind is float) and _number_text(obj) in self._numbers:
+                return REDACTED
             return obj
         if kind is dict or (kind is not list and kind is not tuple and isinstance(obj, Mapping)):
             out: dict[Any, Any] = {}
@@ -133,7 +305,7 @@ class Scrubber:
                 if secret and value is not None:
                     out[key] = _redact_whole(value)
                 elif vkind in _SCALARS:  # the common case, inlined: numbers, flags, None
-                    out[key] = value
+                    out[key] = value if not self._numbers else self(value)
                 elif vkind is str:
                     out[key] = self.text(value)
                 else:
@@ -141,6 +313,10 @@ class Scrubber:
             return out
         if kind is list or kind is tuple:
             return [self(item) for item in obj]
+        if isinstance(obj, EncodedJSON):  # a stage object's member kept as JSON text: keep it JSON
+            if self._pattern is None or not self._pattern.search(obj):
+                return obj
+            return type(obj).of(self(json.loads(obj)))
         if isinstance(obj, str):  # a str subclass (an Enum value)
             return self.text(str(obj))
         return obj
@@ -168,15 +344,20 @@ def truncate(text: str, max_chars: int) -> str:
 
 
 @lru_cache(maxsize=64)
-def _cached(secrets: frozenset[str], fields: tuple[str, ...], max_chars: int) -> Scrubber:
-    return Scrubber(secrets, sensitive_fields=fields, max_chars=max_chars)
+def _cached(secrets: frozenset[str], fields: tuple[str, ...], max_chars: int, key_rules: bool) -> Scrubber:
+    return Scrubber(secrets, sensitive_fields=fields, max_chars=max_chars, key_rules=key_rules)
 
 
 def scrubber(
-    secrets: Iterable[str], *, sensitive_fields: Iterable[str] = (), max_chars: int = DEFAULT_MAX_CHARS
+    secrets: Iterable[str],
+    *,
+    sensitive_fields: Iterable[str] = (),
+    max_chars: int = DEFAULT_MAX_CHARS,
+    key_rules: bool = True,
 ) -> Scrubber:
     """A (cached) Scrubber for these secrets and fields."""
-    return _cached(frozenset(s for s in secrets if s), tuple(sorted(set(sensitive_fields))), max_chars)
+    fields = tuple(sorted(set(sensitive_fields)))
+    return _cached(frozenset(s for s in secrets if s), fields, max_chars, key_rules)
 
 
 def scrub(
@@ -246,3 +427,80 @@ def _files(paths: Iterable[Path]) -> Iterable[Path]:
             yield from sorted(p for p in path.rglob("*") if p.is_file())
         elif path.is_file():
             yield path
+
+
+# ---------------------------------------------------------------------------------------------- the console
+
+_WATCHED: list[SecretSet] = []  # the secret sets of this invocation's runs (see ``console``)
+
+
+def watch_console(secrets: SecretSet) -> None:
+    """Scrub everything the console shows from now on with ``secrets`` too (a command calls this with its
+    run's set; it stays watched until the invocation ends, so an error printed last is scrubbed as well)."""
+    if not any(s is secrets for s in _WATCHED):
+        _WATCHED.append(secrets)
+
+
+def console_text(text: str) -> str:
+    """``text`` with every secret of every watched set replaced."""
+    for secrets in _WATCHED:
+        text = secrets.text(text)
+    return text
+
+
+class ScrubbedStream(io.TextIOBase):
+    """A console stream whose text passes the scrubber of every watched secret set, a whole line at a time (a
+    line ends at ``\n``, or at ``\r`` for a progress line that redraws itself), so a secret written in two
+    pieces is still found."""
+
+    def __init__(self, inner: TextIO) -> None:
+        super().__init__()
+        self.inner = inner
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
+        if cut >= 0:
+            done, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
+            self.inner.write(console_text(done))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.inner.write(console_text(self._pending))
+            self._pending = ""
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.inner.isatty())
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.inner, "encoding", "utf-8") or "utf-8")
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.inner, "errors", None)
+
+    def writable(self) -> bool:
+        return True
+
+
+@contextmanager
+def console() -> Iterator[None]:
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` write through ``ScrubbedStream``; afterwards they
+    are flushed and put back, and the watched sets are forgotten. ``qlab.cli.main`` wraps every command in it."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(streams[0]), ScrubbedStream(streams[1])  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        sys.stdout, sys.stderr = streams
+        _WATCHED.clear()

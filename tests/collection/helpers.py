@@ -57,6 +57,10 @@ def openapi(name: str, location: str | Path) -> Source:
     return Source(name=name, kind="openapi", location=str(location))
 
 
+def swagger(name: str, location: str | Path) -> Source:
+    return Source(name=name, kind="swagger", location=str(location))
+
+
 def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")

@@ -14,7 +14,7 @@ from qlab.collection.openapi import load_tools
 from qlab.collection.refs import MergedSchema, NamedSchema
 from qlab.errors import InputError
 
-from .helpers import DEMO_SPEC, ROOT, config, openapi
+from .helpers import DEMO_SPEC, ROOT, config, openapi, swagger
 
 SCHEMA = json.loads((ROOT / "schemas" / "collection.schema.json").read_text(encoding="utf-8"))
 
@@ -107,7 +107,7 @@ def test_not_an_artifact() -> None:
 
 def test_kubernetes_artifact_is_deterministic(shared_data: Path, tmp_path: Path) -> None:
     spec = shared_data / "openapi-specs" / "kubernetes" / "swagger.json"
-    cfg = config(tmp_path, [openapi("k8s", spec)])
+    cfg = config(tmp_path, [swagger("k8s", spec)])
     first = build_collection(cfg, use_cache=False).collection
     second = build_collection(cfg, use_cache=False).collection
     assert first.digest == second.digest

@@ -12,7 +12,7 @@ from qlab.collection import build_collection
 from qlab.errors import SpecError
 from qlab.project.model import Source
 
-from .helpers import DEMO_SPEC, FIXTURES, config, openapi, write_json
+from .helpers import DEMO_SPEC, FIXTURES, config, openapi, swagger, write_json
 
 
 def test_sources_in_order_with_collisions_and_aliases(tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_sources_in_order_with_collisions_and_aliases(tmp_path: Path) -> None:
 def test_url_locations_are_recorded_without_credentials_or_query(httpbin_url: str, tmp_path: Path) -> None:
     host = httpbin_url.removeprefix("http://")
     location = f"http://user:secret@{host}/spec.json?api_key=abc"
-    out = build_collection(config(tmp_path, [openapi("httpbin", location)]), use_cache=False)
+    out = build_collection(config(tmp_path, [swagger("httpbin", location)]), use_cache=False)
     assert out.collection.sources[0]["location"] == f"{httpbin_url}/spec.json"
     assert "secret" not in json.dumps(out.collection.sources) and "abc" not in json.dumps(
         out.collection.sources

@@ -14,7 +14,7 @@ import pytest
 from qlab.collection.mcp import SOURCE, mutation_of
 from qlab.collection.model import MutationClass
 from qlab.errors import SpecError
-from qlab.project.model import Source
+from qlab.project.model import Origin, Source
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 
@@ -147,4 +147,41 @@ def test_live_source_without_the_sdk_says_how_to_install_it(
     source = Source(name="m", kind="mcp", location=None, command="anything")
     with pytest.raises(SpecError) as caught:
         SOURCE.snapshot(source, base_dir=tmp_path)
-    assert str(caught.value) == "a live MCP source needs the MCP SDK: pip install 'qlab[mcp]'"
+    assert str(caught.value) == "source 'm': a live MCP source needs the MCP SDK: pip install 'qlab[mcp]'"
+
+
+RAW_SERVER = Path(__file__).parent / "fixtures" / "mcp" / "raw_server.py"
+
+
+def test_a_live_server_without_the_sdk_on_its_side(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    source = Source(name="raw", kind="mcp", location=None, command=sys.executable, args=(str(RAW_SERVER),))
+    found = SOURCE.tools(SOURCE.snapshot(source, base_dir=tmp_path))
+    assert [t.id for t in found.tools] == ["echo"]
+    assert capfd.readouterr().err == ""
+
+
+def test_a_server_that_writes_a_non_protocol_line_is_a_located_error_never_a_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The MCP SDK logs a whole traceback for a stdout line that is not JSON-RPC, and lists the tools anyway:
+    qlab captures the SDK's logging and refuses the source, naming the server, the line and what to do."""
+    source = Source(
+        name="noisy",
+        kind="mcp",
+        location=None,
+        command=sys.executable,
+        args=(str(RAW_SERVER), "--noise", "listening on stdio with key sk-CANARY-mcp-0102"),
+        env={"NOISY_API_KEY": "sk-CANARY-mcp-0102"},
+        origin=Origin("qlab.yaml", 7, 7),
+    )
+    with pytest.raises(SpecError) as caught:
+        SOURCE.snapshot(source, base_dir=tmp_path)
+    message = str(caught.value)
+    assert message.startswith("qlab.yaml:7:7: source 'noisy': MCP server `")
+    assert (
+        "wrote a line to stdout that is not a JSON-RPC message: 'listening on stdio with key [REDACTED]'"
+        in message
+    )
+    assert "send its logs to stderr" in message
+    console = capfd.readouterr()
+    assert "Traceback" not in console.err + console.out and "sk-CANARY" not in console.err + console.out

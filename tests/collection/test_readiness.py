@@ -12,7 +12,7 @@ from qlab.collection.model import Collection, IOContract, Parameter
 from qlab.collection.readiness import compute_readiness
 from qlab.project.model import AuthProfile
 
-from .helpers import DEMO_SPEC, build_gate, config, openapi, tool
+from .helpers import DEMO_SPEC, build_gate, config, openapi, swagger, tool
 
 BEARER = {"demo_bearer": AuthProfile(name="demo_bearer", type="bearer", token_env="T")}
 
@@ -40,7 +40,7 @@ def test_demo_without_profile_is_not_ready(tmp_path: Path) -> None:
 def test_kubernetes_readiness(shared_data: Path, tmp_path: Path) -> None:
     spec = shared_data / "openapi-specs" / "kubernetes" / "swagger.json"
     profiles = {"k": AuthProfile(name="k", type="bearer", token_env="K")}
-    readiness = build_collection(config(tmp_path, [openapi("k8s", spec)], auth="k", profiles=profiles),
+    readiness = build_collection(config(tmp_path, [swagger("k8s", spec)], auth="k", profiles=profiles),
                                  use_cache=False).readiness  # fmt: skip
     assert readiness.counts["tools"] == 1123
     # no operation has a summary: every tool misses 0.2, so coverage is under the 0.8 default threshold

@@ -10,8 +10,9 @@ from qlab.collection import sources
 from qlab.collection.mcp import SOURCE as MCP
 from qlab.collection.openapi import SOURCE as OPENAPI
 from qlab.collection.python_source import SOURCE as PYTHON
+from qlab.collection.sources import get_source
 from qlab.errors import SpecError
-from qlab.project.model import Source
+from qlab.project.model import Origin, Source
 
 
 def test_every_kind_of_the_config_model_has_a_source() -> None:
@@ -44,3 +45,22 @@ def test_unknown_kind_suggests_a_known_one() -> None:
         SpecError, match=r"unknown collection source kind 'opnapi' .*Did you mean 'openapi'\?"
     ):
         sources.get_source("opnapi")
+
+
+@pytest.mark.parametrize(("declared", "version", "meant"), [("openapi", 'swagger: "2.0"', "swagger"),
+                                                             ("swagger", "openapi: 3.0.3", "openapi")])  # fmt: skip
+def test_a_document_declared_with_the_other_key_is_an_input_error(
+    tmp_path: Path, declared: str, version: str, meant: str
+) -> None:
+    """A Swagger 2.0 file declared ``openapi:`` built "0 tools" and exited 1; now it says which key it meant."""
+    spec = tmp_path / "api.yaml"
+    spec.write_text(
+        f"{version}\ninfo: {{title: t, version: '1'}}\npaths:\n  /a:\n    get:\n      responses: {{}}\n"
+    )
+    source = Source(name="api", kind=declared, location=str(spec), origin=Origin("qlab.yaml", 5, 7))  # type: ignore[arg-type]
+    reader = get_source(declared)
+    with pytest.raises(SpecError) as caught:
+        reader.tools(reader.snapshot(source, base_dir=tmp_path))
+    assert str(caught.value).startswith(f"qlab.yaml:5:7: source 'api' is declared `{declared}:` but ")
+    assert str(caught.value).endswith(f"Did you mean `{meant}:`?")
+    assert isinstance(caught.value, SpecError) and caught.value.exit_code == 2

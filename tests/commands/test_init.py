@@ -47,16 +47,41 @@ def test_init_does_not_overwrite_without_force(tmp_path: Path, capsys: pytest.Ca
     )
 
 
-def test_init_from_openapi(
+def test_init_from_openapi_pins_the_spec_and_its_first_run_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
-    code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
-    assert (code, err) == (0, "")
-    monkeypatch.chdir(tmp_path / "api")
+    code, out, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec), "--offline"], capsys)
+    assert code == 0, err
+    assert err == "measuring: build + search of 14 operation(s)\n"
+    project = tmp_path / "api"
+    assert (project / "specs" / "openapi.yaml").read_bytes() == spec.read_bytes()  # pinned, not pointed at
+    config = (project / "qlab.yaml").read_text()
+    assert '      openapi: "specs/openapi.yaml"' in config and "../" not in config
+    assert "base_url: ${API_BASE_URL:-http://127.0.0.1:8765}\n" in config
+    assert "  bearerAuth:  # http bearer\n    type: bearer\n    token_env: API_TOKEN\n" in config
+    assert "  # - name: execute\n" in config  # --offline: written, not gated
+    assert "measured: schema_coverage" in out and "Not gated: --offline, no request was sent." in out
+    monkeypatch.chdir(project)
     code, out, err = run(["validate"], capsys)
     assert (code, err) == (0, "")
-    assert out == "valid: 14 cases in 1 file, 1 suite, 2 gates\n"
+    assert out == "valid: 19 cases in 2 files, 2 suites, 2 gates\n"
+    code, out, err = run(["run", "-q"], capsys)
+    assert (code, out) == (0, "PASS (exit 0)\n"), err
+
+
+def test_init_from_openapi_refuses_a_base_url_that_is_not_a_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
+    code, _, err = run(
+        ["init", str(tmp_path), "--from-openapi", str(spec), "--base-url", "localhost:80"], capsys
+    )
+    assert code == 2
+    assert err == "error: --base-url 'localhost:80': give an http(s) URL, e.g. http://127.0.0.1:8080\n"
+    assert not (tmp_path / "qlab.yaml").exists()
+    code, _, err = run(["init", str(tmp_path), "--offline"], capsys)
+    assert code == 2 and "--base-url and --offline go with --from-openapi" in err
 
 
 def test_init_from_a_broken_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,3 +111,33 @@ def test_init_from_a_binary_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert code == 2, err
     assert err == f"error: {spec}:2:1: file is binary (it contains a NUL byte), not YAML or JSON text\n"
     assert not (tmp_path / "api").exists()
+
+
+def test_a_starter_project_whose_execute_case_is_not_ready_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], httpbin_url: str
+) -> None:
+    """The issue's first reproduction, with the real stages: ``qlab init --from-openapi``, an execute gate with
+    no thresholds and no ``stop_if``, one execute case whose auth is not ready. ``validate`` is clean, and the run
+    now says BLOCK (exit 1) instead of ``PASS: 1 failed, … (exit 0)``."""
+    spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
+    project = tmp_path / "api"
+    assert run(["init", str(project), "--from-openapi", str(spec), "--offline"], capsys)[0] == 0
+    config = project / "qlab.yaml"
+    text = config.read_text(encoding="utf-8")
+    # the starter writes its execute suite but leaves the gate commented out (--offline); a user adds one with
+    # no thresholds and no stop_if, the environment points at a real server, the token variable is unset
+    text = text.replace(
+        "  # - name: execute\n", "  - {name: execute, stage: execute, suites: [execute_read]}\n", 1
+    )
+    config.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("API_BASE_URL", httpbin_url)
+    monkeypatch.delenv("API_TOKEN", raising=False)
+    monkeypatch.chdir(project)
+    code, out, err = run(["validate"], capsys)
+    assert (code, err) == (0, ""), err
+    code, out, err = run(["run", "--out", str(tmp_path / "out")], capsys)
+    assert code == 1, out + err
+    assert "BLOCK:" in out and "PASS" not in out, out
+    result = (tmp_path / "out" / "result.json").read_text(encoding="utf-8")
+    assert '"reason":"auth_context_required"' in result
+    assert "❌ qlab: BLOCK" in (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ import pytest
 from qlab.cli import main
 from qlab.run.artifact import write
 from qlab.run.runner import run
-from qlab.run.shard import ShardSpec
+from qlab.run.shard import ShardSpec, case_manifest
 from run import fakes as f
 
 
@@ -92,6 +92,44 @@ def test_a_blocking_gate_is_judged_on_the_merged_set(
     }
 
 
+def test_a_shard_that_could_not_decide_makes_the_merged_run_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = _cases()
+    cases[-1] = f.case("e03", "execute_read", "execute", "down:x", line=3)
+    whole, _ = _shards(tmp_path, cases)
+    assert (whole["decision"]["verdict"], whole["decision"]["exit_code"]) == ("error", 2)
+    code, stdout, stderr = _cli(["merge", str(tmp_path / "shards"), "--out", str(tmp_path / "m")], capsys)
+    assert code == 2, stdout + stderr
+    merged = json.loads((tmp_path / "m" / "result.json").read_text(encoding="utf-8"))
+    _same_metrics(merged, whole)
+    assert merged["decision"]["verdict"] == "error" and "BLOCK" not in stdout
+
+
+def test_a_regression_case_failing_in_one_shard_blocks_the_merged_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The merged artifact keeps each suite's must_pass: the merge judges a regression suite as the run did."""
+    cases = _cases()
+    config = f.config(tmp_path)
+    suites = {
+        **config.suites,
+        "plan_e2e": dataclasses.replace(config.suites["plan_e2e"], category="regression"),
+    }
+    config = dataclasses.replace(config, suites=suites)
+    cases[13] = f.case("p01", "plan_e2e", "plan", "unsat:x", line=1)
+    project = f.FakeProject(config, tuple(cases))
+    for i in (1, 2, 3):
+        opts = dataclasses.replace(f.options(tmp_path), shard=ShardSpec(i, 3))
+        write(tmp_path / "shards" / f"qlab-shard-{i}-of-3.json", run(project, options=opts).artifact)
+    code, stdout, stderr = _cli(["merge", str(tmp_path / "shards"), "--out", str(tmp_path / "m")], capsys)
+    assert code == 1, stdout + stderr
+    merged = json.loads((tmp_path / "m" / "result.json").read_text(encoding="utf-8"))
+    plan = next(g for g in merged["gates"] if g["name"] == "plan")
+    assert any("a must-pass suite (category regression) tolerates none" in r for r in plan["reasons"])
+    assert merged["suites"]["plan_e2e"]["must_pass"] is True
+
+
 def test_a_missing_shard_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, paths = _shards(tmp_path, _cases())
     code, _, stderr = _cli(["merge", str(paths[0]), str(paths[2])], capsys)
@@ -162,3 +200,30 @@ def test_unsharded_results_and_bad_files_exit_2(tmp_path: Path, capsys: pytest.C
     assert code == 2 and "broken.json:1:2: $: invalid JSON" in stderr
     code, _, stderr = _cli(["merge", str(tmp_path / "nothing-here")], capsys)
     assert code == 2 and "no such file" in stderr
+
+
+def test_a_shard_whose_cases_were_removed_by_hand_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shard records the cases it ran (count and digest). Removing a failing case from the file no longer
+    merges to PASS: refused as is, refused with its manifest edited to match, refused without a manifest."""
+    _, paths = _shards(tmp_path, _cases())
+    original = paths[0].read_text(encoding="utf-8")
+    data = json.loads(original)
+    assert data["shard"]["cases"]["count"] == len(data["cases"])
+    data["cases"] = data["cases"][1:]
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "its cases do not match the ones it ran" in stderr, stderr
+
+    # the manifest rewritten to match: the shards together are still not the selection they were run from
+    data["shard"]["cases"] = case_manifest(c["case_id"] for c in data["cases"])
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "are not the selection they were run from" in stderr, stderr
+
+    data = json.loads(original)
+    del data["shard"]["cases"]
+    paths[0].write_text(json.dumps(data), encoding="utf-8")
+    code, _, stderr = _cli(["merge", *map(str, paths)], capsys)
+    assert code == 2 and "$.shard.cases: no record of the cases this shard ran" in stderr, stderr

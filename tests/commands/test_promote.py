@@ -72,21 +72,49 @@ def test_promote_when_the_swap_is_in_a_non_required_suite(
 
 def test_json_to_a_file_and_markdown_to_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base, cand = _pair(tmp_path)
-    code, out, _ = _cli(
-        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "report.json"), capsys
+    code, out, err = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json-out", "report.json"), capsys
     )
-    assert code == 1
+    assert (code, err) == (1, "")
     assert json.loads((tmp_path / "report.json").read_text())["exit_code"] == 1
     assert out.startswith("# Promotion")
 
 
+def test_the_old_json_file_spelling_still_works_for_one_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, cand = _pair(tmp_path)
+    code, out, err = _cli(
+        _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "old.json"), capsys
+    )
+    assert code == 1 and out.startswith("# Promotion")
+    assert json.loads((tmp_path / "old.json").read_text())["exit_code"] == 1
+    assert err == (
+        "warning: --json old.json is deprecated and goes away in the next release; write --json-out old.json\n"
+    )
+
+
 def test_incomparable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rule = "promotion:\n  alias_or_semantic_metadata:\n    same: [case_set]\n"
+    config = make_project(tmp_path / "p", extra=rule)
     base, _ = _pair(tmp_path)
     other = write(tmp_path / "other.json", artifact([search_case("s-9")]))
-    code, out, err = _cli(_args(base, other, "--change", "alias_or_semantic_metadata"), capsys)
+    args = _args(base, other, "--change", "alias_or_semantic_metadata", "--config", str(config))
+    code, out, err = _cli(args, capsys)
     assert code == 2
     assert "REFUSED" in out
-    assert "error: the runs cannot be compared: same: cases: only the baseline has s-1, s-2" in err
+    assert "error: the runs cannot be compared: same: case_set: only the baseline has s-1, s-2" in err
+
+
+def test_by_default_removed_required_cases_block_and_a_new_one_is_judged_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, _ = _pair(tmp_path)
+    other = write(tmp_path / "other.json", artifact([search_case("s-9")]))
+    code, out, _ = _cli(_args(base, other, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 1, out
+    assert "required case s-1 (search_core) no longer runs in the candidate" in out
+    assert "New and passing (only in the candidate)" in out
 
 
 def test_the_qlab_yaml_rule_replaces_the_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,7 +28,7 @@ def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     code, out, err = _cli(
         [
             "propose-case",
-            "--from",
+            "--result",
             str(failing),
             "--case",
             "s-parcel",
@@ -50,7 +50,7 @@ def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     )
     assert code == 0, err
     assert "case reg-s-parcel joins required suite 'regression'" in out
-    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel"]
+    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel", "r-health"]
 
 
 def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,3 +61,17 @@ def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.Capture
     )
     assert code == 2 and "only a real failure becomes a regression proposal" in err
     assert not (tmp_path / "gates" / "proposals").exists()
+
+
+def test_the_old_from_spelling_still_works_for_one_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_project(tmp_path)
+    failing = write(tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)]))
+    code, out, err = _cli(
+        ["propose-case", "--from", str(failing), "--case", "s-parcel", "--config", str(config)], capsys
+    )
+    assert code == 0 and "proposal" in out
+    assert err == "warning: --from is deprecated and goes away in the next release; write --result\n"
+    code, _, err = _cli(["propose-case", "--case", "s-parcel", "--config", str(config)], capsys)
+    assert code == 2 and "Missing option '--result'" in err

@@ -38,7 +38,7 @@ def _setup(tmp_path: Path) -> tuple[Path, str]:
     (tmp_path / "release").mkdir()
     for name in ("trigger-cases.json", "golden-cases.json"):
         shutil.copy(REPO / "gates" / "release" / name, tmp_path / "release" / name)
-    config = make_project(tmp_path, extra=RELEASE)
+    config = make_project(tmp_path, extra=RELEASE, regression_seed=False)
     (tmp_path / "gates" / "regression" / "r.yaml").write_text(
         "id: reg-1\nquery: track delivery D-5001\nexpected_target: trackDelivery\n", encoding="utf-8"
     )

@@ -109,7 +109,7 @@ def test_exit_zero_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     config = _project(tmp_path, ["absent:x"])
     code, out, err = _cli(["run", "--config", str(config), "--exit-zero", "--quiet"], capsys)
     assert code == 0, out + err
-    assert out == "block (exit 0)\n"
+    assert out == "BLOCK (exit 0)\n"
 
 
 def test_selection_and_last_failed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,3 +220,48 @@ def test_human_decisions_on_record_count_in_the_next_runs_scorecard(
     reviewed[1]["status"] = "rejected"
     suggestions.write_text(json.dumps({"version": 1, "suggestions": reviewed}), encoding="utf-8")
     assert acceptance() == 0.5
+
+
+def test_timing_marks_split_the_run_into_phases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qlab.commands import _timings
+
+    marks = tmp_path / "marks.jsonl"
+    monkeypatch.setattr(_timings, "_FILE", str(marks))
+    monkeypatch.setattr(_timings, "_T0", None)
+    config = _project(tmp_path, ["getThing"])
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 0, out + err
+    rows = [json.loads(line) for line in marks.read_text(encoding="utf-8").splitlines()]
+    phases = [row["phase"] for row in rows]
+    assert phases == [
+        "cli",
+        "imports",
+        "load",
+        "gate:build",
+        "gate:search",
+        "artifact",
+        "outputs",
+        "exit_called",
+    ]
+    times = [row["t"] for row in rows]
+    assert times == sorted(times) and times[0] == 0.0
+
+
+def test_without_the_variable_no_timing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qlab.commands import _timings
+
+    monkeypatch.setattr(_timings, "_FILE", None)
+    monkeypatch.chdir(tmp_path)
+    config = _project(tmp_path, ["getThing"])
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 0, out + err
+    assert not _timings.enabled() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "api.yaml",
+        "cases",
+        "out",
+        "qlab.yaml",
+    ]

@@ -41,3 +41,11 @@ def test_unknown_name_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> No
     code, _, err = run(["schema", "cases"], capsys)
     assert code == 2
     assert "'cases' is not one of" in err
+
+
+def test_without_a_name_it_lists_every_schema_it_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["schema"], capsys)
+    assert (code, err) == (0, "")
+    assert [line.split()[0] for line in out.splitlines()] == list(resources.SCHEMA_FILES)
+    code, out, _ = run(["schema", "--help"], capsys)
+    assert all(f"    {name} " in out for name in resources.SCHEMA_FILES), out

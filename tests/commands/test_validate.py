@@ -166,3 +166,51 @@ def test_a_case_file_outside_every_suite(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert err == "stray.yaml: warning: is not a case file of any suite in " + str(ROOT / "qlab.yaml") + \
         ": checked against the case schema only\n"  # fmt: skip
     assert out.startswith("valid: 1 case in 1 file")
+
+
+def _project(folder: Path, source: str, case: str) -> Path:
+    (folder / "gates").mkdir(parents=True, exist_ok=True)
+    (folder / "gates" / "cases.yaml").write_text(case)
+    (folder / "qlab.yaml").write_text(
+        f"version: 1\nproject: p\ncollection:\n  sources:\n    - {source}\n"
+        "suites:\n  s: {mode: search, cases: [gates/*.yaml]}\ngates:\n  - {stage: search, suites: [s]}\n"
+    )
+    return folder / "qlab.yaml"
+
+
+def test_unknown_tool_names_fail_validation_with_a_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
+    config = _project(
+        tmp_path, f"openapi: {spec}", "- {id: a, query: where, expected_target: trackDelivry}\n"
+    )
+    code, out, err = run(["validate", "--config", str(config)], capsys)
+    assert code == 2 and out == ""
+    assert err.endswith(
+        "gates/cases.yaml:1:42: $[0].expected_target: 'trackDelivry' is not a tool of the collection. "
+        "Did you mean 'trackDelivery'?\ninvalid: 1 error, 0 warnings\n"
+    )
+    code, out, _ = run(["validate", "--config", str(config), "--json"], capsys)
+    report = json.loads(out)
+    assert (code, report["valid"], report["tool_names"]["unknown"]) == (2, False, ["trackDelivry"])
+    (tmp_path / "gates" / "cases.yaml").write_text(
+        "- {id: a, query: where, expected_target: trackDelivery}\n"
+    )
+    code, out, err = run(["validate", "--config", str(config), "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["tool_names"] == {"checked": True, "tools": 14, "names": 1, "unknown": []}
+
+
+def test_validate_says_when_it_could_not_check_tool_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _project(
+        tmp_path, "openapi: http://127.0.0.1:9/openapi.json", "- {id: a, query: q, expected_target: x}\n"
+    )
+    code, out, err = run(["validate", "--config", str(config)], capsys)
+    assert (code, out) == (0, "valid: 1 case in 1 file, 1 suite, 1 gate\n")
+    assert err == (
+        "note: the tool names of the cases were not checked: source 'openapi' is a URL, which validate does not "
+        "fetch; `qlab run` checks them\n"
+    )

@@ -52,8 +52,10 @@ def test_qlab_run_on_the_demo_passes(
     out = tmp_path / "out"
     code, text = _cli(["run", "--config", str(ROOT / "qlab.yaml"), "--out", str(out)], capsys)
     assert code == 0, text
+    assert "PASS: 47 passed (exit 0)" in text and "skipped suite execute_mutation: cadence: manual" in text
     result = _result(out)
     assert result["decision"]["verdict"] == "pass"
+    assert [s["suite"] for s in result["skipped_suites"]] == ["execute_mutation"]
     assert [g["name"] for g in result["gates"]] == ["build", "search", "select", "plan", "execute", "learn"]
     assert all(g["status"] in ("passed", "warned") for g in result["gates"]), result["gates"]
     assert {c["status"] for c in result["cases"]} <= {"passed", "failed"}  # flaky/required:false may fail
@@ -69,6 +71,20 @@ def test_qlab_run_on_the_demo_passes(
 
         for xsd in ("jenkins-xunit-junit-10.xsd", "windyroad-JUnit.xsd"):
             xmlschema.XMLSchema(str(CI / xsd)).validate(str(out / "junit.xml"))
+
+
+def test_the_manual_mutation_suite_runs_when_asked_for(
+    demo_env: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain run leaves the demo's ``cadence: manual`` suite out and says so; ``--cadence manual`` runs it."""
+    out = tmp_path / "out"
+    code, text = _cli(
+        ["run", "--config", str(ROOT / "qlab.yaml"), "--out", str(out), "--cadence", "manual"], capsys
+    )
+    assert code == 0, text
+    result = _result(out)
+    assert {c["suite"] for c in result["cases"]} == {"execute_mutation"}
+    assert [c["status"] for c in result["cases"]] == ["passed"] * 3 and result["skipped_suites"] == []
 
 
 def _untimed(figures: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +113,8 @@ def test_a_failing_search_gate_blocks_the_later_stages(
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    code, text = _cli(["run", "--config", str(config), "--out", str(out), "--no-server"], capsys)
+    # the demo server is never started: the run blocks before the execute gate would start it
+    code, text = _cli(["run", "--config", str(config), "--out", str(out)], capsys)
     assert code == 1, text
     result = _result(out)
     gates = {g["name"]: g["status"] for g in result["gates"]}

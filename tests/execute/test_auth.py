@@ -72,10 +72,17 @@ def test_requires_auth() -> None:
 def test_token_command() -> None:
     ok = AuthProfile("c", "bearer", token_command=f"{sys.executable} -c \"print('tok-from-cmd')\"")
     assert _resolver({}, ok).preflight("c", required=True).headers == {"Authorization": "Bearer tok-from-cmd"}
-    failing = AuthProfile("f", "bearer", token_command="echo partial-secret; echo 'no creds' >&2; exit 3")
-    res = _resolver({}, failing).preflight("f", required=True)
+    stderr = "refresh failed for tok-expired-0123456789"
+    failing = AuthProfile("f", "bearer", token_command=f"echo partial-secret; echo '{stderr}' >&2; exit 3")
+    resolver = _resolver({}, failing)
+    res = resolver.preflight("f", required=True)
     assert res.reason_codes == ("auth_header_resolution_failed",)
-    assert "exited with 3: no creds" in res.message and "partial-secret" not in res.message
+    # neither stream is shown (a failing command often prints the token it could not refresh) ...
+    assert "exited with 3" in res.message and "not shown" in res.message
+    assert "partial-secret" not in res.message and "tok-expired" not in res.message
+    # ... and both are registered for the scrubber: the line whole, and its token-like words
+    assert {"partial-secret", stderr, "tok-expired-0123456789"} <= resolver.secrets
+    assert "refresh" not in resolver.secrets  # an ordinary short word would be redacted everywhere
     empty = AuthProfile("e", "bearer", token_command="true")
     assert "printed nothing" in _resolver({}, empty).preflight("e", required=True).message
 

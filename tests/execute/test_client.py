@@ -8,9 +8,18 @@ import httpx
 import pytest
 
 from qlab import http
-from qlab.execute.client import RetryPolicy, TransportFailure, classify, make_run_client, retry_after, send
+from qlab.execute.client import (
+    Redirects,
+    RetryPolicy,
+    TransportFailure,
+    classify,
+    make_run_client,
+    retry_after,
+    send,
+)
 from qlab.execute.events import EVENT_KINDS, EventLog
 from qlab.execute.request import PreparedRequest
+from servers import HopServer
 
 
 def _req(method: str = "GET", url: str = "http://api.test/x") -> PreparedRequest:
@@ -32,7 +41,7 @@ def _send(
         client,
         request,
         deadline=time.monotonic() + timeout,
-        follow_redirects=follow,
+        redirects=Redirects(follow),
         retry=RetryPolicy(retries=retries, backoff_sec=0.1, max_retry_after_sec=3.0),
         events=events or EventLog(),
         step="0",
@@ -163,3 +172,111 @@ def test_the_tools_idempotent_flag_overrides_the_method() -> None:
     client, seen = _mock([503, 200])
     post_idempotent = PreparedRequest("POST", "http://api.test/x", "/x", idempotent=True)
     assert _send(client, post_idempotent).status == 200 and len(seen) == 2
+
+
+# ---------------------------------------------------------------------------------------------- redirects
+
+
+SECRET_KEY, SECRET_COOKIE, SECRET_QUERY = (
+    "key-CANARY-0a1b2c3d4e",
+    "sid=ck-CANARY-5f6a7b8c",
+    "q-CANARY-9d8e7f6a5b",
+)
+
+
+def _credentialed(
+    client: http.Client,
+    url: str,
+    *,
+    method: str = "GET",
+    redirects: Redirects,
+    events: EventLog | None = None,
+):  # type: ignore[no-untyped-def]
+    """A request carrying every kind of credential an auth profile adds: a header, a cookie, a query key."""
+    return send(
+        client,
+        PreparedRequest(method, url, "/x", params=(("page", "1"),)),
+        deadline=time.monotonic() + 5,
+        redirects=redirects,
+        retry=RetryPolicy(retries=0),
+        events=events or EventLog(),
+        step="0",
+        display_path="/x",
+        auth_headers={"X-API-Key": SECRET_KEY, "Cookie": SECRET_COOKIE},
+        auth_params={"api_key": SECRET_QUERY},
+    )
+
+
+def _leaked(server: HopServer) -> list[str]:
+    found = []
+    for _method, path, headers in server.requests():
+        text = path + repr(headers)
+        found += [s for s in (SECRET_KEY, SECRET_COOKIE, SECRET_QUERY) if s in text]
+    return found
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_a_mutating_request_is_never_redirected(code: int, method: str) -> None:
+    with HopServer() as other, HopServer(redirect_to=other.url) as api, make_run_client() as client:
+        allowed = Redirects(True, read_only=False, allowed_hosts=("127.0.0.1",))  # even to an allowed host
+        with pytest.raises(TransportFailure) as info:
+            _credentialed(client, f"{api.url}/redirect/{code}", method=method, redirects=allowed)
+        assert info.value.reason == "redirect_refused"
+        assert f"answered {code} with a redirect to 127.0.0.1:{other.port}" in str(info.value)
+        assert other.requests() == [] and len(api.requests()) == 1
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_read_is_not_redirected_off_the_allowlist(code: int) -> None:
+    with HopServer() as other, HopServer(redirect_to=other.url) as api, make_run_client() as client:
+        only_api = Redirects(True, read_only=True, allowed_hosts=(f"127.0.0.1:{api.port}",))
+        with pytest.raises(TransportFailure) as info:
+            _credentialed(client, f"{api.url}/redirect/{code}", redirects=only_api)
+        assert info.value.reason == "redirect_refused" and "allowed_hosts" in str(info.value)
+        assert other.requests() == []
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_read_redirected_to_another_allowed_origin_drops_every_credential(code: int) -> None:
+    with HopServer() as other, HopServer(redirect_to=other.url) as api, make_run_client() as client:
+        events = EventLog()
+        both = Redirects(
+            True, read_only=True, allowed_hosts=(f"127.0.0.1:{api.port}", f"127.0.0.1:{other.port}")
+        )
+        exchange = _credentialed(client, f"{api.url}/redirect/{code}", redirects=both, events=events)
+        assert exchange.status == 200
+        assert [(m, p.split("?")[0]) for m, p, _h in other.requests()] == [("GET", "/landed")]
+        assert _leaked(other) == []  # no header, cookie or query key crossed to the other origin
+        assert len(_leaked(api)) == 3  # while the API itself got all three
+        hosts = [e["host"] for e in events.of("request_sent")]
+        assert hosts == [f"127.0.0.1:{api.port}", f"127.0.0.1:{other.port}"]  # every hop is on record
+
+
+def test_a_redirect_within_the_origin_keeps_the_credentials() -> None:
+    with HopServer() as api, make_run_client() as client:
+        exchange = _credentialed(client, f"{api.url}/redirect/302", redirects=Redirects(True))
+        assert exchange.status == 200
+        landed = [h for _m, p, h in api.requests() if p.startswith("/landed")]
+        assert landed and landed[0].get("X-API-Key") == SECRET_KEY and SECRET_COOKIE in landed[0]["Cookie"]
+
+
+def test_a_redirect_not_followed_is_the_answer() -> None:
+    with HopServer() as other, HopServer(redirect_to=other.url) as api, make_run_client() as client:
+        exchange = _credentialed(client, f"{api.url}/redirect/307", method="POST", redirects=Redirects(False))
+        assert exchange.status == 307 and other.requests() == []
+
+
+# ---------------------------------------------------------------------------------------------- deadline
+
+
+@pytest.mark.parametrize("route", ["drip", "drip-headers"])
+def test_timeout_sec_is_a_deadline_a_slow_drip_cannot_stretch(route: str) -> None:
+    """40 bytes, one every 0.1 s (4 s in all, each read well inside any read timeout) against a 0.6 s deadline."""
+    with HopServer() as api, make_run_client() as client:
+        started = time.monotonic()
+        with pytest.raises(TransportFailure) as info:
+            _send(client, _req(url=f"{api.url}/{route}/40/0.1"), timeout=0.6, retries=0)
+        took = time.monotonic() - started
+    assert info.value.reason == "timeout", info.value
+    assert took < 1.5, took

@@ -170,3 +170,26 @@ def test_a_killed_qlab_does_not_orphan_its_dev_server(tmp_path: Path) -> None:
     while answers(f"http://127.0.0.1:{port}/") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not answers(f"http://127.0.0.1:{port}/"), "the dev server outlived qlab"
+
+
+def test_the_server_log_is_written_through_the_scrubber(tmp_path: Path) -> None:
+    """A server that prints its own secrets (a connection string, a logged Authorization header) writes none of
+    them into server-<env>.log: every line passes the run's scrubber on its way."""
+    port = servers.free_port()
+    secret = "db-pass-CANARY-4e5f6a7b"
+    command = (
+        f"{sys.executable} -c \"print('connecting with {secret}', flush=True); "
+        f"print('Authorization: Bearer {secret}', flush=True)\" && "
+        f"exec {sys.executable} -m http.server {port} --bind 127.0.0.1"
+    )
+    config = ServerConfig(
+        command=command, url=f"http://127.0.0.1:{port}/", timeout_sec=20, reuse_existing=False
+    )
+    log = tmp_path / "server-dev.log"
+    with dev_server(
+        config, log_path=log, stop_grace=0.5, scrub=lambda line: line.replace(secret, "[REDACTED]")
+    ):
+        pass
+    text = log.read_text(encoding="utf-8")
+    assert "connecting with [REDACTED]" in text and "Bearer [REDACTED]" in text, text
+    assert secret not in text and "--- qlab: stopped (exit" in text

@@ -168,7 +168,13 @@ gates:
 
 
 def make_project(
-    tmp_path: Path, *, required: bool = True, aliases: str | None = None, extra: str = "", gated: bool = True
+    tmp_path: Path,
+    *,
+    required: bool = True,
+    aliases: str | None = None,
+    extra: str = "",
+    gated: bool = True,
+    regression_seed: bool = True,
 ) -> Path:
     """A small valid project on the demo API: suites search_core and regression (plan, ``required``).
 
@@ -191,4 +197,11 @@ def make_project(
         "  provided_entities: {deliveryId: D-5003}\n  tags: [tracking]\n",
         encoding="utf-8",
     )
+    # a suite's glob must match a case file (an empty suite would let its gate pass as "skipped"); a caller
+    # that writes its own regression cases goes without the seed
+    if regression_seed:
+        (tmp_path / "gates" / "regression" / "seed.yaml").write_text(
+            "- id: r-health\n  query: check the service health\n  expected_target: getHealth\n",
+            encoding="utf-8",
+        )
     return tmp_path / "qlab.yaml"

@@ -56,3 +56,15 @@ def test_interpolate_a_document_locates_errors_and_leaves_keys_alone() -> None:
         "qlab.yaml:2:11: $.list[1]: ${NOPE} is not set and has no default: set NOPE or write ${NOPE:-default}"
     ]
     assert doc.data["${KEY}"] == "${PORT}"  # the parsed document is not changed
+
+
+def test_nested_defaults_are_bounded_with_a_located_error() -> None:
+    """3,000 nested defaults ended in a RecursionError (exit 3): now a located error past MAX_NESTING levels."""
+    deep = "".join(f"${{A{i}:-" for i in range(3000)) + "x" + "}" * 3000
+    data, found = interpolate(parse_yaml(f"project: '{deep}'\n", "q.yaml"), {})
+    (error,) = found
+    assert error.render().startswith("q.yaml:1:10: $.project: '${A20:-…}' nests defaults more than 20 levels")
+    assert data["project"] == deep  # left as written
+    twenty = "".join(f"${{A{i}:-" for i in range(20)) + "ok" + "}" * 20
+    assert expand(twenty, {}) == "ok"
+    assert expand(deep, {}, strict=False).startswith("${A20:-")  # the lenient digest pass stops there too

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,24 @@ def test_json_lines_positions_are_found_on_demand() -> None:
     }
     # the keys of every line are one string each, however many lines repeat them
     assert next(iter(doc.data[0])) is next(iter(doc.data[1]))
+
+
+@pytest.mark.parametrize("parse", [parse_json, parse_jsonl], ids=["json", "jsonl"])
+def test_numbers_json_reads_as_infinity_or_beyond_64_bits_are_located_errors(parse: Any) -> None:
+    """``1e400`` reads as infinity and ``10**400`` overflows the first float it meets (exit 3 before): both are
+    located errors of the reader, with no 4,300-digit echo; the fast JSON Lines path hands them to the slow one."""
+    for text, where, words in [
+        ('{"a": [1, 1e400]}\n', "x:1:11: $.a[1]", "'1e400' is not finite"),
+        ('{"a": -1e999}\n', "x:1:7: $.a", "is not finite"),
+        ('{"a": 18446744073709551616}\n', "x:1:7: $.a", "is out of range"),
+        ('{"a": ' + "9" * 5000 + "}\n", "x:1:7: $.a", "(5000 characters)' is out of range"),
+    ]:
+        with pytest.raises(ConfigError) as caught:
+            parse(text, "x")
+        (found,) = [d.render() for d in caught.value.diagnostics]
+        assert found.startswith(where + ": the number") and words in found, found
+        assert "invalid JSON" not in found and "9" * 40 not in found
+    assert parse('{"a": [1.5e300, -9223372036854775807]}\n', "x").data in (
+        {"a": [1.5e300, -9223372036854775807]},
+        [{"a": [1.5e300, -9223372036854775807]}],
+    )

@@ -73,7 +73,7 @@ CASES = _strategy(DEFINITIONS["case"])
 @given(CASES)
 def test_the_quick_verdict_agrees_with_jsonschema(case: dict[str, Any]) -> None:
     verdict = schemas._quick_case()(case)
-    issues = schemas.validate(case, "case", definition="case")
+    issues = schemas.jsonschema_issues(case, "case", definition="case")
     if verdict is True:
         assert issues == []
     elif verdict is False:
@@ -136,10 +136,13 @@ def test_one_change_at_a_time() -> None:
     and the changes that leave the case valid take the fast path too (but for an integer written 1.0)."""
     valid = fast = 0
     for seed in SEEDS:
-        assert schemas.validate(seed, "case", definition="case") == [] and schemas._quick_case()(seed) is True
+        assert (
+            schemas.jsonschema_issues(seed, "case", definition="case") == []
+            and schemas._quick_case()(seed) is True
+        )
         for mutant in _mutants(seed):
             verdict = schemas._quick_case()(mutant)
-            issues = schemas.validate(mutant, "case", definition="case")
+            issues = schemas.jsonschema_issues(mutant, "case", definition="case")
             assert verdict is not (issues != []), mutant
             valid += not issues
             fast += verdict is True
@@ -162,7 +165,7 @@ def test_every_case_of_the_repository_takes_the_fast_path() -> None:
     assert len(cases) > 20  # search, plan and execute cases, with assertions, cleanup and captures
     assert any(case.get("assertions") for _, case in cases) and any(case.get("cleanup") for _, case in cases)
     for where, case in cases:
-        assert schemas.validate(case, "case", definition="case") == [], where
+        assert schemas.jsonschema_issues(case, "case", definition="case") == [], where
         assert schemas._quick_case()(case) is True, where
 
 
@@ -173,8 +176,20 @@ def test_every_case_of_the_repository_takes_the_fast_path() -> None:
         ({"type": "integer"}, True, False),
         ({"type": "integer"}, 3.0, None),  # jsonschema counts 1.0 as an integer: left to it
         ({"enum": ["a", "b"]}, "b", True),
-        ({"enum": [1, 2]}, 1, None),
-        ({"const": True}, 1, None),
+        ({"enum": [1, 2]}, 1, True),
+        ({"enum": [1, 2]}, 3, False),
+        ({"enum": [1, 2]}, True, False),  # jsonschema never counts a boolean as a number
+        ({"enum": [1.5, 2]}, 3, None),  # a float among the members: left to jsonschema
+        ({"const": 1}, 1.0, None),
+        ({"if": {"required": ["a"]}, "then": {"required": ["b"]}}, {"a": 1}, False),
+        ({"if": {"required": ["a"]}, "then": {"required": ["b"]}}, {"c": 1}, True),
+        ({"if": {"required": ["a"]}, "else": {"required": ["b"]}}, {"c": 1}, False),
+        ({"if": {"not": {}}, "then": {"required": ["b"]}}, {}, None),
+        ({"then": {"required": ["b"]}}, {}, True),  # without "if", draft-07 ignores "then"
+        ({"minProperties": 1}, {}, False),
+        ({"maxProperties": 1}, {"a": 1, "b": 2}, False),
+        ({"minProperties": 1}, [], True),
+        ({"const": True}, 1, False),
         ({"minimum": 1}, "text", True),  # a bound does not apply to a string
         ({"pattern": "^a"}, "ba", False),
         ({"not": {"type": "string"}}, 3, None),  # a keyword this module does not decide
@@ -192,3 +207,36 @@ def test_every_case_of_the_repository_takes_the_fast_path() -> None:
 )
 def test_verdicts(schema: dict[str, Any], value: Any, verdict: bool | None) -> None:
     assert compile_schema(schema)(value) is verdict
+
+
+def _configs() -> list[tuple[str, Any]]:
+    found = [ROOT / "qlab.yaml", *sorted((ROOT / "examples").rglob("qlab*.yaml"))]
+    out = []
+    for path in found:
+        _, doc = read_document(path, display=str(path))
+        out.append((str(path.relative_to(ROOT)), doc.data))
+    return out
+
+
+def test_every_config_of_the_repository_takes_the_fast_path() -> None:
+    for where, data in _configs():
+        assert schemas.jsonschema_issues(data, "config") == [], where
+        assert schemas._quick("config", None)(data) is True, where
+
+
+def test_one_change_at_a_time_in_a_config() -> None:
+    """qlab.yaml with one change at one place: the quick verdict never contradicts jsonschema's, and a change
+    that leaves the config valid mostly takes the fast path (so `qlab run` never imports jsonschema)."""
+    _, config = _configs()[0]
+    check = schemas._quick("config", None)
+    valid = fast = total = 0
+    for index, mutant in enumerate(_mutants(config)):
+        if index % 4:  # every fourth change: each kind of change at each depth, in a quarter of the time
+            continue
+        total += 1
+        verdict = check(mutant)
+        issues = schemas.jsonschema_issues(mutant, "config")
+        assert verdict is not (issues != []), mutant
+        valid += not issues
+        fast += verdict is True
+    assert total > 500 and valid > 50 and fast > 0.9 * valid, (total, valid, fast)

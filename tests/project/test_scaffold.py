@@ -42,26 +42,6 @@ def test_demo_files() -> None:
     assert files["schemas/case.schema.json"] == (ROOT / "schemas" / "case.schema.json").read_bytes()
 
 
-class _Tool:
-    def __init__(self, id: str, summary: str = "", description: str = "", family: str = "") -> None:
-        self.id, self.name, self.summary, self.description, self.family = id, id, summary, description, family
-
-
-def test_openapi_files(tmp_path: Path) -> None:
-    spec = tmp_path / "specs" / "api.yaml"
-    tools = [_Tool("getThing", "Get a thing", family="things"), _Tool("list_items", description="Lists items. More."),
-             _Tool("doIt")]  # fmt: skip
-    files = scaffold.openapi_files(spec, tools, target=tmp_path / "proj", kind="swagger")
-    config = files["qlab.yaml"].decode()
-    assert '      swagger: "../specs/api.yaml"\n' in config
-    assert "project: proj\n" in config
-    cases = files["gates/search_core/operations.yaml"].decode()
-    assert '  query: "Get a thing"\n  expected_target: "getThing"\n  tags: ["things"]\n' in cases
-    assert '  query: "Lists items."\n' in cases
-    assert '  query: "do it"\n' in cases
-    assert cases.startswith(scaffold.CASES_MODELINE)
-
-
 def test_write_files_refuses_to_overwrite(tmp_path: Path) -> None:
     scaffold.write_files(tmp_path, {"a/b.txt": b"1"}, force=False)
     with pytest.raises(InputError, match=r"would overwrite a/b.txt; pass --force"):

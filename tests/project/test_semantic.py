@@ -3,6 +3,7 @@ wording of each; these pin the behaviour)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def test_mode_reach() -> None:
 
 def test_gates_may_repeat_a_stage_but_not_go_back(tmp_path: Path) -> None:
     config = """suites:\n  s: {mode: search, cases: [c.yaml]}
-gates:\n  - {stage: search, suites: [s]}\n  - {stage: search, name: again, suites: [s]}\n  - {stage: build}\n"""
+gates:\n  - {stage: search, suites: [s]}\n  - {stage: search, name: again, suites: [s]}\n  - {stage: build, stop_if: [schema_coverage_below: 0.8]}\n"""
     assert messages(tmp_path, config, {"c.yaml": "{id: a, query: q, expected_target: t}\n"}) == [
         "error: $.gates[2].stage: gate 'build' (stage build) comes after gate 'again' (stage search); gates run in "
         "stage order: build, search, select, plan, execute, learn"
@@ -69,7 +70,37 @@ def test_tool_ids_are_not_checked_here(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("glob", ["c.yaml", "[c].yaml"])
-def test_a_named_file_that_is_missing_is_an_error_a_glob_a_warning(tmp_path: Path, glob: str) -> None:
+def test_a_named_file_that_is_missing_and_a_glob_that_matches_nothing_are_errors(
+    tmp_path: Path, glob: str
+) -> None:
+    """A glob that matches nothing would leave its suite without cases and its gate "skipped": a run would pass."""
     config = f"suites:\n  s: {{mode: search, cases: ['{glob}']}}\ngates: [{{stage: search, suites: [s]}}]\n"
     (found,) = messages(tmp_path, config, {})
-    assert found.startswith("error: " if glob == "c.yaml" else "warning: ")
+    assert found.startswith("error: ")
+    assert ("does not exist" if glob == "c.yaml" else "matches no case file") in found
+
+
+def test_case_paths_outside_the_project_are_refused_and_never_read(tmp_path: Path) -> None:
+    """``../../etc/passwd``, an absolute path, a glob that climbs out, a symbolic link out of the project: each an
+    error at the pattern, and nothing of the file is echoed (it is never read)."""
+    project = tmp_path / "project"
+    secret = tmp_path / "outside" / "secret.yaml"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("password: hunter2-CANARY\n")
+    (project / "cases").mkdir(parents=True)
+    (project / "cases" / "link.yaml").symlink_to(secret)
+    (project / "cases" / "ok.yaml").write_text("{id: a, query: q, expected_target: getHealth}\n")
+    patterns = ["../outside/secret.yaml", str(secret), "../outside/*.yaml", "cases/*.yaml"]
+    config = f"suites:\n  s: {{mode: search, cases: {patterns}}}\ngates: [{{stage: search, suites: [s]}}]\n"
+    found = messages(project, config, {})
+    assert len(found) == 4 and all(f.startswith("error: $.suites.s.cases[") for f in found), found
+    assert sum("points outside the project" in f for f in found) == 3
+    assert "cases/link.yaml is a link to a file outside the project" in found[3]
+    assert not any("hunter2" in f for f in found)
+
+
+def test_a_fifo_where_a_case_file_belongs_is_an_error_and_never_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    config = "suites:\n  s: {mode: search, cases: [pipe.yaml]}\ngates: [{stage: search, suites: [s]}]\n"
+    (found,) = messages(tmp_path, config, {})
+    assert "case file pipe.yaml is not a regular file (a FIFO" in found

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,11 @@ def test_read_text(tmp_path: Path) -> None:
     path = tmp_path / "f.yaml"
     path.write_bytes(b"a: 1\n")
     assert read_text(path, display="f.yaml") == (b"a: 1\n", "a: 1\n")
+
+
+def test_a_fifo_is_refused_at_once_instead_of_waited_on(tmp_path: Path) -> None:
+    """A FIFO as qlab.yaml made ``qlab validate`` hang for ever (nothing ever writes to it)."""
+    fifo = tmp_path / "qlab.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="is not a regular file \\(a FIFO"):
+        read_text(fifo, display="qlab.yaml")

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from qlab.errors import ConfigError
@@ -38,9 +36,23 @@ def test_yaml_1_2_core_scalars(text: str, value: object) -> None:
     assert parse_yaml(f"v: {text}\n", "f.yaml").data["v"] == value
 
 
-def test_special_floats() -> None:
-    data = parse_yaml("a: .inf\nb: -.Inf\nc: .nan\n", "f.yaml").data
-    assert data["a"] == math.inf and data["b"] == -math.inf and math.isnan(data["c"])
+def test_numbers_that_are_not_json_numbers_are_refused_where_they_stand() -> None:
+    """.nan, .inf, a float that reads as infinity and an integer beyond 64 bits would crash the first check
+    that meets them (exit 3, an OverflowError): they are located errors instead, every one of them."""
+    found = errors(
+        "a: .inf\nb: -.Inf\nc: .nan\nd: 1e400\ne: " + "9" * 40 + "\nf: !!float " + "9" * 400 + "\n"
+        "g: 0x" + "f" * 17 + "\nok: [1.5e300, -9223372036854775807, 0x1f]\n"
+    )
+    assert [line.split(": the number")[0] for line in found] == [
+        "f.yaml:1:4: $.a", "f.yaml:2:4: $.b", "f.yaml:3:4: $.c", "f.yaml:4:4: $.d", "f.yaml:5:4: $.e",
+        "f.yaml:6:4: $.f", "f.yaml:7:4: $.g",
+    ]  # fmt: skip
+    assert "'.nan' is not finite" in found[2] and "'1e400' is not finite" in found[3]
+    assert "is out of range: integers must lie within ±9,223,372,036,854,775,807" in found[4]
+    assert "(400 characters)" in found[5] and "9" * 30 not in found[5]  # a long number is not echoed whole
+    assert parse_yaml("ok: [1.5e300, -9223372036854775807, 0x1f]\n", "f.yaml").data == {
+        "ok": [1.5e300, -9223372036854775807, 31]
+    }
 
 
 def test_keys_are_strings_as_written() -> None:

@@ -22,6 +22,8 @@ Routes (any method unless said otherwise; ``<n>`` is a number):
 ``/json-as-text``           200 valid JSON sent as ``text/plain``
 ``/echo`` (``/anything``)   200 JSON echo of method, path, query, headers, cookies and body (like httpbin)
 ``/login``                  200 that sets ``Set-Cookie: session=<cookie value>`` and echoes the value in the body
+``/profile``                200 ``{"data": {"user_id": <n>, "owner": <n>, ...}}`` with ``<n>`` the number in
+                            ``FAULT_USER_ID`` (a sensitive field's value, as a JSON number)
 ``/oauth/token`` (POST)     OAuth2 client-credentials token endpoint: checks Basic client credentials, returns
                             ``{"access_token": <token>, "token_type": "bearer", "expires_in": 3600}``
 ``/orders`` (POST)          201 ``{"data": {"orderId": "O-<n>"}}``; ``/orders/slow/<s>`` the same after ``s`` s
@@ -30,7 +32,8 @@ Routes (any method unless said otherwise; ``<n>`` is a number):
 
 Every request is recorded (method, path without the query, time). The request log the server writes (its
 stdout, which ``qlab run`` sends to ``server-<env>.log``) holds method, path without query and status only,
-as production servers are set up to do, so a secret found in that log was put there by qlab, not by us.
+as production servers are set up to do — unless ``FAULT_LOG_HEADERS=1``, when it also logs the request's
+credentials and the cookie it sets, as a careless server does: qlab must keep them out of the log it writes.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
 CHUNK = 64 * 1024
+_LOGGED = frozenset({"authorization", "x-session-token", "x-api-key", "cookie"})
 _FAULT_PREFIX = re.compile(
     r"^(/status/\d{3}|/slow/[\d.]+|/reset|/invalid-json|/deep/\d+|/redirect-loop|/wrong-type|/big/\d+|/retry-after/\d+)/.*$"
 )
@@ -79,6 +83,8 @@ class Secrets:
     client_id: str = "client"
     client_secret: str = "client-secret"
     access_token: str = "access-token"
+    user_id: int = 4242
+    log_headers: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Secrets:
@@ -89,6 +95,8 @@ class Secrets:
             client_id=environ.get("FAULT_CLIENT_ID", default.client_id),
             client_secret=environ.get("FAULT_CLIENT_SECRET", default.client_secret),
             access_token=environ.get("FAULT_ACCESS_TOKEN", default.access_token),
+            user_id=int(environ.get("FAULT_USER_ID", default.user_id)),
+            log_headers=environ.get("FAULT_LOG_HEADERS") == "1",
         )
 
 
@@ -125,6 +133,7 @@ class _State:
 def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stall between headers and body
         server_version = "qlab-fault-server"
 
         # ------------------------------------------------------------------------------------ plumbing
@@ -172,6 +181,11 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
             if body and self.command != "HEAD" and status != 204:
                 self.wfile.write(body)
             state.write_log(f"{self.command} {urlsplit(self.path).path} {status}")
+            if state.secrets.log_headers:  # a careless server: credentials and cookies in its log
+                sent = {k: v for k, v in self.headers.items() if k.lower() in _LOGGED}
+                state.write_log(
+                    f"  request headers {sent} set-cookie {(headers or {}).get('Set-Cookie', '')}"
+                )
 
         def _json(self, status: int, data: Any, *, headers: Mapping[str, str] | None = None) -> None:
             self._send(status, json.dumps(data).encode(), headers=headers)
@@ -228,6 +242,9 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     {"data": {"session": value, "logged_in": True}},
                     headers={"Set-Cookie": f"session={value}; Path=/; HttpOnly"},
                 )
+            elif path == "/profile":
+                uid = state.secrets.user_id
+                self._json(200, {"data": {"user_id": uid, "owner": uid, "name": "Hana", "user-id": str(uid)}})
             elif path == "/oauth/token" and self.command == "POST":
                 self._token(headers)
             elif path == "/orders" and self.command == "POST":

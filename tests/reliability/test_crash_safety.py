@@ -1,17 +1,17 @@
 """Crash safety of ``qlab run`` as a subprocess:
 
-- SIGKILL mid-run (while an execute case waits on a slow server, and at random moments) leaves the previous
-  complete artifacts byte for byte, or none: never a partial or corrupt result, JUnit or summary, and no temp
-  file that a later run reads; the next run and ``qlab report`` work on what is there.
-- SIGINT (Ctrl-C) exits 130 after the interrupted mutating case's cleanup request reached the server, and after
-  the dev server's whole process group has stopped.
+- SIGKILL mid-run (while an execute case waits on a slow server, and at each step of writing the outputs)
+  leaves the previous complete set byte for byte, or the new one, or none: never a partial, corrupt or mixed
+  result, JUnit and summary, and no temp file that a later run reads; the next run and ``qlab report`` work on
+  what is there.
+- SIGINT (Ctrl-C) exits 130, SIGTERM (a cancelled CI job) 143, after the interrupted mutating case's cleanup
+  request reached the server, and after the dev server's whole process group has stopped.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -27,7 +27,7 @@ from reliability.project import Op, fault_server_env, qlab, write_project
 from reliability.servers_faults import FaultServer, read_record
 from servers import free_port
 
-SLOW_SEC = 12
+SLOW_SEC = 4  # the signal is sent once the server has seen the request: a few seconds of margin is plenty
 OUTPUTS = ("result.json", "junit.xml", "summary.md")
 OPS = [
     Op("checkHealth", "GET", "/ok", "Check that the service is healthy"),
@@ -80,11 +80,12 @@ def _assert_intact(out: Path, before: dict[str, bytes]) -> None:
     assert stray == [], f"temp files left behind: {stray}"
     if now == before:
         return
-    # a run that got as far as writing: every file it wrote is whole
+    # a run that got as far as writing: every file it wrote is whole, and the three are one run's set
     assert set(now) == set(OUTPUTS), sorted(now)
-    artifact.read(out / "result.json")  # parses and has the result shape
+    run_id = artifact.read(out / "result.json")["run_id"]  # parses and has the result shape
     assert now["junit.xml"].rstrip().endswith(b"</testsuites>")
-    assert now["summary.md"].strip()
+    assert f'value="{run_id}"'.encode() in now["junit.xml"], "junit.xml is another run's"
+    assert f"run `{run_id}`".encode() in now["summary.md"], "summary.md is another run's"
 
 
 def _project(root: Path, url: str, *, cases: list[dict[str, Any]]) -> Path:
@@ -137,28 +138,74 @@ def test_sigkill_without_a_previous_run_leaves_no_artifact(tmp_path: Path, fault
     _assert_intact(out, {})
 
 
+# ``qlab run`` that kills itself with SIGKILL at the N-th file system step of writing its outputs (each os call,
+# copy and file open of ``qlab.run.outputs.write_outputs``): a real kill -9 at a chosen moment, so every moment
+# of the switch is tried, in order, instead of random ones.
+_KILL_AT_STEP = """
+import builtins, os, shutil, signal, sys
+import qlab.run.outputs as outputs
+step, done, active = int(os.environ["QLAB_TEST_KILL_AT"]), [0], [False]
+def counted(real):
+    def call(*args, **kwargs):
+        if active[0]:
+            done[0] += 1
+            if done[0] == step:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+    return call
+for owner, name in [(os, n) for n in ("replace", "symlink", "unlink", "fsync", "mkdir", "rename")] + [
+    (shutil, "copyfile"), (shutil, "rmtree")]:
+    setattr(owner, name, counted(getattr(owner, name)))
+outputs.open = counted(builtins.open)
+real_write = outputs.write_outputs
+def write_outputs(*args, **kwargs):
+    active[0] = True
+    try:
+        return real_write(*args, **kwargs)
+    finally:
+        active[0] = False
+outputs.write_outputs = write_outputs
+import qlab.commands.run as command
+command.write_outputs = write_outputs
+from qlab.cli import main
+main(sys.argv[1:])
+"""
+
+
 @pytest.mark.slow
-def test_sigkill_at_random_moments_never_leaves_a_partial_artifact(
+def test_sigkill_at_every_step_of_writing_leaves_one_consistent_set(
     tmp_path: Path, faults: FaultServer
 ) -> None:
-    """Kill at seeded random moments across a whole run (load, build, execute, learn, writing)."""
-    quick = [HEALTHY, *({**HEALTHY, "id": f"healthy-{i}"} for i in range(30))]
+    """kill -9 at each file system step of writing the outputs, in turn: the previous set or the new one, never a
+    mix, and the next run cleans up what the killed one left. Deterministic: the step, not the clock, decides."""
+    quick = [HEALTHY, *({**HEALTHY, "id": f"healthy-{i}"} for i in range(3))]
     config = _project(tmp_path / "project", faults.url, cases=quick)
     out = tmp_path / "out"
     full = qlab("run", "--config", str(config), "--out", str(out), cwd=config.parent)
     assert full.code == 0, full.console
-    duration = max(full.seconds, 1.0)
-    rng = random.Random(20240501)
     outcomes: dict[str, int] = {"unchanged": 0, "replaced": 0}
-    for _ in range(8):
+    for step in range(1, 60):
         before = _snapshot(out)
-        proc = _start(config, out)
-        time.sleep(rng.uniform(0.05, duration * 1.1))
-        proc.kill()
-        proc.communicate(timeout=30)
+        done = subprocess.run(
+            [sys.executable, "-c", _KILL_AT_STEP, "run", "--config", str(config), "--out", str(out)],
+            cwd=config.parent,
+            capture_output=True,
+            env={**os.environ, "QLAB_TEST_KILL_AT": str(step)},
+            timeout=120,
+            check=False,
+        )
         _assert_intact(out, before)
+        if done.returncode == 0:  # past the last step: the run finished
+            assert _snapshot(out) != before
+            break
+        assert done.returncode == -signal.SIGKILL, done.stderr.decode(errors="replace")
         outcomes["unchanged" if _snapshot(out) == before else "replaced"] += 1
-    assert sum(outcomes.values()) == 8
+    else:
+        raise AssertionError("the writer never finished within 60 steps")
+    # both outcomes happened: the kills fell before and after the one rename that switches the set
+    assert outcomes["unchanged"] > 0 and outcomes["replaced"] > 0, outcomes
+    stale = [p.name for p in (out / ".qlab-sets").iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(stale) == 1, stale  # the last run removed every set the killed ones left
 
 
 # ---------------------------------------------------------------------------------------------- SIGINT
@@ -174,8 +221,15 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("concurrency", [1, 8], ids=["sequential", "pool"])
-def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, concurrency: int) -> None:
+@pytest.mark.parametrize(
+    ("concurrency", "signum", "code"),
+    [(1, signal.SIGINT, 130), (8, signal.SIGINT, 130), (1, signal.SIGTERM, 143)],
+    ids=["sequential-SIGINT", "pool-SIGINT", "sequential-SIGTERM"],  # SIGTERM takes SIGINT's path from there
+)
+def test_sigint_or_sigterm_runs_cleanup_stops_the_dev_server_and_exits(
+    tmp_path: Path, concurrency: int, signum: int, code: int
+) -> None:
+    """SIGTERM is how GitLab, Jenkins and Kubernetes cancel a job: it takes Ctrl-C's path, and exits 143."""
     config, record, pid_file = _slow_order_project(tmp_path, concurrency=concurrency)
     out = tmp_path / "out"
     proc = _start(config, out)
@@ -184,11 +238,11 @@ def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, 
     server_pid = int(pid_file.read_text())
     assert _group_alive(server_pid)
     interrupted_at = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=SLOW_SEC * 3)
     waited = time.monotonic() - interrupted_at
     console = (stdout + stderr).decode("utf-8", errors="replace")
-    assert proc.returncode == 130, console
+    assert proc.returncode == code, console
     assert "interrupted" in console and "Traceback" not in console, console
     requests = [(r["method"], r["path"]) for r in read_record(record)]
     # the interrupted case's cleanup reached the server after its mutation ...
@@ -198,7 +252,7 @@ def test_sigint_runs_cleanup_stops_the_dev_server_and_exits_130(tmp_path: Path, 
     assert not _group_alive(server_pid)
     # no result of an interrupted run, and nothing half-written
     _assert_intact(out, {})
-    print(json.dumps({"concurrency": concurrency, "exit_after_sigint_sec": round(waited, 2)}))
+    print(json.dumps({"concurrency": concurrency, "signal": signum, "exit_after_sec": round(waited, 2)}))
 
 
 # ---------------------------------------------------------------------------------------------- found by the campaign

@@ -53,14 +53,16 @@ def test_case_diff_classifies_every_case() -> None:
     assert kinds["member-plan-002"] == "fixed"
     assert kinds["member-search-002"] == "regressed"
     assert kinds["member-search-004"] == "still_failing"
-    assert kinds["member-search-005"] == "new"
+    assert kinds["member-search-005"] == "new_passing"
     assert kinds["member-exec-001"] == "removed"
     assert "member-search-001" not in kinds  # passing in both: counted, not listed
     assert diff.counts == {
         "regressed": 1,
         "fixed": 1,
         "still_failing": 1,
-        "new": 1,
+        "new_failing": 0,
+        "new_passing": 1,
+        "unevaluated": 0,
         "removed": 1,
         "passing": 3,
     }
@@ -110,3 +112,47 @@ def test_status_counts_and_number_ignore_malformed_values() -> None:
     assert derive.number(float("nan")) is None
     assert derive.number("0.5") is None
     assert derive.number(2) == 2.0
+
+
+def _decided(verdict: str, code: int) -> dict[str, object]:
+    artifact = samples.result()
+    artifact["decision"] = {"verdict": verdict, "reasons": ["r"], "exit_code": code, "advisory": False}
+    return artifact
+
+
+def _words(artifact: dict[str, object]) -> dict[str, str]:
+    """The verdict as each output writes it: console, summary, JUnit decision, HTML header, GitHub output."""
+    import re
+    from datetime import datetime, timezone
+
+    from qlab.report import console, github, junit, markdown
+    from qlab.report.html import render_html
+
+    xml = junit.render(artifact, hostname="h")
+    decision = re.search(r'<testcase name="decision" classname="qlab"[^>]*>\s*<(\w+) message="(\w+)', xml)
+    html = render_html([artifact], generated_at=datetime(2026, 12, 1, tzinfo=timezone.utc))
+    return {
+        "console": console.gate_table(artifact).splitlines()[-2].split(":")[0],
+        "summary": markdown.render(artifact).split("qlab: ", 1)[1].split(" ", 1)[0],
+        "junit": decision.group(2).rstrip(":") if decision else "PASS",
+        "html": re.search(r'<div class="verdict (\w+)">(\w+)</div>', html).group(2),  # type: ignore[union-attr]
+        "github": github.outputs(artifact, {})["decision"].upper(),
+    }
+
+
+@pytest.mark.parametrize(
+    ("verdict", "code", "word"),
+    [
+        ("pass", 0, "PASS"),
+        ("block", 1, "BLOCK"),
+        ("block", 0, "BLOCK"),
+        ("error", 2, "ERROR"),
+        ("block", 2, "ERROR"),
+    ],
+)
+def test_every_output_says_the_same_verdict_word(verdict: str, code: int, word: str) -> None:
+    """One word per run in every output; an exit code of 2 is ERROR even in an artifact that said "block"."""
+    artifact = _decided(verdict, code)
+    artifact["decision"]["reasons"] = ["r"] if word != "PASS" else ["1 gate(s) passed"]  # type: ignore[index]
+    assert derive.verdict(artifact["decision"]) == word.lower()
+    assert set(_words(artifact).values()) == {word}, _words(artifact)

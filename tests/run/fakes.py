@@ -8,6 +8,8 @@ spells out in its ``expected_target`` (so every test reads its scenario from the
 - ``auth:*``    → execute fails ``auth_context_required``
 - ``assert:*``  → execute fails ``assertion_failed``
 - ``flip:*``    → execute passes every other attempt (for repeats)
+- ``planfail:*`` → an execute case that fails at plan inside the execute stage
+- ``down:*``     → execute errs with ``dev_server_failed`` (an infrastructure fault)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from qlab.collection.model import Collection, Tool
 from qlab.engine.types import Plan, SearchResult, Selection
+from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import (
     Budget,
     Case,
@@ -35,10 +38,11 @@ from qlab.project.model import (
     Threshold,
 )
 from qlab.results import CaseResult
-from qlab.governance.learning.suggest import run_learning
+from qlab.run import prerun
 from qlab.run.options import RunOptions, Seams
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 
+FAKE_ENV_URL = "http://127.0.0.1:9"
 DEFAULT_GATES = (
     Gate("build", "build"),
     Gate(
@@ -89,7 +93,7 @@ def config(
         path=str(path),
         collection=CollectionConfig(sources=()),
         engine=EngineConfig(),
-        environments={"dev": Environment("dev", "http://127.0.0.1:9", allowed_hosts=("127.0.0.1",))},
+        environments={"dev": Environment("dev", FAKE_ENV_URL, allowed_hosts=("127.0.0.1",))},
         auth_profiles={},
         suites=suites
         or {
@@ -220,12 +224,22 @@ class FakeExecute:
             if self.leak and self.secrets:
                 r.execute["echo"] = self.secrets[0]
             r.latency_ms["execute"] = 20.0
-            if kind == "auth":
+            if kind == "down":  # the environment's dev server never started: an infrastructure fault
+                r.fail("execute", "dev_server_failed", "environment dev: the server exited", status="error")
+            elif kind == "planfail":  # the execute stage plans first: a plan failure is recorded at plan
+                r.execute = None
+                r.fail("plan", "required_fields_unsatisfied", "memberNo is required")
+            elif kind == "auth":
                 r.auth_readiness = {"status": "not_ready", "reason_codes": ["auth_context_required"]}
                 r.fail("execute", "auth_context_required", "TOKEN not set")
             elif kind == "assert" or (kind == "flip" and len(self.calls) % 2 == 0):
                 r.fail("execute", "assertion_failed", "$.data missing")
         return StageReport("execute", guards=[GuardResult("mutation_safety", "execute", True, "block", "ok")])
+
+
+def _answers(url: str, timeout: float) -> tuple[bool, str]:
+    """The fake config's environment answers (the fake execute stage never calls it); anything else is probed."""
+    return (True, "HTTP 200") if url == FAKE_ENV_URL else prerun.probe(url, timeout)
 
 
 def options(tmp: Path, **kw: Any) -> RunOptions:
@@ -238,7 +252,11 @@ def options(tmp: Path, **kw: Any) -> RunOptions:
     stages.update(kw.pop("stages", {}))
     return RunOptions(
         seams=Seams(
-            build=kw.pop("build", fake_build), engine=lambda config, collection: FakeEngine(), stages=stages
+            build=kw.pop("build", fake_build),
+            engine=lambda config, collection: FakeEngine(),
+            stages=stages,
+            # the environment of the fake config is never called (the execute stage is fake too)
+            reach=kw.pop("reach", _answers),
         ),
         log_dir=tmp / "out",
         learner=kw.pop("learner", run_learning),  # as `qlab run` gives it

@@ -4,6 +4,7 @@ encoded (EncodedJSON) or encoded after their stage checked them (CheckedJSON).""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from qlab import resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.results import CaseResult, CheckedJSON, EncodedJSON, plain
 from qlab.run import boundary
+from run import fakes
 
 ROW = {
     "tool_id": "getHealth",
@@ -88,3 +90,32 @@ def test_stage_objects_check_their_members_independently(definition: str) -> Non
     # what makes checking "the rest" sound: no anyOf/allOf/oneOf that ties the members of a stage object together
     node = resultschema.load()["definitions"][definition]
     assert not {"anyOf", "allOf", "oneOf", "if", "dependencies"} & set(node)
+
+
+# ---------------------------------------------------------------------------------------------- policy
+
+
+def _sent(case_id: str, *hops: tuple[str, str]) -> CaseResult:
+    """A finished execute case whose requests went to these (method, host) hops."""
+    events = [{"event": "request_sent", "method": m, "path": "/x", "host": h} for m, h in hops]
+    return CaseResult(case_id, "execute_read", "execute", execute={"events": events})
+
+
+def test_the_host_allowlist_guard_checks_every_hop(tmp_path: Path) -> None:
+    """The fake environment ``dev`` is http://127.0.0.1:9 with allowed_hosts [127.0.0.1]."""
+    config = fakes.config(tmp_path)
+    cases = {c: fakes.case(c, "execute_read", "execute") for c in ("home", "allowed", "read-off", "post-off")}
+    results = [
+        _sent("home", ("GET", "127.0.0.1:9")),
+        _sent("allowed", ("GET", "127.0.0.1:9"), ("GET", "127.0.0.1:4000")),  # another port, listed host
+        _sent("read-off", ("GET", "127.0.0.1:9"), ("GET", "evil.test:80")),  # a read redirected off the list
+        _sent("post-off", ("POST", "evil.test:443")),
+    ]
+    guards = {g.guard: g for g in boundary.policy_checks(config, None, results, cases)}
+    allowlist = guards["host_allowlist"]
+    assert not allowlist.passed
+    assert "read-off: a read redirected to evil.test:80" in allowlist.message
+    assert "post-off: POST to evil.test:443, outside allowed_hosts" in allowlist.message
+    assert "home" not in allowlist.message.replace("read-off", "") and "allowed:" not in allowlist.message
+    clean = boundary.policy_checks(config, None, results[:2], cases)
+    assert all(g.passed for g in clean), clean

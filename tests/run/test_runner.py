@@ -53,10 +53,11 @@ def test_all_gates_pass_in_order(tmp_path: Path) -> None:
         "metric": "hit_at_k", "op": ">=", "value": 0.9, "actual": 1.0, "passed": True, "suite": "search_core", "gating": True
     }  # fmt: skip
     # pre-run checks come first, then every stage boundary's checks
-    assert [g["guard"] for g in artifact["guards"][:4]] == [
+    assert [g["guard"] for g in artifact["guards"][:5]] == [
         "config_valid",
         "sources_resolvable",
         "engine_reachable",
+        "environment_reachable",
         "auth_readiness",
     ]
     assert {(g["guard"], g["stage"]) for g in artifact["guards"]} >= {
@@ -398,3 +399,185 @@ def test_the_run_makes_full_collections_rarer_and_restores_the_gc(tmp_path: Path
     _run(tmp_path, stages={"search": search})
     assert seen == [((before[0], before[1], before[2] * 10), True)]
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+# --------------------------------------------------------------------------------------------- the decision rule:
+# the reproductions of the issue "the verdict users can trust", each with the decision a release manager expects
+
+
+def _console(artifact: dict[str, Any]) -> str:
+    from qlab.report import console
+
+    return console.gate_table(artifact)
+
+
+def _gates_with(execute: Gate, *extra: Gate) -> tuple[Gate, ...]:
+    return (
+        Gate("build", "build"),
+        *extra,
+        execute,
+        Gate("learn", "learn", (), (), (StopCondition("scrub_failed"),)),
+    )
+
+
+def test_a_gate_without_thresholds_or_stops_blocks_a_failing_required_case(tmp_path: Path) -> None:
+    """Was: ``PASS: 1 failed, 19 passed (exit 0)`` with ``execute_read_success_rate 0.000`` beside "✅ PASS"."""
+    search = Gate("search", "search", ("search_core",), (Threshold("hit_at_k", ">=", 0.9),))
+    config = dataclasses.replace(
+        f.config(tmp_path), gates=_gates_with(Gate("execute", "execute", ("execute_read",)), search)
+    )
+    cases = [f.case(f"s{i}", "search_core", "search", line=i) for i in range(19)]
+    cases.append(f.case("e1", "execute_read", "execute", "auth:x"))
+    artifact = _run(tmp_path, cases, config=config)
+    assert (artifact["decision"]["verdict"], artifact["decision"]["exit_code"]) == ("block", 1)
+    text = _console(artifact)
+    assert "BLOCK: 1 failed, 19 passed (exit 1)" in text and "PASS" not in text
+    assert "e1 at execute (auth_context_required)" in _gate(artifact, "execute")["reasons"][0]
+    from qlab.report import markdown
+
+    summary = markdown.render(artifact)
+    assert "❌ qlab: BLOCK" in summary and "✅ PASS" not in summary
+
+
+def test_a_failing_case_of_the_regression_suite_blocks_the_run(tmp_path: Path) -> None:
+    """Was: an accepted regression case failing again gave "PASS: 1 failed, 50 passed"; every run must pass it."""
+    base = f.config(tmp_path)
+    suites = {**base.suites, "regression": Suite("regression", "plan", ("r/*.yaml",), category="regression")}
+    gates = tuple(
+        dataclasses.replace(
+            g, suites=(*g.suites, "regression"), thresholds=(Threshold("selector_accuracy", ">=", 0.5),)
+        )
+        if g.name == "select"
+        else dataclasses.replace(g, suites=(*g.suites, "regression"))
+        if g.name == "plan"
+        else g
+        for g in base.gates
+    )
+    cases = [
+        *f.demo_cases(),
+        f.case("r1", "regression", "plan", "wrong:x"),
+        f.case("r2", "regression", "plan"),
+    ]
+    artifact = _run(tmp_path, cases, config=dataclasses.replace(base, suites=suites, gates=gates))
+    assert (artifact["decision"]["verdict"], artifact["decision"]["exit_code"]) == ("block", 1)
+    select = _gate(artifact, "select")
+    assert select["status"] == "blocked"
+    assert [r for r in select["reasons"] if r.startswith("regression:")] == [
+        "regression: 1 failing case(s), tolerates 0 (a must-pass suite (category regression) tolerates none): "
+        "r1 at select (wrong_target_selected)"
+    ]
+    assert artifact["suites"]["regression"]["must_pass"] is True
+
+
+def test_a_case_failing_at_an_earlier_stage_counts_against_its_own_suites_gate(tmp_path: Path) -> None:
+    """Was: an execute case that failed at plan counted nowhere (6 cases, 1 failed at plan, rate 1.000)."""
+    cases = [f.case(f"e{i}", "execute_read", "execute", line=i) for i in range(5)]
+    cases.append(f.case("e5", "execute_read", "execute", "planfail:x", line=9))
+    artifact = _run(tmp_path, cases)
+    execute = _gate(artifact, "execute")
+    row = execute["thresholds"][0]
+    assert (
+        row["actual"] == round(5 / 6, 6) and row["failed_earlier"] == {"plan": 1} and row["passed"] is False
+    )
+    assert execute["status"] == "blocked" and artifact["decision"]["exit_code"] == 1
+    assert any("e5 at plan (required_fields_unsatisfied)" in r for r in execute["reasons"])
+    assert artifact["metrics"]["execute_read_success_rate"] == round(5 / 6, 6)
+    assert artifact["stages"]["execute"]["metrics"]["execute_read_success_rate"] == round(5 / 6, 6)
+
+
+def test_an_llm_endpoint_that_is_down_is_an_error_never_a_block(tmp_path: Path) -> None:
+    """Was: an LLM endpoint that is down gave 11 case errors and exit 1 "blocked"."""
+    from qlab.errors import DependencyError
+    from qlab.stages.engine_calls import call
+
+    def select(ctx: Any, cases: Any, results: Any) -> StageReport:
+        outage = DependencyError(
+            "LLM endpoint http://127.0.0.1:9/chat/completions: ConnectError", reason="llm_unreachable"
+        )
+        for c in cases:
+            call(results[c.id], "select", "target_selection", ctx, lambda: (_ for _ in ()).throw(outage))
+        return StageReport("select")
+
+    cases = [*f.demo_cases()[:2], *(f.case(f"p{i}", "plan_e2e", "plan", line=i) for i in range(11))]
+    cases.append(f.case("e1", "execute_read", "execute"))
+    artifact = _run(tmp_path, cases, stages={"select": select})
+    decision = artifact["decision"]
+    assert (decision["verdict"], decision["exit_code"]) == ("error", 2)
+    assert _gate(artifact, "select")["status"] == "error"
+    assert decision["reasons"][0].startswith(
+        "gate select could not decide: 11 case(s) could not be judged: llm_unreachable"
+    )
+    assert (
+        _case(artifact, "e1")["status"] == "skipped"
+        and _case(artifact, "e1")["failure"]["reason"] == "stopped_by_error"
+    )
+    assert all(c["status"] != "blocked" for c in artifact["cases"])
+    text = _console(artifact)
+    assert "ERROR: " in text and "(exit 2)" in text and "BLOCK" not in text.upper().replace("BLOCKED", "")
+    # --exit-zero never hides an ERROR
+    assert _run(tmp_path, cases, stages={"select": select}, exit_zero=True)["decision"]["exit_code"] == 2
+
+
+@pytest.mark.parametrize("fault", ["environment", "spec"])
+def test_a_dependency_down_before_the_run_is_an_error_and_no_case_runs(tmp_path: Path, fault: str) -> None:
+    from qlab.errors import SpecFetchError
+
+    execute = f.FakeExecute()
+    kw: dict[str, Any] = {"execute": execute}
+    if fault == "environment":
+        kw["reach"] = lambda url, timeout: (False, "ConnectError: [Errno 111] Connection refused")
+    else:
+
+        def build(config: Any, gate: Gate) -> Any:
+            raise SpecFetchError("https://specs.example/api.yaml: could not fetch the spec (ConnectError)")
+
+        kw["build"] = build
+    artifact = _run(tmp_path, **kw)
+    assert (artifact["decision"]["verdict"], artifact["decision"]["exit_code"]) == ("error", 2)
+    assert execute.calls == []
+    assert {(c["status"], c["failure"]["reason"]) for c in artifact["cases"]} == {
+        ("skipped", "stopped_by_error")
+    }
+    reason = "environment_unreachable" if fault == "environment" else "spec_fetch_failed"
+    assert reason in str(artifact["prerun"]) + str(artifact["gates"])
+    text = _console(artifact)
+    assert "ERROR: 5 skipped (exit 2)" in text and "BLOCK" not in text
+
+
+def test_a_manual_suite_is_skipped_on_a_plain_run_and_the_run_says_so(tmp_path: Path) -> None:
+    """Was: ``cadence: manual`` (execute_mutation) ran on every plain ``qlab run``."""
+    base = f.config(tmp_path)
+    suites = {
+        **base.suites,
+        "execute_mutation": Suite(
+            "execute_mutation", "execute", ("m/*.yaml",), environment="dev", cadence="manual"
+        ),
+    }
+    gates = tuple(
+        dataclasses.replace(g, suites=(*g.suites, "execute_mutation")) if g.stage == "execute" else g
+        for g in base.gates
+    )
+    config = dataclasses.replace(base, suites=suites, gates=gates)
+    cases = [*f.demo_cases(), f.case("m1", "execute_mutation", "execute", mutation_safety="allow_mutation")]
+    execute = f.FakeExecute()
+    artifact = _run(tmp_path, cases, config=config, execute=execute)
+    assert "m1" not in [c["case_id"] for c in artifact["cases"]] and execute.calls == [1]
+    assert [s["suite"] for s in artifact["skipped_suites"]] == ["execute_mutation"]
+    assert "skipped suite execute_mutation: cadence: manual" in _console(artifact)
+    asked = _run(tmp_path, cases, config=config, selection=SelectionSpec(cadences=("manual",)))
+    assert [c["case_id"] for c in asked["cases"]] == ["m1"] and asked["skipped_suites"] == []
+
+
+def test_a_case_that_passes_two_of_three_repeats_is_reported_flaky(tmp_path: Path) -> None:
+    """Was: a flaky case (2 of 3 repeats pass) counted as plainly passed."""
+    base = f.config(tmp_path)
+    suites = dict(base.suites)
+    suites["execute_read"] = dataclasses.replace(suites["execute_read"], repeat=3, min_pass=2)
+    cases = [f.case("e1", "execute_read", "execute", "flip:x")]  # passes on attempts 1 and 3
+    artifact = _run(tmp_path, cases, config=dataclasses.replace(base, suites=suites))
+    case = _case(artifact, "e1")
+    assert (case["status"], case["attempts"], case["passes"]) == ("passed", 3, 2)
+    assert _gate(artifact, "execute")["status"] == "warned"
+    assert artifact["suites"]["execute_read"]["counts"]["flaky_passed"] == 1
+    assert artifact["decision"]["verdict"] == "pass"
+    assert "1 passed (1 flaky: not every repeat passed)" in _console(artifact)

@@ -77,3 +77,65 @@ def test_gates_and_warnings(tmp_path: Path) -> None:
     assert [g.name for g in chosen.gates] == ["build", "search"]
     assert chosen.warnings == ("suite 'orphan' is in no gate: its cases are not run",)
     assert is_empty_ok(SelectionSpec(stages=("build",))) and not is_empty_ok(SelectionSpec())
+
+
+def _manual(tmp_path: Path, **gate: object) -> tuple[object, tuple[object, ...]]:
+    """The fake config with a manual-cadence mutation suite in the execute gate."""
+    import dataclasses
+
+    from qlab.project.model import Gate, Suite
+
+    base = f.config(tmp_path)
+    suites = {
+        **base.suites,
+        "execute_mutation": Suite(
+            "execute_mutation",
+            "execute",
+            ("m/*.yaml",),
+            environment="dev",
+            cadence="manual",
+            category="policy",
+        ),
+    }
+    gates = tuple(
+        dataclasses.replace(g, suites=(*g.suites, "execute_mutation"), **gate) if g.stage == "execute" else g
+        for g in base.gates
+    )
+    config = dataclasses.replace(base, suites=suites, gates=gates)
+    cases = (
+        *f.demo_cases(),
+        f.case("m1", "execute_mutation", "execute"),
+        f.case("m2", "execute_mutation", "execute"),
+    )
+    assert all(isinstance(g, Gate) for g in gates)
+    return config, cases
+
+
+def test_a_manual_suite_runs_only_when_asked_for(tmp_path: Path) -> None:
+    config, cases = _manual(tmp_path)
+    plain = select(config, cases, SelectionSpec())  # type: ignore[arg-type]
+    assert "m1" not in [c.id for c in plain.cases] and "e1" in [c.id for c in plain.cases]
+    assert plain.skipped == (
+        {
+            "suite": "execute_mutation",
+            "reason": "cadence: manual — it runs only when asked for: --cadence manual, --suite execute_mutation, "
+            "or include_manual: true on a gate that names it",
+            "cases": 2,
+        },
+    )
+    for asked in (
+        SelectionSpec(cadences=("manual",)),
+        SelectionSpec(suites=("execute_mutation",)),
+        SelectionSpec(cases=("m1",)),
+    ):
+        chosen = select(config, cases, asked)  # type: ignore[arg-type]
+        assert "m1" in [c.id for c in chosen.cases] and chosen.skipped == (), asked
+    # a pattern does not ask for it; a selection that leaves it out anyway does not report it as skipped
+    assert select(config, cases, SelectionSpec(cases=("m*",))).skipped  # type: ignore[arg-type]
+    assert select(config, cases, SelectionSpec(suites=("plan_e2e",))).skipped == ()  # type: ignore[arg-type]
+
+
+def test_a_gate_opts_in_to_its_manual_suites(tmp_path: Path) -> None:
+    config, cases = _manual(tmp_path, include_manual=True)
+    chosen = select(config, cases, SelectionSpec())  # type: ignore[arg-type]
+    assert {"m1", "m2"} <= {c.id for c in chosen.cases} and chosen.skipped == ()

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from collection.helpers import DEMO_SPEC, FIXTURES, build_gate, config, openapi  # tests/ is on sys.path
+from collection.helpers import (
+    DEMO_SPEC,
+    FIXTURES,
+    build_gate,
+    config,
+    openapi,
+    swagger,
+)  # tests/ is on sys.path
 from qlab.errors import SpecError
 from qlab.project.model import AuthProfile, Gate, StopCondition
 from qlab.stages.build import run_build
@@ -30,7 +37,7 @@ def test_metrics_and_details(tmp_path: Path) -> None:
 
 def test_low_coverage_stops_and_names_the_tools(shared_data: Path, tmp_path: Path) -> None:
     spec = shared_data / "openapi-specs" / "kubernetes" / "swagger.json"
-    collection, report = run_build(config(tmp_path, [openapi("k8s", spec)]), build_gate(0.8))
+    collection, report = run_build(config(tmp_path, [swagger("k8s", spec)]), build_gate(0.8))
     assert collection is not None  # built: its digest still goes into the fingerprint
     (stop,) = report.stops
     assert stop.condition == "schema_coverage_below"

@@ -24,3 +24,30 @@ def test_one_suite_is_figured_once_and_two_are_figured_together() -> None:
     calls.clear()
     per_suite, gate = suite_and_gate_figures({"a": [{"hit": True}], "b": [{}, {"hit": True}]}, _count)
     assert gate == {"cases": 3.0, "hits": 2.0} and calls == [1, 2, 3]
+
+
+class _Ctx:
+    class engine:
+        name = "builtin"
+
+
+def _raise(exc: Exception) -> Any:
+    raise exc
+
+
+def test_a_dependency_that_does_not_answer_is_its_reason_not_an_engine_error() -> None:
+    from qlab.errors import DependencyError, InputError
+    from qlab.reasons import is_infrastructure
+    from qlab.results import CaseResult
+    from qlab.stages.engine_calls import call
+
+    down = CaseResult("p1", "plan_e2e", "plan")
+    outage = DependencyError("LLM endpoint http://x: ConnectError", reason="llm_unreachable")
+    assert call(down, "select", "target_selection", _Ctx(), lambda: _raise(outage)) is None  # type: ignore[arg-type]
+    assert (down.status, down.failure and down.failure.reason) == ("error", "llm_unreachable")
+    assert is_infrastructure("llm_unreachable")
+    # an engine that answers badly is a failure of the product under test
+    bad = CaseResult("p2", "plan_e2e", "plan")
+    call(bad, "select", "target_selection", _Ctx(), lambda: _raise(InputError("reply: $: not JSON")))  # type: ignore[arg-type]
+    assert (bad.status, bad.failure and bad.failure.reason) == ("error", "engine_error")
+    assert not is_infrastructure("engine_error")

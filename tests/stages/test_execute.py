@@ -241,6 +241,31 @@ def test_dev_server_started_by_the_stage(tmp_path: Path, monkeypatch: pytest.Mon
         httpx.get(f"http://127.0.0.1:{port}/health")
 
 
+def test_a_dev_server_that_does_not_start_is_an_infrastructure_fault(tmp_path: Path) -> None:
+    """Every case of its environment errs with ``dev_server_failed`` (ERROR for the run, never BLOCK)."""
+    from qlab.project.model import ServerConfig
+    from qlab.reasons import is_infrastructure
+
+    port = servers.free_port()
+    server = ServerConfig(
+        command=f"{sys.executable} -c 'raise SystemExit(3)'",
+        url=f"http://127.0.0.1:{port}/health",
+        timeout_sec=5,
+        reuse_existing=False,
+    )
+    environment = env(f"http://127.0.0.1:{port}", server=server)
+    c = case("profile", assertions=(a("http_status", in_=[200]),))
+    _report, results, _ctx, _log = execute(
+        tmp_path, [c], demo_tools(), environment, plans={"profile": plan(step("getMyProfile"))}
+    )
+    failure = results["profile"].failure
+    assert failure is not None and (results["profile"].status, failure.reason) == (
+        "error",
+        "dev_server_failed",
+    )
+    assert is_infrastructure(failure.reason)
+
+
 # ---------------------------------------------------------------------------------------------- safety
 
 
@@ -836,3 +861,98 @@ def test_ctrl_c_during_cleanup_sends_the_cleanup_again(tmp_path: Path) -> None:
     assert seen == ["POST /orders", "DELETE /orders/O-1", "DELETE /orders/O-1"]
     record = results["interrupted"].to_dict()["execute"]
     assert [r["outcome"] for r in record["cleanup"]] == ["passed"]
+
+
+# ---------------------------------------------------------------------------------------------- hostile API
+
+
+def test_an_allowed_mutation_redirected_to_another_host_is_refused_and_nothing_reaches_it(
+    tmp_path: Path,
+) -> None:
+    """The case has allow_mutation, cleanup and assertions, and its host is allowlisted; the API answers the POST
+    with 307/308 to another origin. Nothing is sent there, the case fails ``redirect_refused``, the cleanup still
+    runs on the allowed host, and the host_allowlist guard reports the refusal."""
+    with servers.HopServer() as other, servers.HopServer(redirect_to=other.url) as api:
+        tools = {
+            "order307": tool("order307", "POST", "/redirect/307"),
+            "order308": tool("order308", "POST", "/redirect/308"),
+        }
+        cleanup = (CleanupStep(method="DELETE", path="/orders/1"),)
+        cases = [
+            case(
+                cid,
+                mutation_safety="allow_mutation",
+                assertions=(a("http_status", in_=[201]),),
+                cleanup=cleanup,
+            )
+            for cid in tools
+        ]
+        plans = {cid: plan(step(cid)) for cid in tools}
+        dev = env(api.url, allowed_hosts=(f"127.0.0.1:{api.port}",))
+        report, results, _ctx, _log = execute(tmp_path, cases, tools, dev, plans=plans)
+        assert other.requests() == []
+        sent = [(m, p) for m, p, _h in api.requests()]
+    for cid in tools:
+        result = results[cid]
+        assert (result.status, result.failure and result.failure.reason) == ("failed", "redirect_refused")
+        assert f"redirect to 127.0.0.1:{other.port}" in result.failure.message  # type: ignore[union-attr]
+        assert result.execute["cleanup"][0]["outcome"] == "passed", result.execute  # type: ignore[index]
+    assert sorted(sent) == sorted(
+        [("POST", "/redirect/307"), ("POST", "/redirect/308"), *[("DELETE", "/orders/1")] * 2]
+    )
+    guards = {g.guard: g for g in report.guards}
+    assert not guards["host_allowlist"].passed and "order307" in guards["host_allowlist"].message
+    assert [s.condition for s in report.stops] == ["mutation_unsafe"]
+
+
+def test_userinfo_in_base_url_never_replaces_the_profile_and_is_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    password = "pw-CANARY-userinfo-31337"
+    monkeypatch.setenv("QLAB_TEST_TOKEN", DEMO_TOKEN)
+    with servers.HopServer() as api:
+        dev = env(f"http://alice:{password}@127.0.0.1:{api.port}", auth="demo_bearer")
+        cases = [case("read", assertions=(a("json_path_equals", path="$.data.path", equals="/nope"),))]
+        _report, results, ctx, log = execute(
+            tmp_path,
+            cases,
+            {"get": tool("get", path="/x")},
+            dev,
+            plans={"read": plan(step("get"))},
+            profiles=[BEARER],
+        )
+        ((_method, _path, headers),) = api.requests()
+    assert headers["Authorization"] == f"Bearer {DEMO_TOKEN}"  # the profile's bearer, not Basic from userinfo
+    assert password in ctx.secrets and f"alice:{password}" in ctx.secrets
+    written = json.dumps(results["read"].to_dict()) + "\n".join(log)
+    assert password not in written and "alice:" not in written, written
+    # without a profile, the userinfo is the request's Basic credentials
+    with servers.HopServer() as api:
+        dev = env(f"http://alice:{password}@127.0.0.1:{api.port}")
+        execute(
+            tmp_path,
+            [case("plain")],
+            {"get": tool("get", path="/x")},
+            dev,
+            plans={"plain": plan(step("get"))},
+        )
+        ((_method, _path, headers),) = api.requests()
+    assert headers["Authorization"].startswith("Basic ")
+
+
+def test_a_slow_drip_ends_as_timeout_at_timeout_sec(tmp_path: Path) -> None:
+    with servers.HopServer() as api:
+        cases = [case("drip", timeout_sec=0.5, assertions=(a("http_status", in_=[200]),))]
+        started = __import__("time").monotonic()
+        _report, results, _ctx, _log = execute(
+            tmp_path,
+            cases,
+            {"get": tool("get", path="/drip/60/0.1")},
+            env(api.url),
+            plans={"drip": plan(step("get"))},
+        )
+        took = __import__("time").monotonic() - started
+    assert results["drip"].failure is not None and results["drip"].failure.reason == "timeout", results[
+        "drip"
+    ].to_dict()
+    assert took < 2.0, took

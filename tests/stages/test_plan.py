@@ -157,4 +157,4 @@ def test_a_select_failure_skips_the_plan(tmp_path: Path) -> None:
     results = results_for([wrong])
     report = plan.run(context(tmp_path, engine=engine), [wrong], results)
     assert engine.calls == ["search", "select"] and results["w"].plan is None
-    assert report.suite_metrics["plan_e2e"]["plan_hit_rate"] is None
+    assert report.suite_metrics["plan_e2e"]["plan_hit_rate"] == 0.0  # failed before plan: a miss of plan too

@@ -1,7 +1,7 @@
 """Does an auth profile exist for the collection's security requirements, and does it fit the schemes?
 
 - ``not_required``: no tool requires auth (no security requirement, or one alternative is ``{}``: optional);
-- ``auth_profile_missing`` (seed 000's code): tools require auth but ``collection.auth`` names no profile, or
+- ``auth_profile_missing`` (the build's reason code): tools require auth but ``collection.auth`` names no profile, or
   names one that ``auth_profiles`` does not define;
 - ``ok``: a profile exists. Each required scheme is then compared with the profile's type — http bearer,
   oauth2 and openIdConnect want ``bearer`` or ``oauth2_client_credentials``; http basic wants ``basic``;

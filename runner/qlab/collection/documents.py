@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
 from urllib.request import url2pathname
 
 from qlab.collection.names import json_path
-from qlab.errors import ConfigError, Diagnostic, InputError, SpecError
+from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
@@ -63,18 +64,19 @@ def sha256(data: bytes) -> str:
 
 
 def fetch(url: str, *, display: str | None = None) -> tuple[str, str]:
-    """GET ``url`` through ``qlab.http``; return (text, sha256). Any failure is a SpecError saying what to check."""
+    """GET ``url`` through ``qlab.http``; return (text, sha256). Any failure is a SpecFetchError (a SpecError whose
+    reason code is ``spec_fetch_failed``) saying what to check."""
     from qlab import http  # httpx only when a URL is actually read
 
     where = display or url
     try:
         text, _ctype = http.get_text(url, timeout=FETCH_TIMEOUT_SEC)
     except http.TimeoutException:
-        raise SpecError(f"{where}: no answer within {FETCH_TIMEOUT_SEC:g}s; is the server up?") from None
+        raise SpecFetchError(f"{where}: no answer within {FETCH_TIMEOUT_SEC:g}s; is the server up?") from None
     except http.HTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         what = f"HTTP {status}" if status else f"{type(exc).__name__}: {exc}"
-        raise SpecError(
+        raise SpecFetchError(
             f"{where}: could not fetch the spec ({what}); check the URL and that the server answers."
         ) from None
     return text, sha256(text.encode("utf-8"))
@@ -100,6 +102,10 @@ def read(
             path = base_dir / path
             shown = display or _from_cwd(path)
     try:
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode) and not path.is_dir():
+            raise SpecError(
+                f"{shown}: not a regular file (a FIFO, a socket or a device); point at the spec file"
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         # where it looked helps when a relative path was resolved against qlab.yaml's folder

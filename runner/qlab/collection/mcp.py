@@ -6,7 +6,10 @@ Two ways in:
   whole JSON-RPC response ``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``;
 - ``command`` / ``args`` / ``env``: a live server started over stdio and read with the official ``mcp`` Python
   SDK (the optional extra ``pip install 'qlab[mcp]'``), imported only here and only then. Every page of
-  ``tools/list`` is read; the server runs in qlab.yaml's folder and is stopped afterwards.
+  ``tools/list`` is read; the server runs in qlab.yaml's folder and is stopped afterwards. The SDK's logging is
+  captured while it runs (it would print a whole traceback for a server that writes anything but protocol
+  messages to stdout): such a line is a located error naming the server, and the SDK's other messages join
+  the error of a server that could not be read.
 
 Mutation class, following the MCP spec's annotation defaults (readOnlyHint false, destructiveHint true,
 idempotentHint false; hints are only meaningful together): ``readOnlyHint: true`` → read_only; otherwise
@@ -23,9 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,7 @@ from qlab.collection.schemas import example_of
 from qlab.collection.sources import Snapshot, SourceTools
 from qlab.errors import SpecError
 from qlab.project.model import Source
+from qlab.scrub import scrub_text
 
 LIVE_TIMEOUT_SEC = 60.0
 INSTALL_HINT = "pip install 'qlab[mcp]'"
@@ -189,17 +195,68 @@ def list_live_tools(
                 if not cursor:
                     return found
 
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog, _sdk_log() as said:
         try:
-            return asyncio.run(asyncio.wait_for(session_tools(errlog), timeout))
+            tools = asyncio.run(asyncio.wait_for(session_tools(errlog), timeout))
         except asyncio.TimeoutError:
             raise SpecError(
-                f"MCP server `{command}` did not list its tools within {timeout:g}s{_tail(errlog)}"
+                f"MCP server `{command}` did not list its tools within {timeout:g}s{_tail(errlog)}{_said(said)}"
             ) from None
         except Exception as exc:  # the SDK raises transport errors, often inside exception groups
             raise SpecError(
-                f"MCP server `{command}` could not be read: {_leaf(exc)}{_tail(errlog)}"
+                f"MCP server `{command}` could not be read: {_leaf(exc)}{_tail(errlog)}{_said(said)}"
             ) from None
+    stray = [r for r in said if r.getMessage().startswith("Failed to parse JSONRPC message")]
+    if stray:
+        line = scrub_text(_input_of(stray[0])[:120], env.values())
+        raise SpecError(
+            f"MCP server `{command}` wrote a line to stdout that is not a JSON-RPC message: {line!r}; an MCP "
+            "stdio server may write only protocol messages to stdout: send its logs to stderr"
+        )
+    return tools
+
+
+class _Records(logging.Handler):
+    def __init__(self, into: list[logging.LogRecord]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.into.append(record)
+
+
+@contextmanager
+def _sdk_log() -> Iterator[list[logging.LogRecord]]:
+    """The MCP SDK's warnings and errors, kept instead of printed (no traceback reaches the console)."""
+    records: list[logging.LogRecord] = []
+    logger = logging.getLogger("mcp")
+    handler, propagate = _Records(records), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def _input_of(record: logging.LogRecord) -> str:
+    """The text the SDK could not parse, from the exception it logged (pydantic keeps it as ``input``)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+        except Exception:  # an exception whose errors() needs arguments: fall back to its text
+            found = []
+        if found and isinstance(found[0], dict) and isinstance(found[0].get("input"), str):
+            return str(found[0]["input"])
+    return str(exc or record.getMessage())
+
+
+def _said(records: list[logging.LogRecord]) -> str:
+    said = list(dict.fromkeys(r.getMessage() for r in records))
+    return ("; the MCP SDK said: " + " | ".join(said[-3:])) if said else ""
 
 
 async def _list_page(session: Any, cursor: str | None) -> Any:
@@ -242,7 +299,12 @@ class MCPSource:
             raise SpecError(
                 f"source {source.name!r}: `mcp` needs a saved tools/list file or a `command` to start"
             )
-        tools = list_live_tools(source.command, source.args, env=source.env, cwd=base_dir)
+        try:
+            tools = list_live_tools(source.command, source.args, env=source.env, cwd=base_dir)
+        except SpecError as exc:
+            origin = source.origin
+            where = f"{origin.file}:{origin.line}:{origin.col}: " if origin.line > 0 else ""
+            raise SpecError(f"{where}source {source.name!r}: {exc}") from None
         # digest the canonical form (key order is the server's business); keep the server's order for the tools
         canonical = json.dumps(tools, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         text = json.dumps({"tools": tools}, ensure_ascii=False, indent=1)

@@ -210,7 +210,29 @@ class OpenAPISource:
         uri, display, text = snapshot.payload
         data = documents.parse(text, display=display, uri=uri)
         doc = Document(uri=uri, display=display, text=text, data=data, digest=snapshot.digest)
+        _declared_as_written(snapshot.source, doc)
         return read_document(doc, source_name=snapshot.source.name)
+
+
+_DIALECT_NAMES = {
+    "openapi": "an OpenAPI 3 document (`openapi: 3.x`)",
+    "swagger": 'a Swagger 2.0 document (`swagger: "2.0"`)',
+}
+
+
+def _declared_as_written(source: Source, doc: Document) -> None:
+    """The key used in qlab.yaml (``openapi:`` / ``swagger:``) names the document's own dialect: a Swagger 2.0
+    file declared ``openapi:`` (or the reverse) is a mistake in qlab.yaml, said as one (exit 2), not a build that
+    goes on with what it guessed."""
+    kind, _dialect, _version = detect(doc)
+    if kind == source.kind or source.kind not in _DIALECT_NAMES:
+        return
+    origin = source.origin
+    where = f"{origin.file}:{origin.line}:{origin.col}: " if origin.line > 0 else ""
+    raise SpecError(
+        f"{where}source {source.name!r} is declared `{source.kind}:` but {doc.display} is {_DIALECT_NAMES[kind]}. "
+        f"Did you mean `{kind}:`?"
+    )
 
 
 SOURCE = OpenAPISource()

@@ -1,6 +1,6 @@
 """The readiness report of a collection: is it good enough to search, plan and execute against?
 
-It covers (seed 000 build stage, issue 3):
+It covers (the build stage's readiness report):
 
 - schema coverage per tool and overall (``coverage`` explains the checks and weights), and the ``worst``
   tools pulling it down;

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
-from urllib.request import url2pathname
 
 from qlab.collection import documents
 from qlab.collection.documents import Document
@@ -297,6 +296,8 @@ class Resolver:
         if target_uri == self.root.uri:
             rel = ""
         elif target_uri.startswith("file://") and self.root.uri.startswith("file://"):
+            from urllib.request import url2pathname  # urllib.request costs ~15 ms: only for multi-file specs
+
             root_dir = os.path.dirname(url2pathname(urlparse(self.root.uri).path))
             rel = os.path.relpath(url2pathname(urlparse(target_uri).path), root_dir).replace(os.sep, "/")
         else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.governance.learning.accept import accept_case
 from qlab.project import find_config
 
@@ -13,6 +14,7 @@ from qlab.project import find_config
 @click.command(
     "accept-case",
     help="Move an approved proposal into the regression suite; every run must pass it from then on.",
+    epilog=with_examples("accept-case"),
 )
 @click.argument("proposal", type=click.Path(dir_okay=False, exists=True))
 @click.option("--by", "--reviewer", "by", required=True, help="Who approves it.")

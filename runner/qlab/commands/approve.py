@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.governance.env import project
 from qlab.governance.records import load_artifact
 from qlab.governance.release.skill import approve
 
 
-@click.command("approve", help="Record a human review of a result for a skill, bound to the result's digest.")
+@click.command(
+    "approve",
+    help="Record a human review of a result for a skill, bound to the result's digest.",
+    epilog=with_examples("approve"),
+)
 @click.argument("skill_name", metavar="SKILL")
 @click.option(
     "--result",

@@ -14,12 +14,13 @@ from typing import Any
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.errors import EXIT_BLOCKED, EXIT_PASS
 
 ARTIFACT_NAME = "collection.json"
 
 
-@click.command("build")
+@click.command("build", epilog=with_examples("build"))
 @click.option(
     "--config",
     "config_path",

@@ -1,47 +1,110 @@
-"""``qlab init [DIR]``: scaffold a working project (the demo, or a starter for your own OpenAPI document)."""
+"""``qlab init [DIR]``: scaffold a working project (the demo, or a measured starter for your own OpenAPI spec)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from qlab.errors import InputError
+from qlab.commands.examples import with_examples
+
+if TYPE_CHECKING:
+    from qlab.run.starter import StarterOutcome
 
 
-@click.command("init")
+@click.command("init", epilog=with_examples("init"))
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 @click.option(
     "--from-openapi",
     "spec",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE|URL",
     default=None,
-    help="Start from your own OpenAPI 3.x / Swagger 2.0 file: one search case per operation.",
+    help="Start from your own OpenAPI 3.x / Swagger 2.0 spec (a file, or a URL downloaded once): it is copied "
+    "into specs/, and the gates' thresholds are measured on it.",
 )
-def command(directory: Path, force: bool, spec: Path | None) -> int:
+@click.option(
+    "--base-url",
+    metavar="URL",
+    default=None,
+    help="With --from-openapi: where the API answers (default: the spec's first server).",
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="With --from-openapi: send no request to the API; the execute suite is written but not gated.",
+)
+def command(directory: Path, force: bool, spec: str | None, base_url: str | None, offline: bool) -> int:
     """Create qlab.yaml, gates/ and schemas/ in DIRECTORY (default: here).
 
     Without --from-openapi this is the member-delivery demo project (with a copy of its openapi.yaml); it
     passes `qlab validate` as created, and `qlab run` gates the bundled demo server.
+
+    With --from-openapi, qlab runs the new project's gates once and writes their thresholds at the figures it
+    measured (rounded down): the first `qlab run` on the unchanged spec passes, and a regression blocks.
     """
-    from qlab.project import scaffold
-
     if spec is None:
-        files = scaffold.demo_files()
-    else:
-        from qlab.collection.openapi import load_tools
+        if base_url is not None or offline:
+            raise click.UsageError("--base-url and --offline go with --from-openapi")
+        from qlab.project import scaffold
 
-        tools = load_tools(str(spec))
-        if not tools:
-            # a starter with an empty case file would fail its own `qlab validate`
-            raise InputError(
-                f"{spec}: the spec has no operations under `paths`: there is nothing to write search cases for"
-            )
-        kind = "swagger" if tools and tools[0].kind == "swagger" else "openapi"
-        files = scaffold.openapi_files(spec, tools, target=directory, kind=kind)
-    written = scaffold.write_files(directory, files, force=force)
-    for path in written:
-        click.echo(f"created {path}")
-    click.echo(f"next: cd {directory} && qlab validate" if directory != Path(".") else "next: qlab validate")
+        for path in scaffold.write_files(directory, scaffold.demo_files(), force=force):
+            click.echo(f"created {path}")
+    else:
+        from qlab.run.starter import init_from_openapi
+
+        outcome = init_from_openapi(
+            spec,
+            target=directory,
+            base_url=base_url,
+            offline=offline,
+            force=force,
+            progress=lambda message: click.echo(message, err=True),
+        )
+        for path in outcome.written:
+            click.echo(f"created {path}")
+        click.echo(render(outcome))
+    step = "qlab validate" if spec is None else "qlab run"
+    click.echo(f"next: cd {directory} && {step}" if directory != Path(".") else f"next: {step}")
     return 0
+
+
+def render(outcome: StarterOutcome) -> str:
+    """What was measured and written, and what is not gated yet."""
+    figures = outcome.figures
+    search = figures.search.figures
+    lines = []
+    if not outcome.spec.pinned:
+        lines.append(f"spec: not copied into the project: {outcome.spec.note}")
+    shown = ", ".join(
+        f"{name} {value:.3f}"
+        for name in ("hit_at_k", "top_1", "mrr")
+        if (value := search.get(name)) is not None
+    )
+    coverage = f"{figures.schema_coverage:.3f}" if figures.schema_coverage is not None else "n/a"
+    lines.append(f"measured: schema_coverage {coverage}; search over {figures.search.cases} case(s): {shown}")
+    if outcome.siblings:
+        lines.append(
+            f"  {outcome.siblings} operation(s) share their summary with another: their queries name method and path"
+        )
+    if outcome.execute_gated and figures.execute is not None:
+        rate = figures.execute.figures.get("execute_read_success_rate")
+        lines.append(
+            f"measured: execute_read_success_rate {rate:.3f} over {figures.execute.cases} read case(s) against {outcome.base_url}"
+        )
+    elif outcome.reads:
+        note = figures.execute_note.replace("\n", " ")
+        lines.append(f"execute: {outcome.reads} read case(s) written in gates/execute_read/. {note}")
+    lines.append(
+        "thresholds: written at these figures, rounded down; the first `qlab run` on this spec passes and a regression blocks"
+    )
+    if outcome.profiles:
+        names = ", ".join(f"{p.name} ({', '.join(p.env)})" for p in outcome.profiles)
+        lines.append(
+            f"auth: profile(s) {names} read these environment variables; qlab never stores their values"
+        )
+    lines.append(
+        f"environment: {outcome.base_url_variable} overrides the base URL ({outcome.base_url or 'none in the spec'})"
+    )
+    return "\n".join(lines)

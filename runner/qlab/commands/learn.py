@@ -1,4 +1,4 @@
-"""``qlab learn``: list, shadow-rank, accept and reject learning suggestions (seed 003's learning loop).
+"""``qlab learn``: list, shadow-rank, accept and reject learning suggestions (the learning loop).
 
 Nothing is applied automatically: ``shadow`` only stores pending suggestions and reports what they would
 change; ``accept ID --by NAME`` is the one step that writes an alias into the reviewed aliases file.
@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.learning import suggestions as store
 from qlab.governance.learning.suggest import run_learning
@@ -24,7 +25,10 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead
 
 
 @click.group(
-    "learn", invoke_without_command=True, help="List, shadow-rank, accept and reject learning suggestions."
+    "learn",
+    invoke_without_command=True,
+    help="List, shadow-rank, accept and reject learning suggestions.",
+    epilog=with_examples("learn"),
 )
 @click.pass_context
 def command(ctx: click.Context) -> int:
@@ -33,7 +37,11 @@ def command(ctx: click.Context) -> int:
     return 0
 
 
-@command.command("list", help="List the stored suggestions (default: those pending review).")
+@command.command(
+    "list",
+    help="List the stored suggestions (default: those pending review).",
+    epilog=with_examples("learn list"),
+)
 @_CONFIG
 @click.option(
     "--status",
@@ -63,6 +71,7 @@ def list_command(
 @command.command(
     "shadow",
     help="Suggest from a result, shadow-rank the suggestions in memory, and store them pending review.",
+    epilog=with_examples("learn shadow"),
 )
 @_CONFIG
 @click.option(
@@ -95,7 +104,9 @@ def shadow_command(config_path: str | None, result_path: str | None, as_json: bo
 
 
 @command.command(
-    "accept", help="Accept a suggestion: an alias goes to the reviewed aliases file with who and when."
+    "accept",
+    help="Accept a suggestion: an alias goes to the reviewed aliases file with who and when.",
+    epilog=with_examples("learn accept"),
 )
 @click.argument("suggestion_id")
 @click.option("--by", "--reviewer", "by", required=True, help="Who accepts it.")
@@ -129,7 +140,11 @@ def _confirm_hint(suggestion: Mapping[str, Any]) -> str:
     return "once acted on, run `qlab run` and `qlab promote --change selector_override_policy` to confirm it"
 
 
-@command.command("reject", help="Reject a suggestion; nothing is written but the decision.")
+@command.command(
+    "reject",
+    help="Reject a suggestion; nothing is written but the decision.",
+    epilog=with_examples("learn reject"),
+)
 @click.argument("suggestion_id")
 @click.option("--by", "--reviewer", "by", required=True, help="Who rejects it.")
 @click.option("--reason", default="", help="Why.")

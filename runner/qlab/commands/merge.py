@@ -10,16 +10,18 @@ from pathlib import Path
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.commands.render import check_ci_files, render_outcome
 from qlab.run import artifact as artifact_io
 from qlab.run.merge import collect, merge
-from qlab.run.outputs import OutputPaths, prepare, write_file, write_outputs
+from qlab.run.outputs import OutputPaths, prepare, release, write_file, write_outputs
 from qlab.run.shard import durations_of
 
 
 @click.command(
     "merge",
     help="Merge the results of qlab run --shard i/N into one result, JUnit, summary and durations file.",
+    epilog=with_examples("merge"),
 )
 @click.argument("inputs", nargs=-1, required=True)
 @click.option(
@@ -34,11 +36,14 @@ def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet
     folder = Path(out_dir) if out_dir else files[0].parent
     paths = OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")
     prepare(paths)
-    check_ci_files()
-    write_outputs(merged, paths)
-    durations = durations_of(merged["cases"])
-    write_file(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
-    render_outcome(merged, paths, quiet=quiet)
+    try:
+        check_ci_files()
+        write_outputs(merged, paths)
+        durations = durations_of(merged["cases"])
+        write_file(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
+        render_outcome(merged, paths, quiet=quiet)
+    finally:
+        release(paths)
     if not quiet:
         click.echo(f"durations: {folder / 'durations.json'} (use with qlab run --shard i/N --durations)")
     return int(merged["decision"]["exit_code"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from qlab.commands._engine import CONFIG_OPTION, SPEC_OPTION, close, open_engine, parse_entity, table
+from qlab.commands.examples import with_examples
 from qlab.engine import planner, wire
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.errors import EXIT_BLOCKED, EXIT_PASS
@@ -49,7 +50,7 @@ def render(query: str, result: SearchResult, selection: Selection, plan: Plan) -
     return "\n".join(lines)
 
 
-@click.command("plan")
+@click.command("plan", epilog=with_examples("plan"))
 @click.argument("query")
 @click.option("--entity", "entities", multiple=True, help="A provided entity, name=value (repeatable).")
 @click.option(

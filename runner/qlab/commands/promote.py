@@ -1,7 +1,8 @@
 """``qlab promote``: compare a baseline and a candidate result under the promotion rule of a change type.
 
 Exit 0 promote, 1 block, 2 the runs cannot be compared (or bad input). Markdown goes to stdout (and to
-``$GITHUB_STEP_SUMMARY`` in Actions); ``--json`` prints the JSON report instead, ``--json FILE`` writes it.
+``$GITHUB_STEP_SUMMARY`` in Actions); ``--json`` prints the JSON report instead, ``--json-out FILE`` also
+writes it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from qlab.commands.deprecated import json_option, json_target
+from qlab.commands.examples import with_examples
 from qlab.governance.env import optional_config
 from qlab.governance.learning import suggestions
 from qlab.governance.promotion.bootstrap import DEFAULT_SEED
@@ -24,6 +27,7 @@ from qlab.governance.records import load_artifact, write_text
 @click.command(
     "promote",
     help="Compare a baseline and a candidate run under a promotion rule (0 promote, 1 block, 2 not comparable).",
+    epilog=with_examples("promote"),
 )
 @click.option(
     "--baseline",
@@ -45,23 +49,28 @@ from qlab.governance.records import load_artifact, write_text
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="qlab.yaml with the promotion rules (default: searched upwards; seed defaults without one).",
+    help="qlab.yaml with the promotion rules (default: searched upwards; the built-in rules without one).",
 )
+@json_option(what="the report")
 @click.option(
-    "--json",
-    "json_out",
-    is_flag=False,
-    flag_value="-",
+    "--json-out",
+    type=click.Path(dir_okay=False),
     default=None,
-    metavar="[FILE]",
-    help="The JSON report: to stdout, or to FILE (Markdown still printed).",
+    help="Also write the JSON report to this file (the Markdown is still printed).",
 )
 @click.option(
     "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the paired bootstrap."
 )
 def command(
-    baseline: str, candidate: str, change_type: str, config_path: str | None, json_out: str | None, seed: int
+    baseline: str,
+    candidate: str,
+    change_type: str,
+    config_path: str | None,
+    json_value: str | None,
+    json_out: str | None,
+    seed: int,
 ) -> int:
+    as_json, json_out = json_target(json_value, json_out)
     config = optional_config(config_path)
     rule = rule_for(change_type, config)
     # shadow_improves may rest on the suggestions accepted from the baseline run (`qlab learn shadow`)
@@ -80,12 +89,9 @@ def command(
     )
     text = markdown(report)
     data = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-    if json_out == "-":
-        click.echo(data, nl=False)
-    else:
-        if json_out:
-            write_text(Path(json_out), data)
-        click.echo(text)
+    if json_out:
+        write_text(Path(json_out), data)
+    click.echo(data if as_json else text, nl=not as_json)
     if report.verdict == "refused":
         click.echo("error: the runs cannot be compared: " + "; ".join(report.reasons), err=True)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from qlab.commands.deprecated import json_option, json_target
+from qlab.commands.examples import with_examples
 from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
@@ -15,6 +17,7 @@ from qlab.governance.release.skill import approvals_path, evaluate, load_approva
 @click.command(
     "release",
     help="Run a skill's five release gates (trigger, functional, policy, regression, human review).",
+    epilog=with_examples("release"),
 )
 @click.argument("skill_name", metavar="SKILL")
 @click.option(
@@ -26,16 +29,21 @@ from qlab.governance.release.skill import approvals_path, evaluate, load_approva
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
 )
+@json_option(what="the release outcome")
 @click.option(
-    "--json",
-    "json_out",
-    is_flag=False,
-    flag_value="-",
+    "--json-out",
+    type=click.Path(dir_okay=False),
     default=None,
-    metavar="[FILE]",
-    help="The release outcome as JSON: to stdout, or to FILE.",
+    help="Also write the release outcome as JSON to this file.",
 )
-def command(skill_name: str, result_path: str | None, config_path: str | None, json_out: str | None) -> int:
+def command(
+    skill_name: str,
+    result_path: str | None,
+    config_path: str | None,
+    json_value: str | None,
+    json_out: str | None,
+) -> int:
+    as_json, json_out = json_target(json_value, json_out)
     loaded = project(config_path)
     config = loaded.config
     skill = skill_named(config, skill_name)
@@ -55,11 +63,11 @@ def command(skill_name: str, result_path: str | None, config_path: str | None, j
     )
     record_file = record(config, outcome)
     data = json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
-    if json_out == "-":
-        click.echo(data, nl=False)
-        return outcome.exit_code
     if json_out:
         write_text(Path(json_out), data)
+    if as_json:
+        click.echo(data, nl=False)
+        return outcome.exit_code
     for gate in outcome.gates:
         mark = {"passed": "pass", "failed": "FAIL", "skipped": "skip"}[gate.status]
         click.echo(f"{mark:4}  {gate.name}" + (f": {'; '.join(gate.reasons)}" if gate.reasons else ""))

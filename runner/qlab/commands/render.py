@@ -16,16 +16,18 @@ from typing import IO, Any
 import click
 
 from qlab.errors import InputError
-from qlab.report import console, github, markdown
+from qlab.report import console, derive, github, markdown
 from qlab.run.outputs import OutputPaths
+from qlab.scrub import SecretSet
 
 
 class RunLog:
-    """The run log (``run.log`` beside the result): one line per ``ctx.log`` call, written as it happens so the
-    learn gate's scrub check can scan it."""
+    """The run log (``run.log`` beside the result): one line per ``ctx.log`` call, scrubbed and written as it
+    happens so the learn gate's scrub check can scan it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, secrets: SecretSet | None = None) -> None:
         self.path = path
+        self.secrets = secrets if secrets is not None else SecretSet()
         self._handle: IO[str] | None = None
 
     def __enter__(self) -> RunLog:
@@ -35,7 +37,7 @@ class RunLog:
 
     def __call__(self, message: str) -> None:
         if self._handle is not None:
-            self._handle.write(message.rstrip("\n") + "\n")
+            self._handle.write(self.secrets.text(message.rstrip("\n")) + "\n")
             self._handle.flush()
 
     def __exit__(
@@ -46,8 +48,12 @@ class RunLog:
             self._handle = None
 
 
-def render_outcome(artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bool) -> None:
-    """Print the findings and the gate table; feed GitHub's summary and outputs when running in Actions."""
+def render_outcome(
+    artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bool, secrets: SecretSet | None = None
+) -> None:
+    """Print the findings and the gate table; feed GitHub's summary and outputs when running in Actions. The
+    console is scrubbed by ``qlab.scrub.console``; GitHub's files are scrubbed here with ``secrets``."""
+    text = secrets.text if secrets else (lambda value: value)
     stdout = sys.stdout
     color = console.use_color(stdout)
     if github.in_actions():
@@ -61,16 +67,17 @@ def render_outcome(artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bo
             click.echo(line, err=True)
     if quiet:
         decision = artifact.get("decision") or {}
-        click.echo(f"{decision.get('verdict')} (exit {decision.get('exit_code')})")
+        click.echo(f"{derive.verdict(decision).upper()} (exit {decision.get('exit_code')})")
     else:
         click.echo(console.gate_table(artifact, color=color))
         click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")
     with _ci_file("GITHUB_STEP_SUMMARY"):
-        github.append_summary(markdown.render(artifact, links=paths.links()))
+        github.append_summary(text(markdown.render(artifact, links=paths.links())))
     with _ci_file("GITHUB_OUTPUT"):
-        github.write_outputs(
-            github.outputs(artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary})
+        values = github.outputs(
+            artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary}
         )
+        github.write_outputs({key: text(str(value)) for key, value in values.items()})
 
 
 CI_FILES = ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from qlab.atomic import write_atomic
+from qlab.commands.examples import with_examples
 from qlab.errors import EXIT_PASS, InputError, UsageError
 from qlab.report import junit as junit_report
 from qlab.report import markdown as markdown_report
@@ -92,7 +93,9 @@ def write_reports(
 _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
 
 
-@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    "report", context_settings={"help_option_names": ["-h", "--help"]}, epilog=with_examples("report")
+)
 @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--html", "html_out", type=_OUT, help="Write ONE self-contained HTML file (no script, no network)."

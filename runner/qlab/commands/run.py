@@ -7,22 +7,34 @@ repository, the demo project, starting the demo server itself.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from qlab.commands import _timings as timings
+from qlab.commands.examples import with_examples
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
-from qlab.run.options import RunOptions
-from qlab.run.outputs import output_paths, prepare, write_outputs
+from qlab.run.options import RunEvent, RunOptions
+from qlab.run.outputs import (
+    clean_artifact,
+    output_paths,
+    prepare,
+    release,
+    rescrub_logs,
+    stage_outputs,
+    write_outputs,
+)
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations
+from qlab.scrub import SecretSet, watch_console
 
 
 def _previous(path: Path) -> dict[str, Any] | None:
@@ -31,7 +43,8 @@ def _previous(path: Path) -> dict[str, Any] | None:
 
 @click.command(
     "run",
-    help="Run the gates in order (build → search → select → plan → execute → learn) and decide pass or block.",
+    help="Run the gates in order (build → search → select → plan → execute → learn) and decide PASS (0), BLOCK (1) or ERROR (2).",
+    epilog=with_examples("run"),
 )
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
@@ -86,38 +99,65 @@ def command(
     quiet: bool,
     no_server: bool,
 ) -> int:
+    timings.mark("imports")
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
     durations = load_durations(durations_path) if durations_path else None
     project = load_project(config_path)
+    timings.mark("load")
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
-    check_ci_files()
-    previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
-    stderr = sys.stderr
-    progress = console.Progress(
-        stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
-    )
-    with RunLog(paths.result.parent / "run.log") as log:
-        options = RunOptions(
-            selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
-            shard=shard,
-            durations=durations,
-            previous=previous,
-            exit_zero=exit_zero,
-            start_servers=not no_server,
-            log_dir=paths.result.parent,
-            emit=lambda art: write_outputs(art, paths),
-            reviews=review_decisions(config),
-            learner=run_learning,
-            on_event=progress,
-            log=log,
+    try:
+        check_ci_files()
+        previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
+        secrets = SecretSet()  # every writer below, the console included, scrubs with it
+        watch_console(secrets)
+        stderr = sys.stderr
+        progress = console.Progress(
+            stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
         )
-        outcome = run(project, options=options)
-    write_outputs(outcome.artifact, paths)
-    _store_suggestions(project.config, outcome.artifact)
-    render_outcome(outcome.artifact, paths, quiet=quiet)
-    return outcome.exit_code
+        log_path = paths.result.parent / "run.log"
+        with RunLog(log_path, secrets) as log:
+            options = RunOptions(
+                selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
+                shard=shard,
+                durations=durations,
+                previous=previous,
+                exit_zero=exit_zero,
+                start_servers=not no_server,
+                log_dir=paths.result.parent,
+                emit=lambda art: stage_outputs(art, paths, secrets=secrets),
+                reviews=review_decisions(config),
+                learner=run_learning,
+                on_event=_timed(progress) if timings.enabled() else progress,
+                log=log,
+                secrets=secrets,
+            )
+            try:
+                outcome = run(project, options=options)
+            finally:
+                # the logs were scrubbed line by line with the secrets known then: once more with all of them
+                rescrub_logs([log_path, *paths.result.parent.glob("server-*.log")], secrets)
+        timings.mark("artifact")
+        artifact = clean_artifact(outcome.artifact, secrets)
+        write_outputs(artifact, paths, secrets=secrets)
+        _store_suggestions(project.config, artifact)
+        render_outcome(artifact, paths, quiet=quiet, secrets=secrets)
+        timings.mark("outputs")
+        return outcome.exit_code
+    finally:
+        release(paths)
+
+
+def _timed(progress: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:
+    """The console's progress, plus a timing mark at the end of each gate (``QLAB_TIMINGS``)."""
+
+    def on_event(event: RunEvent) -> None:
+        if event.kind == "stage_end":
+            timings.mark(f"gate:{event.stage}")
+        progress(event)
+
+    return on_event
 
 
 def _store_suggestions(config: Any, artifact: dict[str, Any]) -> None:

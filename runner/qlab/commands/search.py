@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from qlab.commands._engine import CONFIG_OPTION, SPEC_OPTION, close, open_engine, table
+from qlab.commands.examples import with_examples
 from qlab.engine import wire
 from qlab.engine.bm25f import FIELDS
 from qlab.engine.index import Explanation
@@ -87,7 +88,7 @@ def render(query: str, result: SearchResult, *, engine: str) -> str:
     return "\n".join([*lines, "", *table(header, rows)])
 
 
-@click.command("search")
+@click.command("search", epilog=with_examples("search"))
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=8, show_default=True, help="How many rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")

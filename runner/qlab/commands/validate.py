@@ -1,7 +1,8 @@
 """``qlab validate``: check qlab.yaml and every case file; print every problem at once.
 
 Exit 0 when valid (warnings are printed but do not fail), 2 when anything is invalid. ``--json`` prints a
-machine-readable report on stdout instead (same exit codes).
+machine-readable report on stdout instead (same exit codes). The tool names cases write are checked against
+the collection when its sources are local files (``qlab.collection.case_tools``); otherwise a note says so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 import click
 
+from qlab.commands.examples import with_examples
 from qlab.errors import EXIT_INPUT, EXIT_PASS, ConfigError, Diagnostic
 
 
@@ -29,7 +31,19 @@ def _as_dict(d: Diagnostic) -> dict[str, Any]:
             "severity": d.severity}  # fmt: skip
 
 
-@click.command("validate")
+def _tool_names(tools: Any) -> dict[str, Any]:
+    """The ``tool_names`` section of the JSON report: checked against how many tools, or why not."""
+    if tools.skipped:
+        return {"checked": False, "reason": tools.skipped, "names": tools.names}
+    return {
+        "checked": tools.names > 0,
+        "tools": tools.tools,
+        "names": tools.names,
+        "unknown": list(tools.unknown),
+    }
+
+
+@click.command("validate", epilog=with_examples("validate"))
 @click.option(
     "--config",
     "config_path",
@@ -44,17 +58,22 @@ def command(config_path: Path | None, as_json: bool, case_files: tuple[Path, ...
 
     Every error of every file is printed as file:line:col: $.json.path: message. Exit 0 when valid, 2 when not.
     """
+    from qlab.collection.case_tools import ToolNames, check_tool_names
     from qlab.project import find_config, load_project
 
     path = config_path if config_path is not None else find_config()
+    tools = ToolNames()
     try:
         project = load_project(path, case_files=list(case_files) if case_files else None)
+        tools = check_tool_names(project.config, project.cases)
+        if tools.diagnostics:
+            raise ConfigError(sorted([*project.warnings, *tools.diagnostics]))
     except ConfigError as exc:
         diagnostics = list(exc.diagnostics)
         errors, warnings = _counts(diagnostics)
         if as_json:
             report = {"valid": False, "config": str(path), "errors": errors, "warnings": warnings,
-                      "diagnostics": [_as_dict(d) for d in diagnostics]}  # fmt: skip
+                      "diagnostics": [_as_dict(d) for d in diagnostics], "tool_names": _tool_names(tools)}  # fmt: skip
             click.echo(json.dumps(report, indent=2))
         else:
             for diagnostic in diagnostics:
@@ -77,11 +96,17 @@ def command(config_path: Path | None, as_json: bool, case_files: tuple[Path, ...
             "case_files": [
                 {"path": f.path, "digest": f.digest, "count": f.count} for f in project.case_files
             ],
+            "tool_names": _tool_names(tools),
         }
         click.echo(json.dumps(report, indent=2))
         return EXIT_PASS
     for diagnostic in warnings_list:
         click.echo(diagnostic.render(), err=True)
+    if tools.skipped:
+        click.echo(
+            f"note: the tool names of the cases were not checked: {tools.skipped}; `qlab run` checks them",
+            err=True,
+        )
     click.echo(
         f"valid: {_plural(len(project.cases), 'case')} in {_plural(len(project.case_files), 'file')}, "
         f"{_plural(len(suites), 'suite')}, {_plural(len(project.config.gates), 'gate')}"

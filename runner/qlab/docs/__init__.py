@@ -10,6 +10,7 @@ config          ``config.md``           ``schemas/qlab.schema.json``
 cases           ``cases.md``            ``schemas/case.schema.json`` (+ examples)
 reasons         ``reasons.md``          ``qlab.reasons.REASONS``
 exit-codes      ``exit-codes.md``       ``qlab.errors``
+metrics         ``metrics.md``          ``qlab.metrics.METRICS``
 ==============  ======================  =========================================
 """
 
@@ -24,6 +25,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "cases": ("cases.md", "qlab.docs.cases_doc"),
     "reasons": ("reasons.md", "qlab.docs.reasons_doc"),
     "exit-codes": ("exit-codes.md", "qlab.docs.exit_codes_doc"),
+    "metrics": ("metrics.md", "qlab.docs.metrics_doc"),
 }
 
 

@@ -35,7 +35,7 @@ against the real API. Fields are additive: a search case stays valid when plan o
 case can move up a mode once its earlier stages are stable. `qlab validate` reports every error of every case
 file at once, as `file:line:col: $.json.path: message`.
 
-## The three shapes (seed 000)
+## The three shapes
 
 A search case: is the expected target among the first K rows?
 

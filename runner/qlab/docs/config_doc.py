@@ -12,7 +12,7 @@ PRELUDE = """\
      change the schema, then run `python -m qlab.docs --write docs`. A test fails when the two drift apart. -->
 
 `qlab.yaml` declares the collection under test, the engine, the environments, the suites of cases and the
-**ordered gates** that decide pass or block. `qlab validate` checks it against the JSON Schema this page is
+**ordered gates** that decide PASS, BLOCK or ERROR. `qlab validate` checks it against the JSON Schema this page is
 generated from and reports every error as `file:line:col: $.json.path: message`, with "Did you mean …?" for
 misspelt keys and names.
 

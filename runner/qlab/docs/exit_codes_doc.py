@@ -8,23 +8,35 @@ from qlab import errors
 
 # meaning of each EXIT_* constant; a test fails when qlab.errors gains a code without one here
 MEANINGS: dict[str, tuple[str, str]] = {
-    "EXIT_PASS": ("pass", "Every gate passed (or `--exit-zero` was given and the run was only blocked)."),
+    "EXIT_PASS": (
+        "PASS",
+        "Every gate passed: no required case failed beyond what its gate tolerates (or `--exit-zero` was given and "
+        "the run was only blocked).",
+    ),
     "EXIT_BLOCKED": (
-        "blocked",
-        "qlab evaluated the run and a gate blocked it: a threshold was not met, a `stop_if` condition fired, a "
-        "required case regressed (`qlab promote`), or a release gate failed (`qlab release`).",
+        "BLOCK",
+        "qlab judged the run and the product is not fit: a required case failed beyond its gate's tolerance (any "
+        "failure of a regression or must-pass suite), a threshold was not met, a `stop_if` condition fired "
+        "([decision rule](decision.md)); a required case regressed (`qlab promote`); a release gate failed "
+        "(`qlab release`).",
     ),
     "EXIT_INPUT": (
-        "could not decide",
-        "A usage error or invalid input: bad options, an invalid qlab.yaml or case file, an unreadable spec, an "
-        "invalid result artifact, an incomplete or inconsistent shard set for `qlab merge`, runs that cannot be "
-        "compared for `qlab promote`. Nothing was judged.",
+        "ERROR",
+        "qlab could not decide: a usage error or invalid input (bad options, an invalid qlab.yaml or case file, an "
+        "unreadable spec, an invalid result artifact, an incomplete shard set, runs that cannot be compared), or a "
+        "dependency that could not be reached (engine, LLM endpoint, environment, dev server, spec URL: each has "
+        "its [reason code](reasons.md)). Nothing it found is a verdict on the product; the output never says BLOCK.",
     ),
     "EXIT_INTERNAL": (
         "internal error",
         "A bug in qlab. The message asks you to report it; set `QLAB_DEBUG=1` to see the traceback.",
     ),
     "EXIT_INTERRUPTED": ("interrupted", "Ctrl-C (SIGINT): the command stopped before it decided."),
+    "EXIT_TERMINATED": (
+        "terminated",
+        "SIGTERM (a cancelled CI job): handled like Ctrl-C — the interrupted cases' cleanup steps ran and the dev "
+        "servers stopped — and the command stopped before it decided.",
+    ),
 }
 
 PRELUDE = """\
@@ -44,18 +56,19 @@ NOTES = """\
 ## Advisory mode: `--exit-zero`
 
 `qlab run --exit-zero` (the action's `exit-zero: true`) returns 0 when the run is only blocked, so a job can
-report without gating. It still returns 2 for invalid input and 3 for an internal error: advisory mode never
-hides a broken setup. The decision itself is still written to the result artifact and to the `decision` output.
+report without gating. It still returns 2 for an ERROR (invalid input, a dependency down) and 3 for an internal
+error: advisory mode never hides a broken setup. The decision itself is still written to the result artifact and to the `decision` output.
 
 ## Per command
 
 | command | 0 | 1 | 2 |
 |---|---|---|---|
-| `qlab run` | every gate passed | a gate blocked | invalid config, case file, spec or option; no case selected |
-| `qlab merge` | the merged run passes | the merged run is blocked | a shard missing or given twice, shards of different runs |
+| `qlab run` | PASS: every gate passed | BLOCK: a gate blocked | ERROR: invalid config, case file, spec or option; no case selected; a pre-run check failed; an engine, LLM endpoint, environment, dev server or spec URL could not be reached |
+| `qlab merge` | the merged run passes | the merged run is blocked | a shard missing or given twice, shards of different runs; a shard that could not decide |
 | `qlab promote` | promote | block (a regression beyond the rule, a required case regressed) | the runs cannot be compared |
 | `qlab release` | the skill is published | a release gate failed: the skill stays draft | invalid input |
-| `qlab validate` | valid | — | invalid (every error listed) |
+| `qlab validate` | valid | — | invalid (every error listed, unknown tool names in cases included) |
+| `qlab init` | the project was written (and, with `--from-openapi`, measured) | — | an unreadable spec, or files that exist (without `--force`) |
 | `qlab report` | the report was written | — | an unreadable or invalid result artifact |
 
 ## In a shell script
@@ -64,8 +77,8 @@ hides a broken setup. The decision itself is still written to the result artifac
 qlab run
 case $? in
   0) echo "ship it" ;;
-  1) echo "blocked by a gate: see .qlab/out/summary.md" ;;
-  2) echo "fix the input first: qlab validate" ;;
+  1) echo "BLOCK: the product is not fit; see .qlab/out/summary.md" ;;
+  2) echo "ERROR: qlab could not decide; fix the input or the dependency named in the output" ;;
   *) echo "qlab itself failed" ;;
 esac
 ```

@@ -1,6 +1,6 @@
 """``docs/reasons.md``: every reason code and failure class, generated from ``qlab.reasons.REASONS``.
 
-A failure class is the stage a case failed in (seed 000: "failures classified by stage instead of collapsing
+A failure class is the stage a case failed in ("failures classified by stage instead of collapsing
 everything into a single 'agent failed' result"); each class lists its reason codes with the meaning and the
 troubleshooting hint that the Markdown summary, the annotations and the HTML report also show.
 """
@@ -21,9 +21,15 @@ CLASSES: tuple[tuple[str, str], ...] = (
     ("learn", "The learning loop found a leak or a suggestion that made shadow results worse."),
     (
         "run",
-        "Run-level reasons: an earlier gate blocked, the engine failed, the budget ran out, a flaky case.",
+        "Run-level reasons: an earlier gate blocked or could not decide, the engine failed or could not be "
+        "reached, the budget ran out, a flaky case.",
     ),
 )
+
+OUTCOMES = {
+    "block": "a product failure: it counts against its gate (BLOCK, exit 1, beyond the gate's tolerance)",
+    "error": "an infrastructure fault: qlab could not judge the case; the run is ERROR (exit 2), never BLOCK",
+}
 
 # target_selector.reason_codes explain a selection; they are not failures. Meanings are written here; a test
 # fails when qlab.engine.types gains a code without one.
@@ -47,7 +53,8 @@ PRELUDE = """\
 Every case that does not pass records `failure: {stage, reason, message}` in the result artifact: the **stage**
 it failed in (its failure class) and a stable **reason code**. Codes never change meaning between versions; the
 JUnit report, the Markdown summary, the GitHub annotations and the HTML report all print the hint below next to
-the failing case.
+the failing case. Each code's **outcome** says what it means for the run's verdict
+([the decision rule](decision.md)): a product failure (BLOCK) or an infrastructure fault (ERROR).
 
 """
 
@@ -96,6 +103,7 @@ def generate() -> str:
                 "",
                 f"- **Stage:** {reason.stage}",
                 f"- **Meaning:** {reason.meaning}",
+                f"- **Outcome:** {OUTCOMES[reason.outcome]}",
                 f"- **What to do:** {reason.hint}",
                 "",
             ]

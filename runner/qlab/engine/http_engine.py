@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from qlab import http
 from qlab.engine import wire
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.errors import InputError
+from qlab.errors import DependencyError, InputError
 from qlab.project.model import EngineConfig
 
 T = TypeVar("T")
@@ -61,8 +61,12 @@ class HttpEngine:
         url = f"{self.url}/{endpoint}"
         try:
             response = self._client.post(url, json=dict(body))
-        except http.HTTPError as exc:
-            raise InputError(f"engine {url}: {type(exc).__name__}: {exc}") from None
+        except (
+            http.HTTPError
+        ) as exc:  # no answer at all: the service is down, not wrong (exit 2, not a block)
+            raise DependencyError(
+                f"engine {url}: {type(exc).__name__}: {exc}", reason="engine_unreachable"
+            ) from None
         if response.status_code >= 400:
             raise InputError(f"engine {url} answered {response.status_code}: {response.text[:200]}")
         try:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab import http
-from qlab.errors import InputError
+from qlab.errors import DependencyError, InputError
 from qlab.project.model import LLMConfig
 
 SYSTEM_PROMPT = (
@@ -177,11 +177,16 @@ class LLMClient:
         }
         try:
             response = self._client.post(self.url, json=body, headers=self._headers())
-        except http.HTTPError as exc:
-            raise InputError(f"LLM endpoint {self.url}: {type(exc).__name__}: {exc}") from None
+        except (
+            http.HTTPError
+        ) as exc:  # the endpoint is down: qlab cannot judge the case (exit 2, not a block)
+            raise DependencyError(
+                f"LLM endpoint {self.url}: {type(exc).__name__}: {exc}", reason="llm_unreachable"
+            ) from None
         if response.status_code >= 400:
-            raise InputError(
-                f"LLM endpoint {self.url} answered {response.status_code}: {response.text[:200]}"
+            raise DependencyError(
+                f"LLM endpoint {self.url} answered {response.status_code}: {response.text[:200]}",
+                reason="llm_unreachable",
             )
         try:
             data = response.json()

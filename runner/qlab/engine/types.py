@@ -1,4 +1,4 @@
-"""What an engine returns for each of the search, select and plan stages (the seed 000 result objects)."""
+"""What an engine returns for each of the search, select and plan stages (the stages' result objects)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# Reason codes of the target selector (seed 000 "target_selector.reason_codes"), verbatim where the seed names them.
+# Reason codes of the target selector (``target_selector.reason_codes``), verbatim where the specification names them.
 LLM_TARGET_OVERRIDDEN = "llm_target_overridden"
 SELECTED_BY_STRONG_EVIDENCE = "selected_by_strong_evidence"
 LLM_TARGET_NOT_IN_TOP_K = "llm_target_not_in_top_k"
@@ -46,7 +46,7 @@ class SearchResult:
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """The ``target_selector`` block of seed 000."""
+    """The ``target_selector`` block."""
 
     llm_target: str | None
     selected_target: str | None

@@ -33,7 +33,7 @@ def search_to_dict(result: SearchResult) -> dict[str, Any]:
 
 
 def selection_to_dict(selection: Selection) -> dict[str, Any]:
-    """The seed's ``target_selector`` block; ``ambiguous``/``candidates``/``llm_usage`` only when set."""
+    """The ``target_selector`` block; ``ambiguous``/``candidates``/``llm_usage`` only when set."""
     out: dict[str, Any] = {
         "llm_target": selection.llm_target,
         "selected_target": selection.selected_target,

@@ -1,4 +1,4 @@
-"""Auth profiles and the auth-readiness preflight (seed 000 "Auth Readiness").
+"""Auth profiles and the auth-readiness preflight (auth readiness).
 
 A profile says where credentials come from, never what they are. Before any request of a case, the preflight
 resolves the case's profile into request headers (or query parameters) and classifies what went wrong:
@@ -30,6 +30,8 @@ from qlab.project.model import AuthProfile
 
 ReadinessStatus = Literal["ready", "not_required", "not_ready"]
 COMMAND_TIMEOUT_SEC = 30.0
+MIN_PRINTED_LINE = 8  # a token command's output lines and words registered as secrets (see ``_printed``)
+MIN_PRINTED_WORD = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +220,14 @@ class AuthResolver:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise _Unresolved(f"token command failed: {type(exc).__name__}") from None
         token = done.stdout.strip()
+        # What the command printed is secret, on either stream and whether it worked or not: a failing command
+        # often names the token it could not refresh. All of it is registered for scrubbing, none is shown.
+        self._seen.update(_printed(done.stdout, done.stderr))
         if done.returncode != 0:
-            # stderr's first line helps; stdout may hold a partial token and is never shown
-            first = (done.stderr.strip().splitlines() or [""])[0][:200]
-            raise _Unresolved(f"token command exited with {done.returncode}: {first}".rstrip(": "))
+            said = " (its output is not shown: it may hold a token; run the command yourself to see it)"
+            raise _Unresolved(
+                f"token command exited with {done.returncode}{said if done.stderr.strip() else ''}"
+            )
         if not token:
             raise _Unresolved("token command printed nothing")
         return token
@@ -259,6 +265,17 @@ class AuthResolver:
         expires = time.monotonic() + float(lifetime) - 30 if isinstance(lifetime, (int, float)) else None
         value = f"{kind} {token}"
         return {"Authorization": value}, {}, [token, value, client_secret, basic], expires
+
+
+def _printed(*streams: str) -> set[str]:
+    """A command's output as secrets: each stream whole, each line and each word that is long enough to be a
+    credential rather than ordinary words (a short line such as ``error`` would be redacted everywhere)."""
+    out: set[str] = set()
+    for text in streams:
+        pieces = [text.strip(), *(line.strip() for line in text.splitlines())]
+        out |= {p for p in pieces if len(p) >= MIN_PRINTED_LINE}
+        out |= {w for w in text.split() if len(w) >= MIN_PRINTED_WORD}
+    return out
 
 
 def _json(response: http.Response) -> Any:

@@ -21,7 +21,8 @@ from qlab.execute import assertions, safety, verdict
 from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolver, requires_auth
 from qlab.execute.cleanup import run_cleanup
-from qlab.execute.client import Exchange, RetryPolicy, TransportFailure, send
+from qlab.execute.client import Exchange, Redirects, RetryPolicy, TransportFailure, send
+from qlab.execute.credentials import BaseURL
 from qlab.execute.record import STAGE, CaseState, display_path, record
 from qlab.execute.request import (
     PreparedRequest,
@@ -31,7 +32,7 @@ from qlab.execute.request import (
 )
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
-from qlab.scrub import Scrubber, scrubber
+from qlab.scrub import Scrubber, SecretSet, scrubber
 
 
 class CaseRunner:
@@ -56,8 +57,9 @@ class CaseRunner:
         self.cancel = cancel or threading.Event()
         self.sleep = sleep
         self._secrets_lock = threading.Lock()
-        self._secrets: set[str] = set()
+        self._secrets = SecretSet()
         self._policies: dict[str, RetryPolicy] = {}
+        self._bases: dict[str, BaseURL] = {}
         self._scrubbers: dict[tuple[int, tuple[str, ...]], Scrubber] = {}
 
     def _retry(self, env: Environment) -> RetryPolicy:
@@ -65,6 +67,14 @@ class CaseRunner:
         if policy is None:
             policy = self._policies[env.name] = RetryPolicy.of(env)
         return policy
+
+    def base(self, env: Environment) -> BaseURL:
+        """The environment's base URL without userinfo (whose credentials are registered as secrets)."""
+        known = self._bases.get(env.name)
+        if known is None:
+            known = self._bases[env.name] = BaseURL.of(env.base_url)
+            self._secret(known.secrets)
+        return known
 
     def _scrubber(self, env: Environment, extra: set[str]) -> Scrubber:
         """The scrubber for a case: run secrets + the case's own sensitive values (cached when it has none)."""
@@ -87,7 +97,7 @@ class CaseRunner:
         if fresh:
             with self._secrets_lock:
                 self._secrets.update(fresh)
-            self.add_secrets(fresh)
+            self.add_secrets(fresh)  # the run's SecretSet registers each with its parts too
 
     def run(self, case: Case, plan: Plan, env: Environment, result: CaseResult) -> None:
         """Execute ``case`` with ``plan`` against ``env`` and fill ``result`` (execute, auth_readiness,
@@ -181,7 +191,7 @@ class CaseRunner:
                 return
             try:
                 arguments = resolve_arguments(step, outputs=state.outputs, captures=state.captures)
-                request = build_request(tool, arguments, base_url=env.base_url, headers=env.headers)
+                request = build_request(tool, arguments, base_url=self.base(env).url, headers=env.headers)
             except (RequestError, InputError) as exc:
                 result.fail(STAGE, "http_error", f"step {index} {tool.id}: {exc}")
                 return
@@ -219,6 +229,9 @@ class CaseRunner:
         case's steps or cleanup list; None when it was never answered (the record says why)."""
         auth = state.auth
         headers = dict(auth.headers) if auth else {}
+        basic = self.base(env).basic
+        if basic and not any(k.lower() == "authorization" for k in (*headers, *request.headers)):
+            headers["Authorization"] = basic  # base_url's userinfo, unless the profile authorizes itself
         if state.cookies:
             jar = "; ".join(f"{k}={v}" for k, v in state.cookies.items())
             own = request.headers.get("Cookie")
@@ -232,12 +245,14 @@ class CaseRunner:
         target.append(record)
         state.sent = True  # from here on the request may reach the server: cleanup must run
         follow = env.follow_redirects if case.follow_redirects is None else case.follow_redirects
+        tool = self.tools.get(request.tool_id or "")
+        reads = safety.reads(request.method, tool.mutation if tool else MutationClass.READ_ONLY)
         try:
             exchange = send(
                 self.client,
                 request,
                 deadline=deadline,
-                follow_redirects=follow,
+                redirects=Redirects(follow, reads, env.allowed_hosts),
                 retry=self._retry(env),
                 events=state.events,
                 step=step,

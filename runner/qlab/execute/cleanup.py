@@ -15,8 +15,15 @@ from typing import Protocol
 from qlab.collection.model import Tool
 from qlab.errors import InputError
 from qlab.execute.client import Exchange
+from qlab.execute.credentials import BaseURL
 from qlab.execute.record import STAGE, CaseState
-from qlab.execute.request import PreparedRequest, RequestError, build_request, raw_request, substitute
+from qlab.execute.request import (
+    PreparedRequest,
+    RequestError,
+    build_request,
+    raw_request,
+    substitute,
+)
 from qlab.project.model import Case, CleanupStep, Environment
 from qlab.results import CaseResult
 
@@ -26,6 +33,8 @@ class CaseRunner(Protocol):
 
     @property
     def tools(self) -> Mapping[str, Tool]: ...
+
+    def base(self, env: Environment) -> BaseURL: ...
 
     def send_one(
         self,
@@ -109,9 +118,9 @@ def _request(runner: CaseRunner, step: CleanupStep, env: Environment, state: Cas
         tool = runner.tools.get(step.tool)
         if tool is None:
             raise RequestError(f"cleanup tool {step.tool!r} is not in the collection")
-        return build_request(tool, arguments, base_url=env.base_url, headers=env.headers)
+        return build_request(tool, arguments, base_url=runner.base(env).url, headers=env.headers)
     if not step.path:
         raise RequestError("a cleanup step needs a tool, or a method and a path")
     return raw_request(
-        step.method or "DELETE", step.path, arguments, base_url=env.base_url, headers=env.headers
+        step.method or "DELETE", step.path, arguments, base_url=runner.base(env).url, headers=env.headers
     )

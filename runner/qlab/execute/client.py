@@ -9,6 +9,23 @@ Retries happen only for idempotent requests — the tool's ``idempotent`` flag w
 (a POST that may have reached the server is never sent twice) — and
 only on connect errors, 429 and 503. A 429/503 ``Retry-After`` is honoured, capped at ``max_retry_after_sec``
 and by the case's deadline; otherwise the wait is ``backoff_sec * 2**(attempt-1)``.
+
+The case's ``timeout_sec`` is one deadline for everything a request does, retries and redirects included:
+every socket operation is cut to the time left (``http.deadline``), so a server that drips its answer a byte
+at a time ends as ``timeout`` at the deadline.
+
+Redirects are followed here, never by httpx, hop by hop (``Redirects``):
+
+- a request that may change data (not a read of a read-only tool) is never redirected: a 3xx answer to it is
+  ``redirect_refused``, and nothing is sent to the new location;
+- a read follows a redirect to its own origin, or to a host in the environment's ``allowed_hosts``; anywhere
+  else is ``redirect_refused``;
+- when the origin changes, every credential qlab added is dropped for that hop and the ones after it: the auth
+  profile's headers and query parameters, cookies, and any header with a secret's name (``X-API-Key``,
+  ``Authorization``, …). httpx alone strips only ``Authorization``.
+
+Every hop is a ``request_sent`` event with its ``host``, so the in-run ``host_allowlist`` guard can check each
+hop, not only ``base_url``.
 """
 
 from __future__ import annotations
@@ -19,14 +36,33 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from typing import Any
 
 from qlab import http
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
+from qlab.execute.safety import host_allowed
 from qlab.project.model import Environment
+from qlab.scrub import SECRET_KEYS, normalize_key
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 RETRY_STATUSES = frozenset({429, 503})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 20
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+@dataclass(frozen=True, slots=True)
+class Redirects:
+    """Whether and where a request may be redirected (see the module docstring). ``read_only``: the request
+    reads a read-only tool; ``allowed_hosts``: the environment's allowlist."""
+
+    follow: bool = False
+    read_only: bool = True
+    allowed_hosts: tuple[str, ...] = ()
+
+
+NO_REDIRECTS = Redirects()
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +90,8 @@ class Exchange:
 
 
 class TransportFailure(Exception):
-    """No usable answer: ``reason`` is ``timeout``, ``connection_error``, ``tls_error`` or ``http_error``."""
+    """No usable answer: ``reason`` is ``timeout``, ``connection_error``, ``tls_error``, ``http_error`` or
+    ``redirect_refused``."""
 
     def __init__(self, reason: str, message: str, *, attempts: int = 1) -> None:
         super().__init__(message)
@@ -63,7 +100,8 @@ class TransportFailure(Exception):
 
 
 def make_run_client(*, max_connections: int = 8, transport: http.BaseTransport | None = None) -> http.Client:
-    """The run's client: bounded connections, no cookie persistence between requests, no env proxies."""
+    """The run's client: bounded connections, no cookie persistence between requests, no env proxies, and no
+    redirect followed by httpx (``send`` follows them itself)."""
     return http.make_client(
         max_connections=max(1, max_connections), transport=transport, persist_cookies=False
     )
@@ -105,7 +143,7 @@ def send(
     request: PreparedRequest,
     *,
     deadline: float,
-    follow_redirects: bool,
+    redirects: Redirects = NO_REDIRECTS,
     retry: RetryPolicy,
     events: EventLog,
     step: str,
@@ -116,9 +154,9 @@ def send(
 ) -> Exchange:
     """Send ``request`` until it is answered or retries run out; raise TransportFailure when never answered.
 
-    ``deadline`` is a ``time.monotonic()`` instant (the case's ``timeout_sec``); each attempt's timeout is what
-    is left of it. ``step`` names the step in events (``"0"``, ``"cleanup 1"``); ``display_path`` is the path
-    shown in events (secret query values already redacted).
+    ``deadline`` is a ``time.monotonic()`` instant (the case's ``timeout_sec``), the end of every attempt,
+    redirect and wait. ``step`` names the step in events (``"0"``, ``"cleanup 1"``); ``display_path`` is the
+    path shown in events (secret query values already redacted).
     """
     kwargs = request.httpx_kwargs()
     if auth_headers:
@@ -138,14 +176,39 @@ def send(
                 f"{request.method} {display_path}: the case ran out of its timeout_sec",
                 attempts=attempt - 1,
             )
-        events.add("request_sent", step=step, method=request.method, path=display_path, attempt=attempt)
+        events.add(
+            "request_sent",
+            step=step,
+            method=request.method,
+            path=display_path,
+            attempt=attempt,
+            host=host_of(http.URL(request.url)),
+        )
         started = time.perf_counter()
         try:
-            response = client.request(
-                request.method, request.url, timeout=remaining, follow_redirects=follow_redirects, **kwargs
-            )
+            with http.deadline(deadline):
+                response = client.request(
+                    request.method, request.url, timeout=remaining, follow_redirects=False, **kwargs
+                )
+                response = _follow(
+                    client,
+                    response,
+                    request,
+                    kwargs,
+                    redirects=redirects,
+                    deadline=deadline,
+                    events=events,
+                    step=step,
+                    display_path=display_path,
+                    credentials=(set(auth_headers or ()), set(auth_params or ())),
+                )
+        except TransportFailure as failure:
+            failure.attempts = attempt
+            raise
         except (http.HTTPError, ssl.SSLError, OSError, ValueError) as exc:
             reason = classify(exc)
+            if reason != "timeout" and time.monotonic() >= deadline:
+                reason = "timeout"  # the deadline cut the connection short, whatever the socket then said
             latency = (time.perf_counter() - started) * 1000
             events.add(
                 "response_received", step=step, status=None, error=reason, latency_ms=round(latency, 3)
@@ -162,8 +225,9 @@ def send(
                 )
                 sleep(wait)
                 continue
+            what = "the case ran out of its timeout_sec" if reason == "timeout" else _describe(exc)
             raise TransportFailure(
-                reason, f"{request.method} {display_path}: {reason}: {_describe(exc)}", attempts=attempt
+                reason, f"{request.method} {display_path}: {reason}: {what}", attempts=attempt
             ) from None
         latency = (time.perf_counter() - started) * 1000
         body = response.content
@@ -195,6 +259,97 @@ def send(
             if "set-cookie" in hop.headers:
                 cookies.update({c.name: c.value or "" for c in hop.cookies.jar})
         return Exchange(request, response.status_code, response.headers, body, latency, attempt, cookies)
+
+
+def host_of(url: http.URL) -> str:
+    """``host:port`` of a URL (the port always written): what events and guards name, never its userinfo."""
+    port = url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+    return f"[{url.host}]:{port}" if ":" in url.host else f"{url.host}:{port}"
+
+
+def _origin(url: http.URL) -> tuple[str, str, int]:
+    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+
+
+def _follow(
+    client: http.Client,
+    response: http.Response,
+    request: PreparedRequest,
+    kwargs: dict[str, Any],
+    *,
+    redirects: Redirects,
+    deadline: float,
+    events: EventLog,
+    step: str,
+    display_path: str,
+    credentials: tuple[set[str], set[str]],
+) -> http.Response:
+    """Follow ``response``'s redirects as the policy allows (see the module docstring); the final response,
+    its ``history`` holding the hops. Raises TransportFailure ``redirect_refused`` for a refused hop."""
+    if not redirects.follow:
+        return response
+    origin = _origin(http.URL(request.url))
+    method = request.method
+    hop_kwargs = dict(kwargs)
+    history: list[http.Response] = []
+    stripped = False  # once off the origin, the credentials stay dropped (also on a way back)
+    while response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+        target = response.url.join(response.headers["location"]).copy_with(username=None, password=None)
+        host = host_of(target)
+        what = f"{method} {display_path} answered {response.status_code} with a redirect to {host}"
+        if not redirects.read_only:
+            raise TransportFailure(
+                "redirect_refused",
+                f"{what}: a request that may change data is never redirected; nothing was sent to {host}",
+            )
+        same_origin = _origin(target) == origin
+        if not same_origin and not host_allowed(str(target), redirects.allowed_hosts):
+            listed = ", ".join(redirects.allowed_hosts) or "none"
+            raise TransportFailure(
+                "redirect_refused",
+                f"{what}, which is neither the request's own origin nor in allowed_hosts ({listed}); "
+                "nothing was sent there",
+            )
+        if len(history) >= MAX_REDIRECTS:
+            raise TransportFailure("http_error", f"{what}: more than {MAX_REDIRECTS} redirects")
+        if not same_origin and not stripped:
+            hop_kwargs = _without_credentials(hop_kwargs, *credentials)
+            stripped = True
+        if response.status_code == 303 and method != "HEAD":
+            method = "GET"
+        for body in ("json", "data", "files", "content"):  # a read's redirect carries no body
+            hop_kwargs.pop(body, None)
+        hop_kwargs.pop("params", None)  # the Location is the whole URL; the profile's keys come back below
+        if same_origin and not stripped and credentials[1]:
+            own = [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
+            hop_kwargs["params"] = own
+        response.read()
+        history.append(response)
+        events.add("redirect", step=step, status=response.status_code, to=host, path=target.path)
+        events.add("request_sent", step=step, method=method, path=target.path, host=host)
+        response = client.request(
+            method,
+            str(target),
+            timeout=max(deadline - time.monotonic(), 0.001),
+            follow_redirects=False,
+            **hop_kwargs,
+        )
+    response.history = history
+    return response
+
+
+def _without_credentials(
+    kwargs: dict[str, Any], header_names: set[str], param_names: set[str]
+) -> dict[str, Any]:
+    """``kwargs`` for a hop to another origin: no auth header, cookie, secret-named header or auth query key."""
+    dropped = {n.lower() for n in header_names}
+    headers = {
+        k: v
+        for k, v in (kwargs.get("headers") or {}).items()
+        if k.lower() not in dropped and normalize_key(k) not in SECRET_KEYS
+    }
+    params = [(k, v) for k, v in kwargs.get("params") or () if k not in param_names]
+    return {**kwargs, "headers": headers, "params": params}
 
 
 def _fits(wait: float, deadline: float) -> bool:

@@ -1,8 +1,9 @@
 """Runner events: what the execute stage did for a case, in order, each with a UTC timestamp (ISO, ms).
 
-Kinds: ``request_sent``, ``response_received``, ``retry``, ``assertion``, ``cleanup``. Details are
-non-secret by construction (method, path, status, sizes, reason codes; never header values or bodies) and the
-whole list is scrubbed again before it reaches a result.
+Kinds: ``request_sent`` (with the ``host`` it went to: every redirect hop has its own), ``response_received``,
+``redirect``, ``retry``, ``assertion``, ``cleanup``. Details are non-secret by construction (method, host,
+path without query, status, sizes, reason codes; never header values or bodies) and the whole list is scrubbed
+again before it reaches a result.
 """
 
 from __future__ import annotations
@@ -10,8 +11,15 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-EventKind = Literal["request_sent", "response_received", "retry", "assertion", "cleanup"]
-EVENT_KINDS: tuple[EventKind, ...] = ("request_sent", "response_received", "retry", "assertion", "cleanup")
+EventKind = Literal["request_sent", "response_received", "redirect", "retry", "assertion", "cleanup"]
+EVENT_KINDS: tuple[EventKind, ...] = (
+    "request_sent",
+    "response_received",
+    "redirect",
+    "retry",
+    "assertion",
+    "cleanup",
+)
 
 
 _second: list[Any] = [-1, ""]  # the last whole second formatted, shared: formatting is the costly part

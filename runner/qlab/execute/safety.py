@@ -1,4 +1,4 @@
-"""Mutation safety (seed 000 "Execute Safety"), decided before any request of a case is sent.
+"""Mutation safety (execute safety), decided before any request of a case is sent.
 
 A call is read-only when its method is GET, HEAD, OPTIONS or TRACE *and* its tool's mutation class is
 ``read_only``. A case with any other call — a plan step or a cleanup step — runs only when all hold, checked in
@@ -100,7 +100,8 @@ def check(
         )
     hosts = tuple(allowed_hosts)
     if not host_allowed(base_url, hosts):
-        host = urlsplit(base_url).netloc or base_url
+        parts = urlsplit(base_url)
+        host = parts.netloc.rpartition("@")[2] or "(no host)"  # never the userinfo: it may hold a password
         listed = ", ".join(hosts) or "none"
         return SafetyVerdict(
             False,

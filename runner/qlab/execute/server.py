@@ -1,7 +1,8 @@
 """The dev-server lifecycle, like Playwright's ``webServer``.
 
 ``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group with its output going
-to ``log_path``, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
+to ``log_path`` — line by line through ``scrub`` (the run's scrubber: a server that logs a request's
+``Authorization`` or prints its own database password writes no secret into the log) —, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
 whole group (SIGTERM, then SIGKILL after a grace period), so a server that forks workers leaves nothing behind.
 With ``reuse_existing``, a server already answering at the URL is used as is and left running. On Linux the
 server also gets SIGTERM from the kernel if qlab itself dies without stopping it (SIGKILL, a crash):
@@ -21,12 +22,14 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from qlab.errors import InputError
 from qlab.project.model import ServerConfig
@@ -66,6 +69,7 @@ def dev_server(
     environ: Mapping[str, str] | None = None,
     poll_interval: float = 0.1,
     stop_grace: float = STOP_GRACE_SEC,
+    scrub: Callable[[str], str] = lambda line: line,
 ) -> Iterator[str]:
     """Run the server for the duration of the block; yields ``"started"`` or ``"reused"``.
 
@@ -85,13 +89,13 @@ def dev_server(
         cwd = base_dir / cwd if cwd is not None else base_dir
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = {**(environ if environ is not None else os.environ), **config.env}
-    with open(log_path, "ab") as log:
-        log.write(f"--- qlab: starting {_label(config)}\n".encode())
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(f"--- qlab: starting {_label(config)}\n")
         log.flush()
         try:
             proc = subprocess.Popen(
                 argv_of(config.command),
-                stdout=log,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 cwd=cwd,
@@ -103,12 +107,32 @@ def dev_server(
             raise InputError(
                 f"dev server command {_label(config)} cannot start: {exc.strerror or exc}"
             ) from None
+        assert proc.stdout is not None
+        pump = threading.Thread(
+            target=_copy, args=(proc.stdout, log, scrub), name="dev-server-log", daemon=True
+        )
+        pump.start()
         try:
             _wait(proc, config, log_path, poll_interval)
             yield "started"
         finally:
             stop(proc, grace=stop_grace)
-            log.write(f"--- qlab: stopped (exit {proc.returncode})\n".encode())
+            pump.join(timeout=stop_grace)  # the output the server wrote before it stopped, all of it
+            log.write(f"--- qlab: stopped (exit {proc.returncode})\n")
+
+
+LINE_LIMIT = 1 << 16  # a line longer than this is copied in pieces
+
+
+def _copy(source: IO[bytes], log: IO[str], scrub: Callable[[str], str]) -> None:
+    """Copy the server's output into the log, each line scrubbed, until the server's side closes."""
+    with source:
+        for raw in iter(lambda: source.readline(LINE_LIMIT), b""):
+            try:
+                log.write(scrub(raw.decode("utf-8", errors="replace")))
+                log.flush()
+            except (OSError, ValueError):  # the log was closed under us (qlab is exiting): drain and drop
+                continue
 
 
 def _label(config: ServerConfig) -> str:

@@ -20,6 +20,7 @@ from qlab.execute import assertions
 from qlab.execute.assertions import ResponseView
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
+from qlab.scrub import normalize_key
 
 AUTH_STATUSES = frozenset({401, 403})
 EXCERPT_CHARS = 2000
@@ -57,8 +58,9 @@ def assertion_reason(
 
 
 def sensitive_values(document: Any, fields: Iterable[str]) -> set[str]:
-    """Every scalar value found under a key named in ``fields`` (case-insensitive), anywhere in ``document``."""
-    wanted = {f.lower() for f in fields}
+    """Every scalar value found under a key named in ``fields``, anywhere in ``document``, as text (a number
+    too). Keys match as the scrubber's key rule does: case, ``-`` and ``_`` ignored (``userId`` = ``user_id``)."""
+    wanted = {normalize_key(f) for f in fields}
     found: set[str] = set()
     if not wanted:
         return found
@@ -69,11 +71,12 @@ def sensitive_values(document: Any, fields: Iterable[str]) -> set[str]:
             for key, value in node.items():
                 if (
                     isinstance(key, str)
-                    and key.lower() in wanted
+                    and normalize_key(key) in wanted
                     and isinstance(value, (str, int, float))
                     and not isinstance(value, bool)
                 ):
-                    text = str(value)
+                    whole = isinstance(value, float) and value.is_integer()
+                    text = str(int(value)) if whole else str(value)
                     if text:
                         found.add(text)
                 elif isinstance(value, (Mapping, list)):

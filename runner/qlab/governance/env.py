@@ -1,6 +1,6 @@
 """What the governance commands need from the rest of qlab: the project, the collection and the engine.
 
-Kept in one place so the commands stay thin: ``promote`` works without a qlab.yaml (seed defaults), the others
+Kept in one place so the commands stay thin: ``promote`` works without a qlab.yaml (the built-in rules), the others
 need one; ``learn shadow`` and ``release`` build the collection (``qlab.collection.build_collection``) and
 make engines through the engine registry (``qlab.engine.registry.make_engine``), exactly as ``qlab run`` does.
 """

@@ -154,7 +154,16 @@ def _suite(name: str, data: Mapping[str, Any], where: Origin) -> Suite:
         critical=_strings(data.get("critical")),
         origin=where,
         **_pick(
-            data, "category", "cadence", "required", "environment", "k", "repeat", "min_pass", "description"
+            data,
+            "category",
+            "cadence",
+            "required",
+            "must_pass",
+            "environment",
+            "k",
+            "repeat",
+            "min_pass",
+            "description",
         ),
     )
 
@@ -171,6 +180,7 @@ def _gate(data: Mapping[str, Any], index: int, origin: OriginOf) -> Gate:
         ),
         guards=tuple(Guard(g["name"], g.get("mode", "block")) for g in data.get("guards", [])),
         origin=origin(path),
+        **_pick(data, "max_failures", "include_manual"),
     )
 
 

@@ -19,10 +19,14 @@ from qlab.project.build_case import build_case
 from qlab.project.document import Document, JsonPath
 from qlab.project.files import (
     CASE_SUFFIXES,
+    GlobError,
     display_path,
     expand_glob,
+    glob_matches,
     has_magic,
+    outside,
     project_relative,
+    project_root,
     read_document,
 )
 from qlab.project.model import Case, Config, Origin, Suite
@@ -59,21 +63,37 @@ def discover(
     suites: Mapping[str, Suite], doc: Document, base: Path, *, config_path: Path | None = None
 ) -> tuple[dict[Path, Suite], list[Diagnostic]]:
     """Each case file matched by a suite's globs, with its suite, in suite and file order. qlab.yaml itself is
-    never a case file, even when a glob such as ``*.yaml`` matches it."""
+    never a case file, even when a glob such as ``*.yaml`` matches it.
+
+    Errors: a pattern that matches no file (a suite would silently lose its cases and its gate pass as
+    "skipped"), a pattern or a file outside the project (``../../etc/passwd``, a symbolic link out of it; the
+    file is never read), a path that is not a regular file (a FIFO would hang the reader), and a glob that
+    would look at too much of the disk."""
     owners: dict[Path, Suite] = {}
     out: list[Diagnostic] = []
+    root = project_root(config_path or base / "qlab.yaml")
     for name, suite in suites.items():
         suite_data = (doc.data.get("suites") or {}).get(name)
         for index, pattern in enumerate(suite.cases):
             where = _pattern_path(suite_data, name, index)
-            matches = [m for m in expand_glob(base, pattern) if config_path is None or m != config_path]
-            if not matches:
-                if has_magic(pattern):
-                    out.append(doc.diagnostic(where, f"{pattern!r} matches no file", severity="warning"))
-                else:
-                    out.append(doc.diagnostic(where, f"case file {pattern} does not exist"))
+            if outside(_literal_part(base, pattern), root):
+                out.append(doc.diagnostic(where, f"{pattern!r} points outside the project ({display_path(root)}): "
+                                          "case files must be inside it"))  # fmt: skip
                 continue
-            for match in matches:
+            try:
+                found = sorted(glob_matches(base, pattern))
+            except GlobError as exc:
+                out.append(doc.diagnostic(where, f"{pattern!r} {exc}"))
+                continue
+            matches = [(m, linked) for m, linked in found if config_path is None or m != config_path]
+            if not matches:
+                out.append(doc.diagnostic(where, _no_match(base, pattern)))
+                continue
+            for match, linked in matches:
+                if linked and outside(match, root):  # only a link can lead out of the checked folder
+                    out.append(doc.diagnostic(where, f"{display_path(match)} is a link to a file outside the project "
+                                              f"({display_path(root)}): case files must be inside it"))  # fmt: skip
+                    continue
                 if has_magic(pattern) and match.suffix.lower() not in CASE_SUFFIXES:
                     out.append(doc.diagnostic(where, f"{display_path(match)} is not a .yaml, .yml, .json or .jsonl "
                                               "file: skipped", severity="warning"))  # fmt: skip
@@ -85,6 +105,25 @@ def discover(
                     continue
                 owners[match] = suite
     return owners, out
+
+
+def _literal_part(base: Path, pattern: str) -> Path:
+    """The folders of ``pattern`` before its first wildcard (the whole path when it has none)."""
+    parts = Path(pattern).parts
+    literal = [p for p in parts[: next((i for i, p in enumerate(parts) if has_magic(p)), len(parts))]]
+    return base.joinpath(*literal) if literal else base
+
+
+def _no_match(base: Path, pattern: str) -> str:
+    if has_magic(pattern):
+        return (
+            f"{pattern!r} matches no case file: the suite would run without these cases; fix the pattern or "
+            "remove it"
+        )
+    path = base / pattern
+    if path.exists() and not path.is_dir():
+        return f"case file {pattern} is not a regular file (a FIFO, a socket or a device): qlab reads plain files"
+    return f"case file {pattern} does not exist"
 
 
 def attribute(files: Sequence[Path], suites: Mapping[str, Suite], base: Path) -> dict[Path, Suite | None]:

@@ -1,7 +1,8 @@
 """``${VAR}`` and ``${VAR:-default}`` in the string values of qlab.yaml, for values that differ per machine.
 
 - ``${VAR}``: the variable's value; unset is a located error.
-- ``${VAR:-default}``: the default when VAR is unset or empty; the default may itself hold ``${...}``.
+- ``${VAR:-default}``: the default when VAR is unset or empty; the default may itself hold ``${...}``, up to
+  ``MAX_NESTING`` levels deep (deeper is a located error, not a RecursionError).
 - ``$${`` writes a literal ``${`` (``$${captures.orderId}`` -> ``${captures.orderId}``).
 
 Only values are interpolated, never keys, and the result is always a string (``port: ${PORT}`` gives
@@ -18,6 +19,7 @@ from qlab.errors import Diagnostic
 from qlab.project.document import Document, JsonPath
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+MAX_NESTING = 20
 
 
 class InterpolationError(ValueError):
@@ -41,8 +43,9 @@ def _closing(text: str, start: int) -> int:
     return -1
 
 
-def expand(text: str, environ: Mapping[str, str], *, strict: bool = True) -> str:
-    """Interpolate one string. With ``strict=False`` an unset variable is left as written instead of raising."""
+def expand(text: str, environ: Mapping[str, str], *, strict: bool = True, _depth: int = 0) -> str:
+    """Interpolate one string. With ``strict=False`` an unset variable is left as written instead of raising
+    (and a default nested too deep is left as written)."""
     if "$" not in text:
         return text
     out: list[str] = []
@@ -77,7 +80,16 @@ def expand(text: str, environ: Mapping[str, str], *, strict: bool = True) -> str
             )
         value = environ.get(name)
         if sep and not value:
-            out.append(expand(default, environ, strict=strict))
+            if _depth >= MAX_NESTING:
+                if not strict:
+                    out.append(text[i : end + 1])
+                    i = end + 1
+                    continue
+                raise InterpolationError(
+                    f"'${{{name}:-…}}' nests defaults more than {MAX_NESTING} levels deep; set {name} or flatten "
+                    "the defaults"
+                )
+            out.append(expand(default, environ, strict=strict, _depth=_depth + 1))
         elif value is not None:
             out.append(value)
         elif strict:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import json.decoder
+import math
 import re
 import sys
 from array import array
@@ -24,6 +25,7 @@ from typing import Any
 
 from qlab.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, Position, format_path
+from qlab.project.scalars import number_problem
 
 MAX_DEPTH = 100
 
@@ -37,11 +39,14 @@ _LITERALS = (("true", True), ("false", False), ("null", None))
 
 
 class _Stop(Exception):
-    def __init__(self, offset: int, message: str, path: JsonPath | None = None) -> None:
+    def __init__(
+        self, offset: int, message: str, path: JsonPath | None = None, *, syntax: bool = True
+    ) -> None:
         super().__init__(message)
         self.offset = offset
         self.message = message
         self.path = path
+        self.syntax = syntax  # False: valid JSON that qlab cannot use (an out-of-range number)
 
 
 def _string_message(msg: str) -> str:
@@ -94,7 +99,14 @@ class _Reader:
         if number:
             frac, exp = number.group(1), number.group(2)
             literal = number.group()
-            return (float(literal) if frac or exp else int(literal)), number.end()
+            if frac or exp:
+                value: Any = float(literal)
+            else:  # a longer digit string is out of range whatever it says (int() refuses > 4,300 digits)
+                value = int(literal) if len(literal) <= 30 else float("inf")
+            problem = number_problem(value, literal)
+            if problem is not None:
+                raise _Stop(pos, problem, path, syntax=False)
+            return value, number.end()
         for word, result in _LITERALS:
             if self.text.startswith(word, pos):
                 return result, pos + len(word)
@@ -180,7 +192,9 @@ class _Reader:
 def _stop_diagnostic(reader: _Reader, stop: _Stop, file: str, line_offset: int = 0) -> Diagnostic:
     line, col = reader.position(stop.offset)
     path = "" if stop.path is None else format_path(stop.path)
-    return Diagnostic(file, line + line_offset, col, path, f"invalid JSON: {stop.message}")
+    return Diagnostic(
+        file, line + line_offset, col, path, f"invalid JSON: {stop.message}" if stop.syntax else stop.message
+    )
 
 
 def parse_json(text: str, file: str, *, max_depth: int = MAX_DEPTH) -> Document:
@@ -205,6 +219,20 @@ def _constant(name: str) -> Any:
     raise _NotPlain(name)
 
 
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: the positional reader reports it where it is
+        raise _NotPlain(text)
+    return value
+
+
+def _int(text: str) -> int:
+    value = int(text) if len(text) <= 30 else None
+    if value is None or (len(text) > 18 and number_problem(value) is not None):
+        raise _NotPlain(text)  # out of range: the positional reader reports it where it is
+    return value
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # keys are interned: 100,000 cases then share one "id", one "query", ... instead of a string each
     out = {sys.intern(key): value for key, value in pairs}
@@ -213,7 +241,9 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int
+)
 
 
 def _plain(line: str, max_depth: int) -> tuple[bool, Any]:

@@ -232,6 +232,13 @@ def _form(branch: Mapping[str, Any]) -> str:
     return title if title.startswith(("a ", "an ")) else _article(title)
 
 
+def _bound(value: Any) -> str:
+    """A schema bound as written: ``604800`` and ``1000000000000``, not ``1e+12``; ``0.5`` as is."""
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e16):
+        return str(int(value))
+    return f"{value:g}"
+
+
 def _bounds(issue: SchemaIssue) -> Finding:
     words = {
         "minimum": "at least",
@@ -241,7 +248,7 @@ def _bounds(issue: SchemaIssue) -> Finding:
     }
     return (
         issue.path,
-        f"must be {words[issue.keyword]} {issue.keyword_value:g}, got {quote(issue.instance)}",
+        f"must be {words[issue.keyword]} {_bound(issue.keyword_value)}, got {quote(issue.instance)}",
         False,
     )
 

@@ -16,7 +16,7 @@ STAGES: tuple[Stage, ...] = ("build", "search", "select", "plan", "execute", "le
 Mode = Literal["search", "plan", "execute"]
 Category = Literal["flow", "step", "skill", "artifact", "evidence", "policy", "regression"]
 CATEGORIES: tuple[Category, ...] = ("flow", "step", "skill", "artifact", "evidence", "policy", "regression")
-# seed 000 "Recommended Suites" cadences
+# the recommended suites' cadences
 Cadence = Literal[
     "every_search_change", "every_release_candidate", "every_plan_change", "dev_deployment_smoke", "manual"
 ]
@@ -27,6 +27,15 @@ CADENCES: tuple[Cadence, ...] = (
     "dev_deployment_smoke",
     "manual",
 )
+# a gate that lists no suites covers every suite of the modes its stage handles
+STAGE_MODES: dict[str, tuple[str, ...]] = {
+    "build": (),
+    "search": ("search",),
+    "select": ("plan",),
+    "plan": ("plan",),
+    "execute": ("execute",),
+    "learn": (),
+}
 MutationSafety = Literal["read_only", "allow_mutation"]
 GuardMode = Literal["block", "warn"]
 
@@ -104,6 +113,19 @@ class AuthProfile:
     headers: Mapping[str, str] = field(default_factory=dict)
     origin: Origin = NO_ORIGIN
 
+    def env_names(self) -> list[str]:
+        """The environment variables this profile reads (names are not secret; their values are)."""
+        names = [
+            self.token_env,
+            self.value_env,
+            self.username_env,
+            self.password_env,
+            self.client_id_env,
+            self.client_secret_env,
+            *self.headers.values(),
+        ]
+        return [n for n in names if n]
+
 
 # --------------------------------------------------------------------------------------------- engine
 
@@ -177,6 +199,9 @@ class Suite:
     category: Category = "flow"
     cadence: Cadence | None = None
     required: bool = True
+    must_pass: bool = (
+        False  # tolerate no failing case, whatever the gate states (as category regression does)
+    )
     critical: tuple[str, ...] = ()  # case ids whose failure/ambiguity always stops the gate
     environment: str | None = None
     k: int = 8  # default Top-K for the suite's cases
@@ -222,7 +247,7 @@ class StopCondition:
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """An in-run check at a stage boundary (seed 003): schema, policy, budget. ``mode`` says block or warn."""
+    """An in-run check at a stage boundary : schema, policy, budget. ``mode`` says block or warn."""
 
     name: Literal["output_schema", "mutation_safety", "host_allowlist", "scrub", "budget"]
     mode: GuardMode = "block"
@@ -230,12 +255,18 @@ class Guard:
 
 @dataclass(frozen=True, slots=True)
 class Gate:
+    """A stage gate. ``max_failures``: failing cases each required suite may have (None: what the thresholds
+    allow, else none; ``qlab.run.gates``). ``include_manual``: run the ``cadence: manual`` suites it names on every
+    run, not only when asked for."""
+
     name: str
     stage: Stage
     suites: tuple[str, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     stop_if: tuple[StopCondition, ...] = ()
     guards: tuple[Guard, ...] = ()
+    max_failures: int | None = None
+    include_manual: bool = False
     origin: Origin = NO_ORIGIN
 
 
@@ -273,7 +304,7 @@ class PromotionRule:
 
 @dataclass(frozen=True, slots=True)
 class ReleaseSkill:
-    """A skill's five release gates (seed 003): trigger → functional → policy → regression → human review."""
+    """A skill's five release gates: trigger → functional → policy → regression → human review."""
 
     name: str
     trigger_cases: str | None = None
@@ -359,7 +390,7 @@ class Capture:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One case (seed 000's search / plan / execute shapes; fields are additive)."""
+    """One case (the search / plan / execute shapes; fields are additive)."""
 
     id: str
     mode: Mode

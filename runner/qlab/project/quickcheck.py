@@ -71,12 +71,22 @@ def _bound(limit: float, holds: Callable[[float, float], bool]) -> Check:
     return lambda v: holds(v, limit) if _number(v) else True
 
 
-def _length(limit: int, kind: type[str] | type[list[Any]], holds: Callable[[int, int], bool]) -> Check:
+def _length(
+    limit: int, kind: type[str] | type[list[Any]] | type[dict[str, Any]], holds: Callable[[int, int], bool]
+) -> Check:
     return lambda v: holds(len(v), limit) if isinstance(v, kind) else True
 
 
 def _members(allowed: list[Any]) -> Check:
+    floats = any(type(a) is float for a in allowed)
+
     def member(value: Any) -> Verdict:
+        if (
+            type(value) is int
+        ):  # jsonschema: 1 equals 1.0 but never True; an int equal to an allowed int is in
+            if any(type(a) is int and a == value for a in allowed):
+                return True
+            return None if floats else False
         if not isinstance(value, _SCALARS):
             return None
         return any(type(a) is type(value) and a == value for a in allowed)
@@ -120,6 +130,8 @@ _KEYWORDS: dict[str, Callable[[Any], Check]] = {
     "maxLength": lambda high: _length(high, str, lambda n, limit: n <= limit),
     "minItems": lambda low: _length(low, list, lambda n, limit: n >= limit),
     "maxItems": lambda high: _length(high, list, lambda n, limit: n <= limit),
+    "minProperties": lambda low: _length(low, dict, lambda n, limit: n >= limit),
+    "maxProperties": lambda high: _length(high, dict, lambda n, limit: n <= limit),
     "pattern": lambda expression: _pattern(expression),
     "required": lambda keys: _required(tuple(keys)),
     "uniqueItems": lambda unique: _unique if unique is True else _yes,
@@ -216,7 +228,25 @@ class _Compiler:
         if keyword in ("anyOf", "allOf", "oneOf"):
             subs = [self.compile(sub) for sub in value]
             return {"anyOf": self.any_of, "allOf": _all, "oneOf": self.one_of}[keyword](subs)
-        return _unsure  # not, if/then/else, patternProperties, dependencies, contains, format, ...
+        if keyword == "if":
+            return self.conditional(node)
+        if keyword in ("then", "else"):
+            return _yes  # decided with "if" (without an "if", draft-07 ignores them)
+        return _unsure  # not, patternProperties, dependencies, contains, format, ...
+
+    def conditional(self, node: Mapping[str, Any]) -> Check:
+        """draft-07 ``if``/``then``/``else``: ``then`` applies where ``if`` holds, ``else`` where it does not."""
+        test = self.compile(node["if"])
+        then = self.compile(node.get("then", True))
+        otherwise = self.compile(node.get("else", True))
+
+        def conditional(value: Any) -> Verdict:
+            holds = test(value)
+            if holds is None:
+                return None
+            return then(value) if holds else otherwise(value)
+
+        return conditional
 
     @staticmethod
     def any_of(subs: list[Check]) -> Check:

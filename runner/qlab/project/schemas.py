@@ -3,6 +3,11 @@
 Errors come back as :class:`SchemaIssue` objects that carry what ``messages`` needs to word them (keyword,
 absolute JSON path, instance, the failing subschema, and for ``oneOf``/``anyOf`` the resolved branches with the
 issues of each), so no other module sees jsonschema's classes. Validators are built once per schema.
+
+Valid documents are the common case: each one first meets a check compiled from the schema
+(``qlab.project.quickcheck``), and only a document it does not find plainly valid goes to jsonschema, which
+words the issues. jsonschema is imported then (~60 ms with ``referencing`` and ``attrs``), so a run whose
+files are valid never imports it.
 """
 
 from __future__ import annotations
@@ -10,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-from jsonschema import Draft7Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+from typing import TYPE_CHECKING, Any
 
 from qlab.project.document import JsonPath
 from qlab.project.quickcheck import Check, compile_schema
 from qlab.resources import load_schema
+
+if TYPE_CHECKING:
+    from jsonschema import Draft7Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +100,25 @@ def _inline(node: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
     return node
 
 
+def _draft7() -> type[Draft7Validator]:
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator
+
+
 @lru_cache(maxsize=32)
 def _validator(name: str, definition: str | None) -> tuple[Draft7Validator, Mapping[str, Any]]:
     root = load_schema(name)
     if definition is not None and definition not in root.get("definitions", {}):
         raise KeyError(f"schema {name!r} has no definition {definition!r}")
     schema = root if definition is None else root["definitions"][definition]
-    return Draft7Validator(_inline(schema, root)), root
+    return _draft7()(_inline(schema, root)), root
+
+
+@lru_cache(maxsize=32)
+def _quick(name: str, definition: str | None) -> Check:
+    root = load_schema(name)
+    return compile_schema(root if definition is None else root["definitions"][definition], root)
 
 
 def validate(
@@ -109,6 +127,16 @@ def validate(
     """Every violation of ``data`` against schema ``schema`` (``config``, ``case``, ...), or against one of its
     ``definitions`` (``case``, ``golden_cases``, ...). ``prefix`` is prepended to the reported paths, for data
     that sits inside a larger document (the third case of a list)."""
+    if _quick(schema, definition)(data) is True:
+        return []
+    return jsonschema_issues(data, schema, definition=definition, prefix=prefix)
+
+
+def jsonschema_issues(
+    data: Any, schema: str, *, definition: str | None = None, prefix: JsonPath = ()
+) -> list[SchemaIssue]:
+    """``validate`` without the quick check: what jsonschema itself finds (the reference the tests hold the
+    quick check to)."""
     validator, root = _validator(schema, definition)
     return [_convert(error, root, prefix) for error in validator.iter_errors(data)]
 
@@ -120,7 +148,8 @@ def _case_parts() -> tuple[Draft7Validator, dict[str, Draft7Validator]]:
     case = _inline(root["definitions"]["case"], root)
     case["properties"]["assertions"] = {**case["properties"]["assertions"], "items": {}}
     branches = _inline(root["definitions"]["assertion"], root)["oneOf"]
-    return Draft7Validator(case), {b["properties"]["type"]["const"]: Draft7Validator(b) for b in branches}
+    draft7 = _draft7()
+    return draft7(case), {b["properties"]["type"]["const"]: draft7(b) for b in branches}
 
 
 @lru_cache(maxsize=1)
@@ -174,5 +203,6 @@ def validate_case(data: Any, *, prefix: JsonPath = ()) -> list[SchemaIssue]:
 
 def check_schema(schema: Mapping[str, Any]) -> list[str]:
     """Problems of a schema document itself against the draft-07 meta-schema (for the schema tests)."""
+    draft7 = _draft7()
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in
-            Draft7Validator(Draft7Validator.META_SCHEMA).iter_errors(schema)]  # fmt: skip
+            draft7(draft7.META_SCHEMA).iter_errors(schema)]  # fmt: skip

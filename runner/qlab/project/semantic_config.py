@@ -1,14 +1,16 @@
 """Checks of a schema-valid qlab.yaml that a JSON Schema cannot express: names that must refer to something,
-and the order of the gates. Each finding is located at the value that is wrong."""
+the order of the gates, thresholds that can never hold (an error) and gates that can never block (a warning).
+Each finding is located at the value that is wrong."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from qlab.errors import Diagnostic
+from qlab.metrics import METRICS
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
-from qlab.project.model import STAGES, Config, Gate
+from qlab.project.model import STAGE_MODES, STAGES, Config, Gate
 
 # the stages a case of each mode goes through: a gate at a later stage never sees the case
 MODE_REACH = {
@@ -95,6 +97,13 @@ class _Checker:
                     self.warn(where, f"suite {suite_name!r} runs in {suite.mode} mode: its cases never reach the "
                               f"{gate.stage} stage")  # fmt: skip
             self.threshold_bounds(path, gate)
+            self.stop_bounds(path, gate)
+            self.can_block(path, gate)
+            if gate.include_manual and not any(
+                suites[n].cadence == "manual" for n in gate.suites if n in suites
+            ):
+                self.warn((*path, "include_manual"), "include_manual: the gate names no cadence: manual suite, so "
+                          "it changes nothing")  # fmt: skip
             if previous is not None and STAGES.index(gate.stage) < STAGES.index(previous.stage):
                 self.error(
                     (*path, "stage"),
@@ -108,16 +117,73 @@ class _Checker:
             )
 
     def threshold_bounds(self, path: JsonPath, gate: Gate) -> None:
-        """A rate (every metric but the latencies is a share in 0-1) compared with a bound outside 0-1 is a
-        typo (``>= 95`` for 95 %): warn where the threshold is written."""
+        """A threshold no value of its metric can meet (``hit_at_k: ">= 1.01"``, a negative latency) can never
+        hold: an error where it is written. One every value meets outside the metric's range (``>= 95`` for 95 %
+        the other way round, ``<= 95``) is a likely typo: a warning."""
         written = self.doc.data["gates"][path[1]].get("thresholds")
         for position, threshold in enumerate(gate.thresholds):
-            if threshold.metric.startswith("latency") or 0.0 <= threshold.value <= 1.0:
+            info = METRICS.get(threshold.metric)
+            if info is None:
                 continue
+            low, high = info.bounds
+            value, op = threshold.value, threshold.op
             key: str | int = threshold.metric if isinstance(written, dict) else position
             where = (*path, "thresholds", key) if isinstance(written, dict | list) else (*path, "thresholds")
-            self.warn(where, f"{threshold.metric} is a share between 0 and 1, so '{threshold.op} "
-                      f"{threshold.value:g}' compares it with a bound it never reaches; write 0.95 for 95 %")  # fmt: skip
+            what = "a share between 0 and 1" if info.unit == "share" else f"never negative ({info.unit})"
+            never = {
+                ">=": value > high,
+                ">": value >= high,
+                "<=": value < low,
+                "<": value <= low,
+                "==": not low <= value <= high,
+            }.get(op, False)
+            if never:
+                hint = "; write 0.95 for 95 %" if info.unit == "share" and value >= 2 else ""
+                self.error(where, f"'{op} {value:g}' can never hold: {threshold.metric} is {what}{hint}")
+            elif not low <= value <= high:
+                self.warn(where, f"{threshold.metric} is {what}, so '{op} {value:g}' compares it with a bound it "
+                          f"never reaches and always holds{'; write 0.95 for 95 %' if info.unit == 'share' else ''}")  # fmt: skip
+
+    def stop_bounds(self, path: JsonPath, gate: Gate) -> None:
+        """``<metric>_below: X`` / ``_above: X`` outside the metric's range fires on every run (an error: the gate
+        always blocks) or never (a warning)."""
+        for position, stop in enumerate(gate.stop_if):
+            if stop.value is None or not stop.name.endswith(("_below", "_above")):
+                continue
+            metric, side = stop.name.rsplit("_", 1)
+            info = METRICS.get(metric)
+            if info is None:
+                continue
+            low, high = info.bounds
+            always = stop.value > high if side == "below" else stop.value < low
+            never = stop.value <= low if side == "below" else stop.value >= high
+            where = (*path, "stop_if", position, stop.name)
+            if always:
+                self.error(where, f"{stop.name}: {stop.value:g} fires on every run: {metric} is never "
+                           f"{'above' if side == 'below' else 'below'} {high if side == 'below' else low:g}")  # fmt: skip
+            elif never:
+                self.warn(where, f"{stop.name}: {stop.value:g} can never fire: {metric} is never {side} it")
+
+    def can_block(self, path: JsonPath, gate: Gate) -> None:
+        """A gate that judges no required suite and states no threshold, stop condition or max_failures can never
+        block: every run passes it, whatever happens (the learn gate's scrub check always runs)."""
+        if gate.stage == "learn" or gate.thresholds or gate.stop_if or gate.max_failures is not None:
+            return
+        suites = self.config.suites
+        if any(n not in suites for n in gate.suites):
+            return  # an unknown suite is an error of its own
+        effective = gate.suites or tuple(n for n, s in suites.items() if s.mode in STAGE_MODES[gate.stage])
+        if any(suites[n].required for n in effective if n in suites):
+            return
+        why = (
+            "it judges no case (the build stage has none)"
+            if gate.stage == "build"
+            else "it judges no required suite"
+            if effective
+            else "it judges no suite"
+        )
+        self.warn(path, f"gate {gate.name!r} can never block: {why} and states no thresholds, stop_if or "
+                  "max_failures; add one, or remove the gate")  # fmt: skip
 
     def governance(self) -> None:
         suites = self.config.suites

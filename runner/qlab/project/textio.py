@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import stat
 from pathlib import Path
 
 from qlab.errors import ConfigError, Diagnostic
@@ -31,11 +32,17 @@ def _mib(size: int) -> str:
 
 
 def read_bytes(path: Path, *, display: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """The file's bytes, or a ConfigError when it is missing, unreadable, a folder or larger than ``max_bytes``."""
+    """The file's bytes, or a ConfigError when it is missing, unreadable, a folder, not a regular file (a FIFO,
+    a socket, a device: reading one could wait forever) or larger than ``max_bytes``."""
     try:
-        size = path.stat().st_size
-        if path.is_dir():
+        info = path.stat()
+        size = info.st_size
+        if stat.S_ISDIR(info.st_mode):
             raise _fail(display, 0, 0, "is a folder, not a file")
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail(
+                display, 0, 0, "is not a regular file (a FIFO, a socket or a device): qlab reads plain files"
+            )
         if size > max_bytes:
             raise _fail(
                 display,

@@ -20,7 +20,7 @@ from yaml import events as ev
 
 from qlab.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, PathKey, Position, format_path
-from qlab.project.scalars import plain_scalar
+from qlab.project.scalars import number_problem, plain_scalar
 
 try:  # libyaml's parser when pyyaml was built with it (6x faster)
     from yaml import CSafeLoader as _Loader
@@ -149,6 +149,10 @@ class _Builder:
         path = self.child_path()
         assert path is not None
         value = self.resolve(event, path)
+        if type(value) is float or type(value) is int:  # .nan, .inf, 1e400, 10**400: located here
+            problem = number_problem(value, event.value)
+            if problem is not None:
+                self.error(event.start_mark, path, problem)
         self.values[path] = _pos(event.start_mark)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1)
@@ -191,6 +195,8 @@ class _Builder:
             and isinstance(resolved, kinds[name])
             and not (name != "bool" and isinstance(resolved, bool))
         ):
+            if name == "float" and isinstance(resolved, int) and number_problem(resolved) is not None:
+                return resolved  # !!float of a 64-bit-overflowing integer: refused as out of range, not converted
             return float(resolved) if name == "float" else resolved
         if name in kinds:
             self.error(event.start_mark, path, f"{value!r} is not a valid !!{name}")

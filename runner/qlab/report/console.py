@@ -9,7 +9,17 @@ import os
 from collections.abc import Mapping
 from typing import Any, Protocol, TextIO
 
-STATUS_COLOR = {"passed": "32", "warned": "33", "blocked": "31", "skipped": "90", "pass": "32", "block": "31"}
+from qlab.report import derive
+
+STATUS_COLOR = {
+    "passed": "32",
+    "warned": "33",
+    "blocked": "31",
+    "skipped": "90",
+    "error": "35",
+    "pass": "32",
+    "block": "31",
+}
 
 
 class Event(Protocol):
@@ -89,12 +99,19 @@ def gate_table(artifact: Mapping[str, Any], *, color: bool = False) -> str:
             cell = paint(cell, status, color=color)
         lines.append(f"{name.ljust(widths[0])}  {stage.ljust(widths[1])}  {cell}  {numbers}".rstrip())
     decision = artifact.get("decision") or {}
-    verdict = str(decision.get("verdict", "?"))
+    verdict = derive.verdict(decision)
     counts: dict[str, int] = {}
+    flaky = 0
     for case in artifact.get("cases") or ():
         counts[str(case.get("status"))] = counts.get(str(case.get("status")), 0) + 1
-    tally = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no cases"
+        flaky += case.get("status") == "passed" and derive.unstable(case)
+    note = f" ({flaky} flaky: not every repeat passed)" if flaky else ""
+    tally = (
+        ", ".join(f"{n} {s}{note if s == 'passed' else ''}" for s, n in sorted(counts.items())) or "no cases"
+    )
     lines.append("")
+    for skipped in artifact.get("skipped_suites") or ():
+        lines.append(f"skipped suite {skipped.get('suite')}: {skipped.get('reason')}")
     lines.append(
         f"{paint(verdict.upper(), verdict, color=color)}: {tally} (exit {decision.get('exit_code')})"
     )

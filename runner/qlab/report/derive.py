@@ -6,9 +6,10 @@ missing optional sections (a hand-written or older artifact), so a report never 
 - ``hit_at_k_curve``: share of cases with a search object whose ``search.hit_rank`` is ≤ K, for K = 1..max.
 - ``failure_classes``: failing cases grouped by ``failure.reason``, with the stage, meaning and hint of
   ``qlab.reasons``.
-- ``case_diff``: baseline → candidate, case by case: fixed, regressed, still failing, new, removed.
+- ``case_diff``: baseline → candidate, case by case, in the classes of ``qlab.changes``.
 - ``metric_trends``: one value per run for every acceptance metric and scorecard dimension.
 - ``stage_latency``: p50/p95 per stage, from ``metrics.latency_ms`` or else from the cases.
+- ``verdict``: the run's verdict — pass, block or error — that every report prints (PASS / BLOCK / ERROR).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.changes import CHANGE_KINDS, change_kind
 from qlab.metrics import SCORECARD_DIMENSIONS
+from qlab.metrics import unstable as unstable  # a passed case that did not pass every repeat: flaky
 from qlab.reasons import REASONS
 
 Artifact = Mapping[str, Any]
 
-# seed 000 "Acceptance Metrics", as keys of the artifact's ``metrics`` object
+# the acceptance metrics, as keys of the artifact's ``metrics`` object
 ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
     ("search_hit_at_k", "search hit@K"),
     ("search_top_1", "search Top-1"),
@@ -35,6 +38,20 @@ ACCEPTANCE_METRICS: tuple[tuple[str, str], ...] = (
 )
 STAGE_LATENCY_KEYS: tuple[str, ...] = ("search", "target_selection", "plan", "execute")
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
+
+
+VERDICTS: tuple[str, ...] = ("pass", "block", "error")
+
+
+def verdict(decision: Any) -> str:
+    """``pass``, ``block`` or ``error``: the one word every report (console, summary, JUnit, HTML, GitHub) prints
+    for a run, upper-cased. Exit code 2 is ``error`` whatever the verdict field says: an artifact written before
+    qlab had the word said ``block`` there, and a run that could not decide must never read BLOCK."""
+    decision = as_mapping(decision)
+    word = str(decision.get("verdict", ""))
+    if decision.get("exit_code") == 2 or word == "error":
+        return "error"
+    return word if word in VERDICTS else "unknown"
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
@@ -158,8 +175,8 @@ def failure_classes(cases: Sequence[Mapping[str, Any]], *, examples: int = 5) ->
 
 # --------------------------------------------------------------------------------------------- diff
 
-# the kinds and their meaning are those of ``qlab.governance.promotion.compare`` (which judges; this only shows)
-DIFF_KINDS: tuple[str, ...] = ("regressed", "fixed", "still_failing", "new", "removed", "passing")
+# the kinds and their meaning are those of ``qlab.changes`` (``qlab promote`` judges them; this only shows)
+DIFF_KINDS: tuple[str, ...] = CHANGE_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +213,8 @@ def _required_suites(*runs: Artifact) -> dict[str, bool]:
 
 
 def case_diff(baseline: Artifact, candidate: Artifact) -> CaseDiff:
-    """Baseline → candidate per case id. Only ``passed`` counts as passing; every other status is failing.
-    Cases passing in both runs are only counted."""
+    """Baseline → candidate per case id, classed by ``qlab.changes`` (like with like: a case one run did not
+    judge is unevaluated). Cases passing in both runs are only counted."""
     before = {str(c.get("case_id")): c for c in cases_of(baseline)}
     after = {str(c.get("case_id")): c for c in cases_of(candidate)}
     required = _required_suites(candidate, baseline)
@@ -207,17 +224,10 @@ def case_diff(baseline: Artifact, candidate: Artifact) -> CaseDiff:
         b, a = before.get(case_id), after.get(case_id)
         b_status = str(b.get("status")) if b else None
         a_status = str(a.get("status")) if a else None
-        if b is None:
-            kind = "new"
-        elif a is None:
-            kind = "removed"
-        elif b_status == "passed":
-            if a_status == "passed":
-                passing += 1  # no news: counted, not listed (a 100,000-case run is mostly this)
-                continue
-            kind = "regressed"
-        else:
-            kind = "fixed" if a_status == "passed" else "still_failing"
+        kind = change_kind(b, a)
+        if kind == "passing":
+            passing += 1  # no news: counted, not listed (a 100,000-case run is mostly this)
+            continue
         either = a if a is not None else b
         assert either is not None  # the id came from one of the two runs
         changes.append(

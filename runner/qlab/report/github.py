@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab.reasons import hint
+from qlab.report import derive
 
 MAX_PER_LEVEL = 10
 
@@ -62,11 +63,12 @@ def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str
             props = {"file": case["file"], "line": case.get("line") or 1, **props}
         out["error" if gating else "warning"].append((message, props))
     for gate in artifact.get("gates") or ():
-        if gate.get("status") == "blocked":
+        if gate.get("status") in ("blocked", "error"):
+            what = "could not decide" if gate.get("status") == "error" else "blocked"
             out["error"].insert(
                 0,
                 (
-                    f"gate {gate.get('name')} blocked: " + "; ".join(gate.get("reasons") or ()),
+                    f"gate {gate.get('name')} {what}: " + "; ".join(gate.get("reasons") or ()),
                     {"title": "qlab gate"},
                 ),
             )
@@ -128,18 +130,32 @@ def _output_lines(name: str, value: str) -> str:
     return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
+# output names of earlier releases -> the documented name they repeat; written too for one more release
+OLD_OUTPUT_NAMES = {
+    "error": "errors",
+    "result-path": "result",
+    "junit-path": "junit",
+    "summary-path": "summary",
+}
+
+
 def outputs(artifact: Mapping[str, Any], paths: Mapping[str, Path | str]) -> dict[str, str]:
-    """The step outputs: decision, exit code, counts, and the artifact paths."""
+    """The step outputs, named as action.yml and docs/github-actions.md document them: decision, exit code,
+    case counts (``total``, ``passed``, ``failed``, ``errors``, ``blocked``, ``skipped``), reasons, and the
+    paths of the files (``result``, ``junit``, ``summary``). The old names (``error``, ``result-path``, ...)
+    repeat them for one more release."""
     decision = artifact.get("decision") or {}
-    counts = {"total": 0, "passed": 0, "failed": 0, "error": 0, "blocked": 0, "skipped": 0}
+    counts = {"total": 0, "passed": 0, "failed": 0, "errors": 0, "blocked": 0, "skipped": 0}
     for case in artifact.get("cases") or ():
         counts["total"] += 1
         status = str(case.get("status"))
-        counts[status] = counts.get(status, 0) + 1
-    out = {"decision": str(decision.get("verdict", "")), "exit-code": str(decision.get("exit_code", ""))}
+        name = "errors" if status == "error" else status
+        counts[name] = counts.get(name, 0) + 1
+    out = {"decision": derive.verdict(decision), "exit-code": str(decision.get("exit_code", ""))}
     out.update({k: str(v) for k, v in counts.items()})
     out["reasons"] = "\n".join(str(r) for r in decision.get("reasons") or ())
-    out.update({f"{name}-path": str(path) for name, path in paths.items()})
+    out.update({name: str(path) for name, path in paths.items()})
+    out.update({old: out[new] for old, new in OLD_OUTPUT_NAMES.items() if new in out})
     return out
 
 

@@ -7,7 +7,8 @@ Written with the standard library's ElementTree instead of junit-xml 1.9: that p
 
 Shape (flat ``testsuites`` > ``testsuite`` > ``testcase``, (classname, name) unique across the report):
 
-- ``qlab``: the pre-run checks and the decision (so a report is never empty);
+- ``qlab``: the pre-run checks and the decision (so a report is never empty): passed for PASS, a ``failure`` for
+  BLOCK, an ``error`` for ERROR (qlab could not decide);
 - ``gate.<name>`` per gate: its verdict, each threshold, each stop condition that fired, each guard;
 - ``suite.<name>`` per suite: one testcase per case.
 
@@ -29,6 +30,7 @@ from functools import partial
 from typing import Any
 
 from qlab.reasons import hint
+from qlab.report import derive
 from qlab.results import EncodedJSON, plain
 
 MAX_CASE_TEXT = 64 * 1024
@@ -258,14 +260,11 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
         _guard_case(suite, "qlab.prerun", guard, failed_outcome="error")
     decision = artifact.get("decision") or {}
     reasons = "\n".join(str(r) for r in decision.get("reasons") or ())
-    verdict = str(decision.get("verdict", "block"))
-    code = decision.get("exit_code", 1)
-    if code == 2:
-        suite.case(
-            "qlab", "decision", outcome="error", kind="not_judged", message=f"could not be judged: {reasons}"
-        )
+    verdict = derive.verdict(decision)
+    if verdict == "error":
+        suite.case("qlab", "decision", outcome="error", kind="error", message=f"ERROR: {reasons}")
     elif verdict == "block":
-        suite.case("qlab", "decision", outcome="failure", kind="blocked", message=f"block: {reasons}")
+        suite.case("qlab", "decision", outcome="failure", kind="blocked", message=f"BLOCK: {reasons}")
     else:
         suite.case("qlab", "decision", ms=artifact.get("duration_ms"))
 
@@ -298,6 +297,8 @@ def _gate_suite(report: _Report, gate: Mapping[str, Any], stages: Mapping[str, A
     ms = (stages.get(str(gate.get("stage"))) or {}).get("duration_ms", 0.0)
     if status == "blocked":
         suite.case(classname, "verdict", ms=ms, outcome="failure", kind="gate_blocked", message=reasons)
+    elif status == "error":
+        suite.case(classname, "verdict", ms=ms, outcome="error", kind="gate_error", message=reasons)
     elif status == "skipped":
         suite.case(classname, "verdict", outcome="skipped", message=reasons or "skipped")
     else:
@@ -373,6 +374,13 @@ def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
             "suite.required": info.get("required"),
         }
         props.update(_flat("metric.", info.get("metrics") or {}))
+        shaky = [c for c in by_suite.get(name, ()) if c.get("status") == "passed" and derive.unstable(c)]
+        if (
+            shaky
+        ):  # passed, but not on every repeat: flaky (a testcase has no place for it in the strict schema)
+            props["suite.flaky_passed"] = ", ".join(
+                f"{c.get('case_id')} {c.get('passes')}/{c.get('attempts')}" for c in shaky
+            )
         suite = report.suite(f"suite.{name}", props)
         gating_suite = info.get("required", True)
         for case in by_suite.get(name, ()):

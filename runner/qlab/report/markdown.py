@@ -1,7 +1,7 @@
 """The Markdown summary of a result (GitHub-flavoured; appended to ``$GITHUB_STEP_SUMMARY`` in Actions).
 
 Sections, most important first: decision and gate table; failing cases with stage and reason; the
-troubleshooting hint per failure class (seed 000's table, via ``qlab.reasons``); non-gating findings; metrics;
+troubleshooting hint per failure class (via ``qlab.reasons``); non-gating findings; metrics;
 guards; artifact links. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
 lowest-priority sections are cut first, then the failing-case table is shortened, always with a notice.
 """
@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from qlab.reasons import REASONS, hint
+from qlab.report import derive
 
 MAX_BYTES = 1_000_000  # GitHub's limit is 1 MiB per step summary; keep a margin for the notice
-GATE_ICON = {"passed": "✅", "warned": "⚠️", "blocked": "❌", "skipped": "⏭️"}
+GATE_ICON = {"passed": "✅", "warned": "⚠️", "blocked": "❌", "skipped": "⏭️", "error": "⛔"}
 
 
 def _cell(value: Any) -> str:
@@ -42,8 +43,8 @@ def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _header(artifact: Mapping[str, Any]) -> list[str]:
     decision = artifact.get("decision") or {}
-    verdict = str(decision.get("verdict", "?")).upper()
-    icon = "✅" if verdict == "PASS" else "❌"
+    verdict = derive.verdict(decision).upper()
+    icon = {"PASS": "✅", "BLOCK": "❌", "ERROR": "⛔"}.get(verdict, "❔")
     shard = artifact.get("shard")
     where = f" · shard {shard.get('index')}/{shard.get('total')}" if shard and shard.get("index") else ""
     lines = [
@@ -143,6 +144,19 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
             f"**Blocked cases:** {', '.join(f'{n} by {s}' for s, n in by.items())} (they never ran).",
             "",
         ]
+    cases = artifact.get("cases") or ()
+    stopped = sum(1 for c in cases if (c.get("failure") or {}).get("reason") == "stopped_by_error")
+    if stopped:
+        lines += [f"**Not run:** {stopped} case(s): the run stopped at an infrastructure fault.", ""]
+    shaky = [c for c in cases if c.get("status") == "passed" and derive.unstable(c)]
+    if shaky:
+        shown = ", ".join(
+            f"`{_cell(c.get('case_id'))}` {c.get('passes')}/{c.get('attempts')}" for c in shaky[:20]
+        )
+        more = f" and {len(shaky) - 20} more" if len(shaky) > 20 else ""
+        lines += [f"**Flaky, passed only some repeats ({len(shaky)}):** {shown}{more}.", ""]
+    for skipped in artifact.get("skipped_suites") or ():
+        lines += [f"**Skipped suite** `{_cell(skipped.get('suite'))}`: {_cell(skipped.get('reason'))}", ""]
     return lines
 
 
@@ -168,7 +182,7 @@ def _metrics(artifact: Mapping[str, Any]) -> list[str]:
 
 
 def _categories(artifact: Mapping[str, Any]) -> list[str]:
-    """Seed 003's eval categories that had cases in this run: counts and pass rate per category."""
+    """The eval categories that had cases in this run: counts and pass rate per category."""
     rows = []
     for name, entry in (artifact.get("categories") or {}).items():
         counts = (entry or {}).get("counts") or {}

@@ -38,6 +38,7 @@ KEY_ORDER = (
     "warnings",
     "cases",
     "suites",
+    "skipped_suites",
     "stages",
     "gates",
     "metrics",
@@ -70,8 +71,8 @@ def suite_section(
     *,
     extra: Mapping[str, Mapping[str, float | None]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``suites`` maps a suite name to its ``{mode, category, required, cadence}``; metrics and counts come from
-    the cases, plus any ``extra`` metrics a stage reported that qlab does not compute itself."""
+    """``suites`` maps a suite name to its ``{mode, category, required, must_pass, cadence}``; metrics and counts
+    come from the cases, plus any ``extra`` metrics a stage reported that qlab does not compute itself."""
     grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in suites}
     for case in cases:
         grouped.setdefault(str(case["suite"]), []).append(case)
@@ -84,6 +85,7 @@ def suite_section(
             "mode": info.get("mode"),
             "category": info.get("category", "flow"),
             "required": bool(info.get("required", True)),
+            "must_pass": gates_mod.suite_rule(info).must_pass,
             "cadence": info.get("cadence"),
             "metrics": figures,
             "counts": metrics.counts(grouped[name]),
@@ -114,7 +116,7 @@ def summarize(
     cases = artifact["cases"]
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
-    artifact["categories"] = by_category(artifact)  # all seven of seed 003, with their suites
+    artifact["categories"] = by_category(artifact)  # all seven eval categories, with their suites
     return conclude(
         artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard, reviews=reviews
     )

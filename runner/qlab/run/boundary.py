@@ -1,11 +1,11 @@
-"""In-run checks at every stage boundary (seed 003 "In-run: real-time validation at step boundaries").
+"""In-run checks at every stage boundary ("In-run: real-time validation at step boundaries").
 
 After a stage ran, each check becomes a GuardResult for that stage:
 
 - ``output_schema``: every object the stage wrote into a case matches its sub-schema of result.schema.json
   (this feeds ``schema_validity``);
 - policy: ``mutation_safety`` and ``host_allowlist`` re-check, from the runner events, that no mutating request
-  went out without the seed's allowances (an independent check of the execute stage), and ``scrub`` looks for
+  went out without its allowances (an independent check of the execute stage), and ``scrub`` looks for
   every known secret value in the stage's objects;
 - ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml.
 
@@ -20,12 +20,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult, CheckedJSON, decoded, plain
-from qlab.scrub import secret_variants
+from qlab.scrub import SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -89,26 +90,42 @@ def _problem(key: str, value: Any) -> str | None:
     return resultschema.problem(key, plain(value), f"$.{key}")
 
 
-def _mutating_requests(result: CaseResult) -> list[dict[str, Any]]:
+def _requests(result: CaseResult) -> list[dict[str, Any]]:
+    """Every request the case sent, redirect hops included (each a ``request_sent`` event with its host)."""
     events = (result.execute or {}).get("events") or ()
-    return [
-        e
-        for e in events
-        if e.get("event") == "request_sent" and str(e.get("method", "GET")).upper() not in READ_METHODS
-    ]
+    return [e for e in events if e.get("event") == "request_sent"]
+
+
+def _mutates(event: Mapping[str, Any]) -> bool:
+    return str(event.get("method", "GET")).upper() not in READ_METHODS
 
 
 def policy_checks(
     config: Config, gate: Gate | None, results: Sequence[CaseResult], cases: Mapping[str, Case]
 ) -> list[GuardResult]:
-    """mutation_safety and host_allowlist at the execute boundary, from what was actually sent."""
+    """mutation_safety and host_allowlist at the execute boundary, from what was actually sent: every hop of
+    every request, not only ``base_url``. A mutating request may reach only an allowlisted host; a read, its
+    environment's own host or an allowlisted one."""
     from qlab.execute.safety import host_allowed  # the execute stage's own host matcher
 
     unsafe: list[str] = []
     off_host: list[str] = []
     sent = 0
     for result in results:
-        mutating = _mutating_requests(result)
+        requests = _requests(result)
+        mutating = [e for e in requests if _mutates(e)]
+        env = config.environments.get(config.suites[result.suite].environment or "")
+        home = _host_port(env.base_url) if env is not None else None
+        allowed = env.allowed_hosts if env is not None else ()
+        for event in requests:
+            host = str(event.get("host") or home or "")  # an event of an older qlab has no host
+            url = f"http://{host}" if host else ""
+            if _mutates(event) and not host_allowed(url, allowed):
+                off_host.append(f"{result.case_id}: {event.get('method')} to {host}, outside allowed_hosts")
+                break
+            if not _mutates(event) and host != home and not host_allowed(url, allowed):
+                off_host.append(f"{result.case_id}: a read redirected to {host}, outside allowed_hosts")
+                break
         if not mutating:
             continue
         sent += 1
@@ -122,14 +139,31 @@ def policy_checks(
             unsafe.append(
                 f"{result.case_id}: {mutating[0].get('method')} sent without allow_mutation, cleanup and assertions"
             )
-        env = config.environments.get(config.suites[result.suite].environment or "")
-        if env is None or not host_allowed(env.base_url, env.allowed_hosts):
-            off_host.append(f"{result.case_id}: mutating request to a host outside allowed_hosts")
     out = []
-    for guard, found in (("mutation_safety", unsafe), ("host_allowlist", off_host)):
-        message = _summary(found, sent, "mutating cases") if found else f"{sent} mutating case(s) checked"
+    for guard, found, noun in (
+        ("mutation_safety", unsafe, "mutating cases"),
+        ("host_allowlist", off_host, "cases"),
+    ):
+        total = sent if guard == "mutation_safety" else len(results)
+        if found:
+            message = _summary(found, total, noun)
+        elif guard == "mutation_safety":
+            message = f"{sent} mutating case(s) checked"
+        else:
+            message = f"every request of {len(results)} case(s) stayed on allowed hosts"
         out.append(GuardResult(guard, "execute", not found, _mode(gate, guard), message))
     return out
+
+
+def _host_port(url: str) -> str:
+    """``host:port`` of a URL as the execute events write it (``qlab.execute.client.host_of``)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+    except ValueError:
+        port = 0
+    host = (parts.hostname or "").lower()
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def scrub_check(
@@ -153,6 +187,33 @@ def scrub_check(
         else (f"{len(secrets)} secret(s) checked in {len(results)} case(s)")
     )
     return GuardResult("scrub", stage, not hits, _mode(gate, "scrub"), message)
+
+
+ENGINE_OBJECTS = ("search", "target_selector", "plan")  # what the engine under test's answers become
+ENGINE_STAGES = frozenset({"search", "select", "plan"})
+
+
+def scrub_engine_text(results: Sequence[CaseResult], secrets: set[str]) -> None:
+    """Scrub what the engine under test said (search rows, the selector's reasons, plan diagnostics, an engine's
+    error message) and the assertions about it, as soon as a gate's stage returns — before any check reads it
+    or any byte is written. An execute case calls the engine inside the execute gate, so every gate does this.
+    ``scrub_check`` stays as the second line of defence."""
+    if not secrets:
+        return
+    clean = secrets.scrubber() if isinstance(secrets, SecretSet) else scrubber(secrets, key_rules=False)
+    for result in results:
+        for key in ENGINE_OBJECTS:
+            value = getattr(result, key, None)
+            if value is not None:
+                setattr(result, key, clean(value))
+        if result.failure is not None and result.failure.stage in ENGINE_STAGES:
+            result.failure.message = clean.text(result.failure.message)
+        for item in result.assertions:
+            item.message, item.expected, item.actual = (
+                clean.text(item.message),
+                clean(item.expected),
+                clean(item.actual),
+            )
 
 
 def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Results per eval category (seed 003's seven: flow, step, skill, artifact, evidence, policy, regression).
+"""Results per eval category (all seven: flow, step, skill, artifact, evidence, policy, regression).
 
 A suite's ``category`` in qlab.yaml decides where its cases count. Every category is reported, also those no
 suite uses (with zero cases and ``pass_rate: None``), so a summary shows what the project does not evaluate.

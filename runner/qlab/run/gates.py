@@ -1,24 +1,43 @@
-"""Gate verdicts and the run decision: thresholds, ``stop_if`` conditions, guards, blocking.
+"""The decision rule: gate verdicts and the run decision, in one place (``docs/decision.md`` spells it out and
+``tests/docs/test_decision.py`` renders that page's worked examples with this code).
+
+A gate judges the cases of its suites. Rule, in the order a release manager applies it by hand:
+
+1. **Could qlab judge?** A gating case of a required suite that failed with an infrastructure reason
+   (``qlab.reasons``' ``outcome: error``: an LLM endpoint, engine, environment, dev server or spec URL that could
+   not be reached) makes the gate **error**: nothing it found counts as a verdict on the product.
+2. **Failing cases.** Each case that failed (status ``failed`` or ``error``) is charged to exactly one gate: the
+   first gate, in run order, that judges its suite at the stage it failed at or a later one (an execute case that
+   fails at plan is charged to the execute gate of its suite, its stage named).
+3. **Tolerance.** A required suite's failing cases block the gate unless the gate states how many it tolerates:
+   ``max_failures: N`` (per suite), else a threshold ``metric >= r`` (or ``> r``, ``== r``) on a share-of-cases
+   metric (``qlab.metrics.Metric.counts_cases``) measured on the suite — ``floor((1 - r) * n)`` of its ``n``
+   measured cases — else none. A suite of category ``regression`` or marked ``must_pass: true`` tolerates none,
+   whatever the gate states. ``flaky: true`` cases and ``required: false`` suites only warn.
+4. **Thresholds and stops** block on their own: a breached threshold on a required suite, a ``stop_if`` that
+   fired on a gating case, a ``block``-mode guard that failed.
+
+A gate is **error** (1), else **blocked** (2-4), else **warned** (non-gating findings: a ``required: false``
+suite, a flaky case — declared, or one that passed only some of its repeats —, a ``warn`` guard, a threshold
+deferred to ``qlab merge``), else **passed**; **skipped** when it did not run. The run is ERROR (exit 2) when a
+pre-run check failed or a gate is error, else BLOCK (exit 1; 0 with ``--exit-zero``) when a gate blocked, else
+PASS (0).
 
 Everything here works on artifact-level data (case dicts, metric dicts, guard and stop dicts), so a live run and
-``qlab merge`` judge the same evidence with the same code. A gate is:
-
-- **blocked** when a gating threshold is breached, a gating stop condition fired, or a ``block``-mode guard
-  failed;
-- **warned** when only non-gating findings remain: a ``required: false`` suite, a flaky case, a ``warn``-mode
-  guard, or a threshold deferred to ``qlab merge`` (a shard judges thresholds on the merged set only);
-- **skipped** when it did not run (an earlier gate blocked, or none of its cases was selected);
-- **passed** otherwise.
+``qlab merge`` judge the same evidence with the same code.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
-from qlab.metrics import STAGE_OBJECTS, Case, gating
+from qlab.metrics import METRICS, STAGE_OBJECTS, Case, denominator, earlier_failures, gating, unstable
 from qlab.project.model import Gate
+from qlab.reasons import REASONS, is_infrastructure
+from qlab.run.stops import derive_stops
 
 OPS = {
     ">=": lambda a, b: a >= b,
@@ -28,21 +47,38 @@ OPS = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
 }
-# stop condition -> the failure reasons (at the gate's stage) that fire it
-STOP_REASONS: dict[str, frozenset[str]] = {
-    "expected_target_absent": frozenset({"expected_target_absent", "expected_target_unknown"}),
-    "ambiguous_critical": frozenset({"ambiguous_critical"}),
-    "required_fields_unsatisfied": frozenset({"required_fields_unsatisfied"}),
-    "auth_not_ready": frozenset(
-        {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"}
-    ),
-    "mutation_unsafe": frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"}),
-    "assertion_failed": frozenset({"assertion_failed", "schema_mismatch"}),
-    "scrub_failed": frozenset({"scrub_failed"}),
-}
 # the latency key a stage writes, for rolling a case back to "blocked" in a merge
 STAGE_LATENCY = {"search": "search", "select": "target_selection", "plan": "plan", "execute": "execute"}
 STAGE_ORDER = ("build", "search", "select", "plan", "execute", "learn")
+VERDICT_EXIT = {"pass": 0, "block": 1, "error": 2}
+_SHOWN = 5  # cases named in a reason before "…"
+RECORDED = (
+    50  # failing cases a gate record lists per suite (``failures[].cases``; ``failing`` counts them all)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRule:
+    """What the decision rule needs of a suite: does it gate (``required``), and may it fail at all."""
+
+    required: bool = True
+    must_pass: bool = False
+    why: str = ""  # why it must pass: "category regression" or "must_pass: true"
+
+
+def suite_rule(info: Mapping[str, Any]) -> SuiteRule:
+    """The rule of a suite from its ``{category, required, must_pass}`` (the artifact's ``suites`` section)."""
+    if info.get("category") == "regression":
+        why = "category regression"
+    elif info.get("must_pass"):
+        why = "must_pass: true"
+    else:
+        why = ""
+    return SuiteRule(required=bool(info.get("required", True)), must_pass=bool(why), why=why)
+
+
+def suite_rules(section: Mapping[str, Mapping[str, Any]]) -> dict[str, SuiteRule]:
+    return {name: suite_rule(info) for name, info in section.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +90,7 @@ class GateSpec:
     suites: tuple[str, ...] = ()
     thresholds: tuple[tuple[str, str, float], ...] = ()  # (metric, op, value)
     stop_if: tuple[tuple[str, float | None], ...] = ()  # (condition, argument)
+    max_failures: int | None = None
 
     @classmethod
     def from_config(cls, gate: Gate, *, suites: tuple[str, ...]) -> GateSpec:
@@ -64,11 +101,13 @@ class GateSpec:
             suites=suites,
             thresholds=tuple((t.metric, t.op, float(t.value)) for t in gate.thresholds),
             stop_if=tuple((s.name, s.value) for s in gate.stop_if),
+            max_failures=gate.max_failures,
         )
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> GateSpec:
         """Rebuild the spec from a gate record of a result artifact (``to_record`` output)."""
+        limit = record.get("max_failures")
         return cls(
             name=str(record["name"]),
             stage=str(record["stage"]),
@@ -80,20 +119,192 @@ class GateSpec:
                 )
             ),
             stop_if=tuple((str(s["name"]), s.get("value")) for s in record.get("stop_if", ())),
+            max_failures=int(limit) if isinstance(limit, int) else None,
         )
+
+
+# --------------------------------------------------------------------------------------------- the rule
+
+
+def _failing(case: Case) -> bool:
+    return case.get("status") in ("failed", "error") and case.get("failure") is not None
+
+
+def _stage_index(stage: Any) -> int:
+    return STAGE_ORDER.index(stage) if stage in STAGE_ORDER else -1
+
+
+def charged(spec: GateSpec, cases: Iterable[Case], *, earlier: Sequence[GateSpec] = ()) -> list[Case]:
+    """Rule 2: the failing cases this gate answers for. ``earlier``: the gates that judged before it in this run.
+
+    A case is charged here when it belongs to one of the gate's suites, failed at this gate's stage or an earlier
+    one, and no earlier gate judges its suite at a stage at or after the one it failed at."""
+    here = _stage_index(spec.stage)
+    out = []
+    for case in cases:
+        if not _failing(case) or case.get("suite") not in spec.suites:
+            continue
+        failed = _stage_index((case.get("failure") or {}).get("stage"))
+        if failed > here:
+            continue
+        suite = case.get("suite")
+        if any(suite in g.suites and _stage_index(g.stage) >= failed for g in earlier):
+            continue
+        out.append(case)
+    return out
+
+
+def allowed(n: int, op: str, value: float) -> int:
+    """How many of ``n`` cases may fail while a success share still holds ``op value`` (rule 3)."""
+    rate = Fraction(str(value))  # exact decimals: 0.9 of 10 cases allows 1 failure, not 0.9999…
+    room = n * (1 - rate)  # failures the share leaves room for
+    if op == ">":  # strictly above: one failure fewer when the room is a whole number
+        most = int(room) - 1 if room == int(room) else int(room)
+    else:
+        most = int(room) if room >= 0 else -1
+    return max(0, most)
+
+
+def tolerance(spec: GateSpec, suite: str, cases: Sequence[Case], rule: SuiteRule) -> tuple[int, str, bool]:
+    """Rule 3: how many failing cases ``suite`` may have at this gate, why, and whether that number comes from
+    thresholds (which a shard cannot judge: its ``n`` is not the run's)."""
+    if rule.must_pass:
+        return 0, f"a must-pass suite ({rule.why}) tolerates none", False
+    if spec.max_failures is not None:
+        return spec.max_failures, f"max_failures: {spec.max_failures}", False
+    members = [c for c in cases if c.get("suite") == suite]
+    budgets: list[tuple[int, str]] = []
+    for metric, op, value in spec.thresholds:
+        info = METRICS.get(metric)
+        n = denominator(metric, members) if info is not None and info.counts_cases else None
+        if n and op in (">=", ">", "=="):
+            budgets.append((allowed(n, op, value), f"{metric} {op} {value:g} over {n} case(s)"))
+    if budgets:
+        most, why = min(budgets)
+        return most, why, True
+    return 0, "no tolerance stated: no max_failures, no share-of-cases threshold measured on it", False
+
+
+def _case_text(case: Case) -> str:
+    failure = case.get("failure") or {}
+    return f"{case.get('case_id')} at {failure.get('stage')} ({failure.get('reason')})"
+
+
+def _listed(cases: Sequence[Case]) -> str:
+    return ", ".join(_case_text(c) for c in cases[:_SHOWN]) + (" …" if len(cases) > _SHOWN else "")
+
+
+def judge_failures(
+    spec: GateSpec,
+    cases: Sequence[Case],
+    *,
+    rules: Mapping[str, SuiteRule],
+    earlier: Sequence[GateSpec] = (),
+    defer: bool = False,
+) -> dict[str, Any]:
+    """Rules 1-3 over the gate's cases: ``{"failures": [...], "errors": [...], "blocking": [...],
+    "warnings": [...]}`` — the per-suite tolerance records, the infrastructure faults by reason code, and the
+    texts that block or warn."""
+    mine = charged(spec, cases, earlier=earlier)
+    judged = [c for c in mine if gating(c) and rules.get(str(c.get("suite")), SuiteRule()).required]
+    infra = [c for c in judged if is_infrastructure((c.get("failure") or {}).get("reason"))]
+    errors: dict[str, list[str]] = {}
+    for case in infra:
+        errors.setdefault(str(case["failure"]["reason"]), []).append(str(case["case_id"]))
+    found = [{"reason": code, "case_ids": ids} for code, ids in errors.items()]
+    infra_ids = {id(c) for c in infra}
+    product = [c for c in judged if id(c) not in infra_ids]
+    blocking: list[str] = []
+    warnings: list[str] = []
+    failures = []
+    for suite in spec.suites:
+        if not any(c.get("suite") == suite for c in cases):
+            continue
+        rule = rules.get(suite, SuiteRule())
+        failing = [c for c in product if c.get("suite") == suite]
+        most, why, from_thresholds = tolerance(spec, suite, cases, rule)
+        blocks = rule.required and len(failing) > most
+        failures.append(
+            {
+                "suite": suite,
+                "must_pass": rule.must_pass,
+                "failing": len(failing),
+                "tolerated": most,
+                "tolerance": why,
+                # the first ones by name: every case carries its own failure (a 100,000-case record stays small)
+                "cases": [
+                    {
+                        "case_id": c["case_id"],
+                        "stage": c["failure"].get("stage"),
+                        "reason": c["failure"].get("reason"),
+                    }
+                    for c in failing[:RECORDED]
+                ],
+                "blocks": blocks and not (defer and from_thresholds),
+            }
+        )
+        if not blocks:
+            continue
+        text = f"{suite}: {len(failing)} failing case(s), tolerates {most} ({why}): {_listed(failing)}"
+        if defer and from_thresholds:
+            warnings.append(f"{text}; deferred: qlab merge counts the failing cases of all shards")
+        else:
+            blocking.append(text)
+    flaky = [c for c in mine if not gating(c)]
+    if flaky:
+        warnings.append(f"{len(flaky)} flaky case(s) failed and do not gate: {_listed(flaky)}")
+    optional = [c for c in mine if gating(c) and not rules.get(str(c.get("suite")), SuiteRule()).required]
+    if optional:
+        warnings.append(f"{len(optional)} case(s) of required: false suites failed: {_listed(optional)}")
+    shaky = [
+        c for c in cases if c.get("suite") in spec.suites and c.get("status") == "passed" and unstable(c)
+    ]
+    if shaky:
+        shown = ", ".join(f"{c['case_id']} ({c.get('passes')}/{c.get('attempts')})" for c in shaky[:_SHOWN])
+        warnings.append(
+            f"{len(shaky)} case(s) passed only some of their repeats (flaky): {shown}"
+            + (" …" if len(shaky) > _SHOWN else "")
+        )
+    return {
+        "failures": failures,
+        "errors": found,
+        "blocking": blocking,
+        "warnings": warnings,
+    }
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """One line for an infrastructure fault of a gate: what could not be judged, and what to do."""
+    code = str(error.get("reason"))
+    ids = [str(i) for i in error.get("case_ids") or ()]
+    what = (
+        f"{len(ids)} case(s) could not be judged: {code} ({', '.join(ids[:_SHOWN])}{' …' if len(ids) > _SHOWN else ''})"
+        if ids
+        else f"{code}: {error.get('message', '')}"
+    )
+    hint = REASONS[code].hint if code in REASONS else ""
+    return f"{what}; {hint}" if hint else what
+
+
+# --------------------------------------------------------------------------------------------- gates
 
 
 def _threshold_rows(
     spec: GateSpec,
     *,
+    cases: Sequence[Case],
     suite_metrics: Mapping[str, Mapping[str, float | None]],
     stage_metrics: Mapping[str, float | None],
-    required: Mapping[str, bool],
+    rules: Mapping[str, SuiteRule],
     defer: bool,
 ) -> list[dict[str, Any]]:
     targets: list[tuple[str | None, Mapping[str, float | None], bool]]
     if spec.suites:
-        targets = [(s, suite_metrics[s], required.get(s, True)) for s in spec.suites if s in suite_metrics]
+        targets = [
+            (s, suite_metrics[s], rules.get(s, SuiteRule()).required)
+            for s in spec.suites
+            if s in suite_metrics
+        ]
     else:
         targets = [(None, stage_metrics, True)]
     rows = []
@@ -101,81 +312,22 @@ def _threshold_rows(
         for suite, figures, is_required in targets:
             actual = figures.get(metric)
             passed = None if actual is None else bool(OPS[op](actual, value))
-            rows.append(
-                {
-                    "metric": metric,
-                    "op": op,
-                    "value": value,
-                    "actual": actual,
-                    "passed": passed,
-                    "suite": suite,
-                    "gating": is_required and not defer and passed is not None,
-                }
-            )
+            row = {
+                "metric": metric,
+                "op": op,
+                "value": value,
+                "actual": actual,
+                "passed": passed,
+                "suite": suite,
+                "gating": is_required and not defer and passed is not None,
+            }
+            earlier = earlier_failures(metric, [c for c in cases if c.get("suite") == suite]) if suite else {}
+            if earlier:
+                row["failed_earlier"] = (
+                    earlier  # counted as failures of this rate, by the stage they failed at
+                )
+            rows.append(row)
     return rows
-
-
-def derive_stops(
-    spec: GateSpec,
-    *,
-    cases: Sequence[Case],
-    stage_metrics: Mapping[str, float | None],
-    reported: Iterable[Mapping[str, Any]],
-    required: Mapping[str, bool],
-) -> list[dict[str, Any]]:
-    """The gate's ``stop_if`` conditions that fired: from the failure reasons of its cases at its stage, from
-    ``<metric>_below``/``_above`` arguments over the stage metrics, and from what the stage reported."""
-    wanted = dict(spec.stop_if)
-    found: dict[str, dict[str, Any]] = {}
-
-    def add(condition: str, case_ids: Iterable[str], message: str) -> None:
-        hit = found.setdefault(condition, {"condition": condition, "case_ids": set(), "message": message})
-        hit["case_ids"].update(case_ids)
-        if message and not hit["message"]:
-            hit["message"] = message
-
-    for stop in reported:
-        if stop["condition"] in wanted:
-            add(stop["condition"], stop.get("case_ids", ()), str(stop.get("message", "")))
-    for condition, argument in wanted.items():
-        if argument is not None and condition.endswith(("_below", "_above")) and condition not in found:
-            metric = condition.rsplit("_", 1)[0]
-            actual = stage_metrics.get(metric)
-            if actual is not None and (
-                actual < argument if condition.endswith("_below") else actual > argument
-            ):
-                add(condition, (), f"{metric} {actual:g} is {condition.rsplit('_', 1)[1]} {argument:g}")
-    failed_here = [c for c in cases if _failed_at_stage(c, spec.stage)]
-    for condition in wanted:
-        if condition == "any_failure":
-            ids = [str(c["case_id"]) for c in failed_here]
-        elif condition == "ambiguous_critical":
-            ids = [
-                str(c["case_id"])
-                for c in cases
-                if (c.get("failure") or {}).get("reason") == "ambiguous_critical"
-                or (c.get("critical") and (c.get("target_selector") or {}).get("ambiguous"))
-            ]
-        else:
-            reasons = STOP_REASONS.get(condition, frozenset())
-            ids = [str(c["case_id"]) for c in failed_here if c["failure"].get("reason") in reasons]
-        if ids:
-            add(
-                condition,
-                ids,
-                f"{len(ids)} case(s): {', '.join(sorted(ids)[:5])}{' …' if len(ids) > 5 else ''}",
-            )
-    gating_ids = {str(c["case_id"]) for c in cases if gating(c) and required.get(str(c.get("suite")), True)}
-    out = []
-    for hit in found.values():
-        ids = sorted(hit["case_ids"])
-        out.append({**hit, "case_ids": ids, "gating": not ids or any(i in gating_ids for i in ids)})
-    return sorted(out, key=lambda h: list(wanted).index(h["condition"]))
-
-
-def _failed_at_stage(case: Case, stage: str) -> bool:
-    failure = case.get("failure") or {}
-    return failure.get("stage") == stage and case.get("status") in ("failed", "error")
 
 
 def evaluate(
@@ -184,28 +336,43 @@ def evaluate(
     cases: Sequence[Case],
     suite_metrics: Mapping[str, Mapping[str, float | None]],
     stage_metrics: Mapping[str, float | None],
-    required: Mapping[str, bool],
+    rules: Mapping[str, SuiteRule],
+    earlier: Sequence[GateSpec] = (),
     reported_stops: Iterable[Mapping[str, Any]] = (),
     guards: Sequence[Mapping[str, Any]] = (),
     defer_thresholds: bool = False,
 ) -> dict[str, Any]:
-    """Judge one gate that ran. Returns its artifact record (``gates[]`` of the result schema)."""
+    """Judge one gate that ran (see the module docstring). Returns its artifact record (``gates[]``)."""
+    required = {name: rule.required for name, rule in rules.items()}
     thresholds = _threshold_rows(
         spec,
+        cases=cases,
         suite_metrics=suite_metrics,
         stage_metrics=stage_metrics,
-        required=required,
+        rules=rules,
         defer=defer_thresholds,
     )
     stops = derive_stops(
-        spec, cases=cases, stage_metrics=stage_metrics, reported=reported_stops, required=required
+        spec.stop_if,
+        stage=spec.stage,
+        cases=cases,
+        stage_metrics=stage_metrics,
+        reported=reported_stops,
+        required=required,
     )
+    verdict = judge_failures(spec, cases, rules=rules, earlier=earlier, defer=defer_thresholds)
     blocking: list[str] = []
     warnings: list[str] = []
     for row in thresholds:
         where = f" ({row['suite']})" if row["suite"] else ""
         if row["passed"] is False:
             text = f"{row['metric']} {row['actual']:g} breaches {row['op']} {row['value']:g}{where}"
+            if row.get("failed_earlier"):
+                text += (
+                    " (counting "
+                    + ", ".join(f"{n} failed at {stage}" for stage, n in row["failed_earlier"].items())
+                    + ")"
+                )
             if row["gating"]:
                 blocking.append(text)
             elif defer_thresholds:
@@ -215,6 +382,7 @@ def evaluate(
     for metric in dict.fromkeys(m for m, _, _ in spec.thresholds):
         if cases and all(r["actual"] is None for r in thresholds if r["metric"] == metric):
             warnings.append(f"{metric} could not be evaluated: no case produced it")
+    blocking += verdict["blocking"]
     for stop in stops:
         text = f"stop_if {stop['condition']}: {stop['message']}".rstrip(": ")
         (blocking if stop["gating"] else warnings).append(
@@ -224,37 +392,34 @@ def evaluate(
         if not guard["passed"]:
             text = f"guard {guard['guard']} ({guard['mode']}): {guard['message']}"
             (blocking if guard["mode"] == "block" else warnings).append(text)
-    flaky = [str(c["case_id"]) for c in cases if not gating(c) and _failed_at_stage(c, spec.stage)]
-    if flaky:
-        warnings.append(f"{len(flaky)} flaky case(s) failed and do not gate: {', '.join(flaky[:5])}")
-    optional = [
-        str(c["case_id"])
-        for c in cases
-        if gating(c) and not required.get(str(c.get("suite")), True) and _failed_at_stage(c, spec.stage)
-    ]
-    if optional:
-        warnings.append(
-            f"{len(optional)} case(s) of required: false suites failed: {', '.join(optional[:5])}"
-        )
-    status = "blocked" if blocking else "warned" if warnings else "passed"
-    return {
+    warnings += verdict["warnings"]
+    errors = [error_text(e) for e in verdict["errors"]]
+    status = "error" if errors else "blocked" if blocking else "warned" if warnings else "passed"
+    record = {
         **_head(spec),
         "status": status,
         "thresholds": thresholds,
         "stops": stops,
         "guards": list(guards),
-        "reasons": blocking + warnings,
+        "failures": verdict["failures"],
+        "reasons": errors + blocking + warnings,
         "warnings": warnings,
     }
+    if errors:
+        record["errors"] = verdict["errors"]
+    return record
 
 
 def _head(spec: GateSpec) -> dict[str, Any]:
-    return {
+    head: dict[str, Any] = {
         "name": spec.name,
         "stage": spec.stage,
         "suites": list(spec.suites),
         "stop_if": [{"name": n, "value": v} for n, v in spec.stop_if],
     }
+    if spec.max_failures is not None:
+        head["max_failures"] = spec.max_failures
+    return head
 
 
 def skipped(spec: GateSpec, reason: str) -> dict[str, Any]:
@@ -274,9 +439,18 @@ def skipped(spec: GateSpec, reason: str) -> dict[str, Any]:
     }
 
 
-def roll_back(case: dict[str, Any], *, blocking_stage: str, message: str) -> None:
-    """Make a case that ran past a blocking gate look as it would have in one unsharded run: ``blocked`` by
-    that stage, without the objects of the stages that would never have run."""
+def errored(spec: GateSpec, reason: str, message: str) -> dict[str, Any]:
+    """The record of a gate that could not judge at all (its stage's dependency failed: a spec URL)."""
+    error = {"reason": reason, "case_ids": [], "message": message}
+    record = skipped(spec, error_text(error))
+    record.update(status="error", errors=[error])
+    return record
+
+
+def roll_back(case: dict[str, Any], *, blocking_stage: str, message: str, error: bool = False) -> None:
+    """Make a case that ran past a stopping gate look as it would have in one unsharded run: ``blocked`` by
+    that stage (``skipped``, ``stopped_by_error`` when the gate was an error), without the objects of the stages
+    that would never have run."""
     later = STAGE_ORDER[STAGE_ORDER.index(blocking_stage) + 1 :] if blocking_stage in STAGE_ORDER else ()
     for stage in later:
         for key in STAGE_OBJECTS.get(stage, ()):
@@ -284,8 +458,12 @@ def roll_back(case: dict[str, Any], *, blocking_stage: str, message: str) -> Non
         case.get("latency_ms", {}).pop(STAGE_LATENCY.get(stage, ""), None)
         if stage == "execute":
             case.pop("assertions", None)
-    case["status"] = "blocked"
-    case["failure"] = {"stage": blocking_stage, "reason": "blocked_by_stage", "message": message}
+    case["status"] = "skipped" if error else "blocked"
+    reason = "stopped_by_error" if error else "blocked_by_stage"
+    case["failure"] = {"stage": blocking_stage, "reason": reason, "message": message}
+
+
+# --------------------------------------------------------------------------------------------- the run
 
 
 def decide(
@@ -294,15 +472,23 @@ def decide(
     prerun: Sequence[Mapping[str, Any]] = (),
     exit_zero: bool = False,
 ) -> dict[str, Any]:
-    """The run decision. ``exit_code``: 2 when a pre-run check failed (the run could not be judged), else 1 for
-    a block (0 with ``--exit-zero``, the advisory mode), else 0."""
-    reasons = [
+    """The run decision: ``error`` (exit 2) when a pre-run check failed or a gate is error — qlab could not
+    decide, whatever else it found —; else ``block`` (exit 1, 0 with ``--exit-zero``, the advisory mode) when a
+    gate blocked; else ``pass`` (exit 0)."""
+    errors = [
         f"pre-run check {g['guard']} failed: {g['message']}"
+        + (f"; {REASONS[g['reason']].hint}" if g.get("reason") in REASONS else "")
         for g in prerun
         if not g["passed"] and g["mode"] == "block"
     ]
-    if reasons:
-        return {"verdict": "block", "reasons": reasons, "exit_code": 2, "advisory": exit_zero}
+    for gate in gates:
+        if gate["status"] == "error":
+            errors.extend(
+                f"gate {gate['name']} could not decide: {error_text(e)}" for e in gate.get("errors", ())
+            )
+    if errors:
+        return {"verdict": "error", "reasons": errors, "exit_code": 2, "advisory": exit_zero}
+    reasons: list[str] = []
     for gate in gates:
         if gate["status"] == "blocked":
             warned = set(gate.get("warnings", ()))

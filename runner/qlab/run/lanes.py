@@ -5,6 +5,10 @@ once per lane, so every attempt moves through the stages on its own (attempt 2 m
 attempt 1 missed at ``search``). ``aggregate`` folds the attempts of a case into the one CaseResult that is
 reported and gated: passed when at least ``min_pass`` attempts passed (the last passing attempt is kept),
 else the first attempt that did not pass. A suite without ``repeat`` has one lane and costs nothing extra.
+
+Repeats are bounded twice: ``repeat`` is at most 100 (the config schema), and once the run is over its time
+budget (``budget.max_duration_sec``) no further lane starts: their attempts are ``skipped`` with
+``budget_exceeded``, so a case that could not reach its ``min_pass`` is never reported passed.
 """
 
 from __future__ import annotations
@@ -60,11 +64,28 @@ class Lanes:
             for attempt in range(max(1, config.suites[case.suite].repeat)):
                 self.lanes[attempt][case.id] = new_result(case, config, root=root, base=base)
 
-    def run(self, stage: StageRun, ctx: RunContext, cases: Sequence[Case]) -> list[StageReport]:
-        """Run ``stage`` once per lane over the cases of that lane that are not done yet."""
+    def run(
+        self,
+        stage: StageRun,
+        ctx: RunContext,
+        cases: Sequence[Case],
+        *,
+        over_budget: Callable[[], bool] = lambda: False,
+    ) -> list[StageReport]:
+        """Run ``stage`` once per lane over the cases of that lane that are not done yet; a lane after the first
+        does not start once ``over_budget()`` (see the module docstring)."""
         reports = []
         for lane in self.lanes:
             pending = [c for c in cases if c.id in lane and not lane[c.id].done]
+            if pending and lane is not self.lanes[0] and over_budget():
+                for case in pending:
+                    lane[case.id].fail(
+                        "run",
+                        "budget_exceeded",
+                        "this repeat did not run: the run was over budget.max_duration_sec",
+                        status="skipped",
+                    )
+                continue
             if pending or lane is self.lanes[0]:
                 reports.append(stage(ctx, pending, lane))
         return reports
@@ -89,15 +110,16 @@ class Lanes:
         wanted = [c.id for c in self.cases] if ids is None else list(ids)
         return [self.aggregate(case_id) for case_id in wanted]
 
-    def block(self, case_ids: Iterable[str], *, stage: str, message: str) -> int:
-        """Mark every attempt of these cases that is not done yet as blocked by ``stage``; returns how many
-        cases changed."""
+    def block(self, case_ids: Iterable[str], *, stage: str, message: str, error: bool = False) -> int:
+        """Mark every attempt of these cases that is not done yet as blocked by ``stage`` (``skipped`` with
+        ``stopped_by_error`` when the run stopped at an infrastructure fault); returns how many cases changed."""
         changed = 0
+        reason = "stopped_by_error" if error else "blocked_by_stage"
         for case_id in case_ids:
             hit = False
             for result in self.attempts(case_id):
                 if not result.done:
-                    result.fail(stage, "blocked_by_stage", message, status="blocked")
+                    result.fail(stage, reason, message, status="skipped" if error else "blocked")
                     hit = True
             changed += hit
         return changed

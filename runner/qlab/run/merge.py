@@ -2,7 +2,9 @@
 
 Only a complete, consistent set is accepted (else InputError, exit 2 — never a pass on partial data): every
 shard 1..N exactly once, the same N, the same selection fingerprint, config and collection, no case in two
-shards. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
+shards, each shard's cases those of its manifest (``shard.cases``: their count and digest, recorded when it
+ran), and all of them together the selection the fingerprint was made from. A shard whose cases were removed
+or added by hand is refused, however its file was edited. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
 guards), not from the shards' exit codes: thresholds are judged on all cases at once, and when a gate blocks,
 the cases of later gates are reported ``blocked`` exactly as one unsharded run would report them.
 """
@@ -19,6 +21,7 @@ from typing import Any
 from qlab import metrics
 from qlab.errors import InputError
 from qlab.run import artifact, gates
+from qlab.run.shard import case_manifest, selection_fingerprint
 
 SHARD_GLOB = "qlab-shard-*-of-*.json"
 
@@ -88,7 +91,35 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
             other = seen.setdefault(str(case["case_id"]), path)
             if other != path:
                 raise InputError(f"case {case['case_id']!r} is in two shards: {other} and {path}")
+    for path, data in shards:
+        _check_manifest(path, data)
+    first = shards[0][1]
+    fp = first.get("fingerprint") or {}
+    union = selection_fingerprint(
+        list(seen), config_digest=str(fp.get("config_digest")), commit=fp.get("git_commit")
+    )
+    if union != first["shard"].get("selection_fingerprint"):
+        raise InputError(
+            f"the shards' cases together ({len(seen)}) are not the selection they were run from (its "
+            "fingerprint differs): a case was removed from or added to a shard file; re-run the whole matrix"
+        )
     return total
+
+
+def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
+    """The shard's cases are the ones it recorded running (``$.shard.cases``)."""
+    manifest = data["shard"].get("cases")
+    if not isinstance(manifest, Mapping) or not {"count", "digest"} <= set(manifest):
+        raise InputError(
+            f"{path}: $.shard.cases: no record of the cases this shard ran (a result of an older qlab?); "
+            "re-run the shard with this qlab"
+        )
+    found = case_manifest(str(c.get("case_id")) for c in data["cases"])
+    if found != {"count": manifest["count"], "digest": manifest["digest"]}:
+        raise InputError(
+            f"{path}: its cases do not match the ones it ran ($.shard.cases: {manifest['count']} case(s); the "
+            f"file holds {found['count']}, other ids): cases were removed or added after the run; re-run the shard"
+        )
 
 
 def _dedupe(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -136,14 +167,18 @@ def _judge(
 ) -> list[dict[str, Any]]:
     """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would."""
     first = shards[0]
-    required = {name: bool(s.get("required", True)) for name, s in (first.get("suites") or {}).items()}
+    rules = gates.suite_rules(first.get("suites") or {})
     records: list[dict[str, Any]] = []
     blocked: tuple[int, str, str] | None = None
+    error = False
     specs = [gates.GateSpec.from_record(g) for g in first["gates"]]
     for index, spec in enumerate(specs):
         mine = [d["gates"][index] for d in shards]
         if blocked is not None:
-            records.append(gates.skipped(spec, f"blocked by gate {blocked[2]}"))
+            stopped = (
+                f"stopped: gate {blocked[2]} could not decide" if error else f"blocked by gate {blocked[2]}"
+            )
+            records.append(gates.skipped(spec, stopped))
             continue
         if all(g.get("status") == "skipped" for g in mine):
             records.append(dict(mine[0]))
@@ -161,7 +196,8 @@ def _judge(
             cases=members,
             suite_metrics=suite_metrics,
             stage_metrics=stage.get("metrics") or {},
-            required=required,
+            rules=rules,
+            earlier=[specs[i] for i, r in enumerate(records) if r.get("status") != "skipped"],
             reported_stops=stage.get("stops") or (),
             guards=guards,
         )
@@ -169,15 +205,20 @@ def _judge(
             record["status"] = "blocked"
             record["reasons"] = list(dict.fromkeys(r for g in mine for r in g.get("reasons") or ()))
         records.append(record)
-        if record["status"] == "blocked":
+        if record["status"] in ("blocked", "error"):
             blocked = (index, spec.stage, spec.name)
+            error = record["status"] == "error"
     if blocked is not None:
-        _roll_back(cases, specs, blocked)
+        _roll_back(cases, specs, blocked, error=error)
     return records
 
 
 def _roll_back(
-    cases: list[dict[str, Any]], specs: Sequence[gates.GateSpec], blocked: tuple[int, str, str]
+    cases: list[dict[str, Any]],
+    specs: Sequence[gates.GateSpec],
+    blocked: tuple[int, str, str],
+    *,
+    error: bool = False,
 ) -> None:
     index, stage, name = blocked
     for case in cases:
@@ -190,10 +231,17 @@ def _roll_back(
             where is not None and where <= index and failure.get("reason") != "blocked_by_stage"
         ):
             continue
-        if failure.get("reason") == "blocked_by_stage" and failure.get("stage") == stage:
+        if (
+            failure.get("reason") in ("blocked_by_stage", "stopped_by_error")
+            and failure.get("stage") == stage
+        ):
             continue
+        what = "could not decide" if error else "blocked the run"
         gates.roll_back(
-            case, blocking_stage=stage, message=f"the {name} gate blocked the run; this case never ran there"
+            case,
+            blocking_stage=stage,
+            message=f"the {name} gate {what}; this case never ran there",
+            error=error,
         )
 
 
@@ -242,9 +290,10 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
         "cases": cases,
         "suites": {
-            name: {k: s.get(k) for k in ("mode", "category", "required", "cadence")}
+            name: {k: s.get(k) for k in ("mode", "category", "required", "must_pass", "cadence")}
             for name, s in (first.get("suites") or {}).items()
         },
+        "skipped_suites": list(first.get("skipped_suites") or ()),
         "stages": stages,
         "prerun": _dedupe([g for d in datas for g in d.get("prerun") or ()]),
         "readiness": first.get("readiness") or {},

@@ -15,6 +15,7 @@ from qlab.engine.base import Engine
 from qlab.project.model import Case, Config, Gate
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec
+from qlab.scrub import SecretSet
 from qlab.stages.base import Learner, StageReport, StageRun
 
 
@@ -54,6 +55,8 @@ class Seams:
     build: BuildFn | None = None
     engine: EngineFn | None = None
     stages: Mapping[str, StageRun] = field(default_factory=dict)
+    # the pre-run reachability probe (``qlab.run.prerun.probe``: url, timeout -> (answered, detail))
+    reach: Callable[[str, float], tuple[bool, str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,9 @@ class RunOptions:
     # suggestions and shadow rank at the learn gate (``qlab.governance.learning.suggest.run_learning`` from the
     # command); None: the learn gate only checks scrubbing
     learner: Learner | None = None
+    # the run's secrets: the command hands the set its console and files are scrubbed with; None: the run makes
+    # its own. The run registers every credential qlab.yaml points at before anything else
+    secrets: SecretSet | None = None
     on_event: Callable[[RunEvent], None] = lambda _e: None
     log: Callable[[str], None] = lambda _m: None
     seams: Seams = field(default_factory=Seams)

@@ -1,10 +1,13 @@
-"""Pre-run checks (seed 003 "Pre-run: static validation before run creation"): before any case runs, the
-config is valid, the sources resolve, the engine answers, and the execute suites' auth can be resolved.
+"""Pre-run checks ("Pre-run: static validation before run creation"): before any case runs, the
+config is valid, the sources resolve, and the dependencies answer — the engine service, the LLM endpoint, the
+environments the execute cases will call — so a run never burns its budget on a dead dependency; and the execute
+suites' auth can be resolved.
 
-Each check is a GuardResult with ``stage="pre-run"``. A failed ``block`` check means the run cannot be judged
-(exit 2, no case runs). Auth readiness is ``warn``: the execute stage's own preflight records a structured
-reason per case (``auth_context_required``, …) and the execute gate's ``stop_if: auth_not_ready`` decides.
-Messages name env vars and files, never a value.
+Each check is a GuardResult with ``stage="pre-run"``. A failed ``block`` check means the run cannot be judged:
+verdict ERROR (exit 2), no case runs; an unreachable dependency carries its reason code (``engine_unreachable``,
+``llm_unreachable``, ``environment_unreachable``). Auth readiness is ``warn``: the execute stage's own preflight
+records a structured reason per case (``auth_context_required``, …) and the gate decides. Messages name env vars,
+files and URLs, never a secret value.
 """
 
 from __future__ import annotations
@@ -13,13 +16,29 @@ import importlib.util
 import os
 import shlex
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from qlab.project.model import AuthProfile, Case, Config, Source
+from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
 
 PRE_RUN = "pre-run"
+PROBE_TIMEOUT_SEC = 5.0
+# url, timeout -> (answered, what happened: "HTTP 405" or the transport error)
+Probe = Callable[[str, float], "tuple[bool, str]"]
+
+
+def probe(url: str, timeout: float) -> tuple[bool, str]:
+    """GET ``url``: answered with any status (a POST-only endpoint still proves it listens), or the transport
+    error (DNS failure, connection refused, timeout)."""
+    from qlab import http  # httpx only when there is something to reach
+
+    try:
+        with http.make_client(timeout=timeout) as client:
+            status = client.get(url).status_code
+    except http.HTTPError as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+    return True, f"HTTP {status}"
 
 
 def _where(source: Source, index: int) -> str:
@@ -80,19 +99,6 @@ def check_sources(config: Config) -> GuardResult:
     )
 
 
-def _profile_env(profile: AuthProfile) -> list[str]:
-    names = [
-        profile.token_env,
-        profile.value_env,
-        profile.username_env,
-        profile.password_env,
-        profile.client_id_env,
-        profile.client_secret_env,
-        *profile.headers.values(),
-    ]
-    return [n for n in names if n]
-
-
 def _auth_problem(config: Config, env_name: str | None) -> str | None:
     environment = config.environments.get(env_name or "")
     if environment is None:
@@ -103,7 +109,7 @@ def _auth_problem(config: Config, env_name: str | None) -> str | None:
     profile = config.auth_profiles.get(profile_name)
     if profile is None:
         return f"auth profile {profile_name!r} is not defined (auth_profile_missing)"
-    missing = [name for name in _profile_env(profile) if not os.environ.get(name)]
+    missing = [name for name in profile.env_names() if not os.environ.get(name)]
     if profile.token_command and not missing:
         program = (shlex.split(profile.token_command) or [""])[0]
         if not shutil.which(program):
@@ -135,18 +141,73 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
     return out
 
 
-def check_engine(config: Config, engine_name: str) -> GuardResult:
+def check_engine(config: Config, engine_name: str, *, reach: Probe = probe) -> GuardResult:
     """The engine answers: built in and python engines are ready once made; an http engine's URL must take a
     connection (any HTTP status counts: the endpoints are POST-only, a GET only proves it listens)."""
     url = config.engine.url if config.engine.type == "http" else None
     if not url:
         return GuardResult("engine_reachable", PRE_RUN, True, "block", f"engine {engine_name} ready")
-    from qlab import http  # httpx only when an http engine is configured
+    answered, detail = reach(url, min(config.engine.timeout_sec, 10.0))
+    if not answered:
+        message = f"engine {url} does not answer: {detail.split(':', 1)[0]}; is the service running?"
+        return GuardResult("engine_reachable", PRE_RUN, False, "block", message, "engine_unreachable")
+    return GuardResult("engine_reachable", PRE_RUN, True, "block", f"engine {url} answers ({detail})")
 
-    try:
-        with http.make_client(timeout=min(config.engine.timeout_sec, 10.0)) as client:
-            status = client.get(url).status_code
-    except http.HTTPError as exc:
-        message = f"engine {url} does not answer: {type(exc).__name__}; is the service running?"
-        return GuardResult("engine_reachable", PRE_RUN, False, "block", message)
-    return GuardResult("engine_reachable", PRE_RUN, True, "block", f"engine {url} answers (HTTP {status})")
+
+def check_llm(config: Config, cases: Iterable[Case], *, reach: Probe = probe) -> list[GuardResult]:
+    """The LLM endpoint answers, when the built-in engine will ask it (a plan or execute case without a recorded
+    ``llm_target``). With answers already in its cache the check only warns: the run may not need the endpoint."""
+    llm = config.engine.llm
+    if config.engine.type != "builtin" or llm is None:
+        return []
+    if not any(c.mode != "search" and c.llm_target is None for c in cases):
+        return []
+    cache = Path(llm.cache_dir)
+    cache = cache if cache.is_absolute() else Path(config.path).parent / cache
+    cached = cache.is_dir() and any(cache.iterdir())
+    mode = "warn" if cached else "block"
+    answered, detail = reach(llm.base_url, min(llm.timeout_sec, PROBE_TIMEOUT_SEC))
+    if not answered:
+        note = "; answers in its cache may do" if cached else ""
+        message = f"LLM endpoint {llm.base_url} does not answer: {detail.split(':', 1)[0]}{note}"
+        return [GuardResult("llm_reachable", PRE_RUN, False, mode, message, "llm_unreachable")]
+    return [
+        GuardResult("llm_reachable", PRE_RUN, True, mode, f"LLM endpoint {llm.base_url} answers ({detail})")
+    ]
+
+
+def check_environments(
+    config: Config, cases: Iterable[Case], *, start_servers: bool, reach: Probe = probe
+) -> list[GuardResult]:
+    """Every environment the selected execute cases of required suites call takes a connection at its
+    ``base_url`` (DNS, connection refused). An environment whose dev server qlab starts is checked when it
+    starts (``dev_server_failed``)."""
+    names = dict.fromkeys(
+        config.suites[c.suite].environment
+        for c in cases
+        if c.mode == "execute" and config.suites[c.suite].required and not c.flaky
+    )
+    out = []
+    for name in names:
+        env = config.environments.get(name or "")
+        if env is None or (env.server is not None and start_servers):
+            continue
+        answered, detail = reach(env.base_url, PROBE_TIMEOUT_SEC)
+        if not answered:
+            message = f"environment {name}: {env.base_url} does not answer: {detail}"
+            out.append(
+                GuardResult(
+                    "environment_reachable", PRE_RUN, False, "block", message, "environment_unreachable"
+                )
+            )
+        else:
+            out.append(
+                GuardResult(
+                    "environment_reachable",
+                    PRE_RUN,
+                    True,
+                    "block",
+                    f"environment {name}: {env.base_url} answers ({detail})",
+                )
+            )
+    return out

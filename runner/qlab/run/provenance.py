@@ -1,4 +1,4 @@
-"""What a result was measured on: the run fingerprint and seed 000's provenance (dataset, model, run
+"""What a result was measured on: the run fingerprint and the provenance (dataset, model, run
 configuration), so a quality claim names its evidence and two runs can be compared safely.
 """
 
@@ -137,7 +137,7 @@ def provenance(
     root: Path,
     run_configuration: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Seed 000: "public quality claims should include the dataset, model when applicable, run configuration"."""
+    """The provenance rule: "public quality claims should include the dataset, model when applicable, run configuration"."""
     model, settings = model_of(config)
     return {
         "dataset": dataset(case_files, case_counts, base=Path(config.path).parent, root=root),

@@ -6,13 +6,16 @@
       → artifact (metrics, gates, scorecard, decision)
 
 A blocking gate stops the later stages: their cases are reported ``blocked`` by that stage, never as failures of
-their own. Nothing here prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
+their own. A gate that could not decide (an infrastructure fault: ``error``) stops them too; their cases are
+``skipped`` (``stopped_by_error``): the run is ERROR, nothing in it is a verdict on the product. Nothing here
+prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
+import os
 import tempfile
 import time
 import uuid
@@ -23,17 +26,19 @@ from pathlib import Path
 
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
-from qlab.errors import InputError, QlabError
+from qlab.errors import DependencyError, InputError, QlabError
+from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
-from qlab.run import boundary, prerun
+from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome, Seams
-from qlab.run.outputs import temp_paths, write_outputs
+from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
 from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
+from qlab.scrub import SecretSet
 from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
 
 
@@ -91,8 +96,9 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     started = time.monotonic()
     chosen = select(config, project.cases, options.selection, previous=options.previous)
     if not chosen.cases and not is_empty_ok(options.selection):
+        left = "".join(f"; left out: suite {s['suite']} ({s['reason']})" for s in chosen.skipped)
         raise InputError(
-            f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files"
+            f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files{left}"
         )
     repo = checkout(config.path)
     fingerprint = selection_fingerprint(
@@ -127,19 +133,26 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     try:
         engine = (options.seams.engine or _real_engine)(config, collection)
     except QlabError as exc:
-        state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc)))
+        reason = exc.reason if isinstance(exc, DependencyError) else ""
+        state.prerun.append(GuardResult("engine_reachable", prerun.PRE_RUN, False, "block", str(exc), reason))
         return _never_ran(state)
-    state.prerun.append(prerun.check_engine(config, engine.name))
+    reach = options.seams.reach or prerun.probe
+    state.prerun.append(prerun.check_engine(config, engine.name, reach=reach))
+    state.prerun += prerun.check_llm(config, cases, reach=reach)
+    state.prerun += prerun.check_environments(config, cases, start_servers=options.start_servers, reach=reach)
     if state.prerun_failed():
         _close_engine(engine)
         return _never_ran(state)
     state.prerun += prerun.check_auth(config, cases)
+    secrets = options.secrets if options.secrets is not None else SecretSet()
+    secrets.update(known_secrets(config, os.environ))
     ctx = RunContext(
         config=config,
         collection=collection,
         engine=engine,
         gate=build_gate,
-        log=options.log,
+        log=lambda message: options.log(secrets.text(message)),
+        secrets=secrets,
         learner=options.learner,
     )
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
@@ -162,10 +175,11 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
 
 
 def _never_ran(state: RunState) -> RunOutcome:
-    """A pre-run check failed and no gate ran: every case is blocked by it, never reported as passed."""
+    """A pre-run check failed and no gate ran: every case is skipped (``stopped_by_error``), never reported as
+    passed nor as blocked: the run is ERROR, nothing was judged."""
     failed = next(g for g in state.prerun if not g.passed and g.mode == "block")
     message = f"pre-run check {failed.guard} failed; this case never ran: {failed.message}"
-    state.lanes.block([c.id for c in state.cases], stage="run", message=message)
+    state.lanes.block([c.id for c in state.cases], stage="run", message=message, error=True)
     return state.finish()
 
 
@@ -173,7 +187,14 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     spec = GateSpec.from_config(gate, suites=())
     state.options.on_event(RunEvent("stage_start", gate.name, "build"))
     t0 = time.perf_counter()
-    collection, report = (state.options.seams.build or _real_build)(state.config, gate)
+    try:
+        collection, report = (state.options.seams.build or _real_build)(state.config, gate)
+    except DependencyError as exc:  # a spec URL did not answer: nothing can be judged (ERROR, not BLOCK)
+        record = gates.errored(spec, exc.reason, str(exc))
+        state.gates[gate.name] = record
+        state.options.on_event(RunEvent("stage_end", gate.name, "build", status="error"))
+        state.block_after(gate, "build", error=True)
+        return None
     report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
     guards = list(report.guards)
     budget = boundary.budget_check(state.config, "build", [], started=state.started, gate=gate)
@@ -190,8 +211,8 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     state.options.on_event(
         RunEvent("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
     )
-    if record["status"] == "blocked":
-        state.block_after(gate, "build")
+    if record["status"] in ("blocked", "error"):
+        state.block_after(gate, "build", error=record["status"] == "error")
         return None
     return collection
 
@@ -199,7 +220,7 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
 def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
     if state.blocked_by is not None:
-        state.skip(spec, f"blocked by gate {state.blocked_by}")
+        state.skip(spec, state.stopped_reason())
         if gate.stage == "learn" and ctx.secrets:
             _scrub_only(state, ctx, gate)
         return
@@ -217,11 +238,18 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     if gate.stage == "learn":
         reports = [_learn(state, ctx, gate_cases)]
     else:
-        reports = state.lanes.run(stage_function(gate.stage, state.options.seams), ctx, gate_cases)
+        limit = state.config.budget.max_duration_sec
+        reports = state.lanes.run(
+            stage_function(gate.stage, state.options.seams),
+            ctx,
+            gate_cases,
+            over_budget=lambda: limit is not None and time.monotonic() - state.started > limit,
+        )
     wall = (time.perf_counter() - t0) * 1000
     for report in reports:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))
     attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
+    boundary.scrub_engine_text(attempts, ctx.secrets)  # before any check reads it or any byte is written
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
     state.record_stage(gate.stage, reports, guards)
@@ -238,8 +266,8 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
             duration_ms=wall,
         )
     )
-    if record["status"] == "blocked":
-        state.block_after(gate, gate.stage)
+    if record["status"] in ("blocked", "error"):
+        state.block_after(gate, gate.stage, error=record["status"] == "error")
 
 
 def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> StageReport:
@@ -254,7 +282,12 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
         # the scan looks for the secret values the run resolved; with none there is nothing it could find, so
         # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
         if ctx.secrets:
-            emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+            emit = state.options.emit or (
+                lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+            )
+            # a log line can hold a secret learnt after it was written (a server printing the cookie it sets):
+            # the logs are scrubbed again with every secret known now, then scanned
+            rescrub_logs(state.log_paths(), _secrets(ctx))
             paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
@@ -272,10 +305,17 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
     ctx.gate = gate
     module = importlib.import_module("qlab.stages.learn")
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
-        emit = state.options.emit or (lambda art: write_outputs(art, temp_paths(Path(tmp))))
+        emit = state.options.emit or (
+            lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+        )
+        rescrub_logs(state.log_paths(), _secrets(ctx))
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
     state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
+
+
+def _secrets(ctx: RunContext) -> SecretSet:
+    return ctx.secrets if isinstance(ctx.secrets, SecretSet) else SecretSet(ctx.secrets)
 
 
 def _close_engine(engine: Engine) -> None:

@@ -1,4 +1,4 @@
-"""The ten-dimension scorecard of seed 003, computed from a result artifact.
+"""The ten-dimension scorecard, computed from a result artifact.
 
 Every dimension is a number in [0, 1] (higher is better) or ``None`` when the run holds no data for it; a
 dimension is never guessed. "Evaluated" cases are those with status passed, failed or error (blocked and
@@ -13,7 +13,7 @@ skipped cases never reached their own stage). The formulas (also in ``docs/score
   ``invalid_json``).
 - policy_compliance = passed policy checks / policy checks: every guard result other than ``output_schema``
   (mutation safety, host allowlist, scrub, budget) plus every execute case that reached the execute stage (it
-  fails with ``mutation_not_allowed``, ``host_not_allowed`` or ``cleanup_missing``).
+  fails with ``mutation_not_allowed``, ``host_not_allowed``, ``cleanup_missing`` or ``redirect_refused``).
 - cost_efficiency = 1 - min(1, LLM cost / ``budget.max_llm_cost_usd``), or with tokens and
   ``max_llm_tokens`` when no cost was recorded; ``None`` without recorded LLM usage or without a budget.
 - latency = 1 - min(1, run ``duration_ms`` / (``budget.max_duration_sec`` * 1000)); ``None`` without a budget.
@@ -37,7 +37,9 @@ from qlab.project.model import Budget
 
 EVALUATED = frozenset({"passed", "failed", "error"})
 SCHEMA_FAILURES = frozenset({"schema_mismatch", "invalid_json"})
-POLICY_FAILURES = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
+POLICY_FAILURES = frozenset(
+    {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
+)
 ACCEPTED = frozenset({"accepted", "approved"})
 REJECTED = frozenset({"rejected"})
 
@@ -63,7 +65,7 @@ class Score:
 def compute(
     artifact: Mapping[str, Any], *, budget: Budget | None = None, reviews: Iterable[str] = ()
 ) -> dict[str, float | None]:
-    """The scorecard of ``artifact``: ``{dimension: value in [0, 1] or None}``, in seed 003's order.
+    """The scorecard of ``artifact``: ``{dimension: value in [0, 1] or None}``, in the scorecard's order.
 
     ``budget`` defaults to the one recorded in the artifact (``budget`` or ``provenance.run_configuration.budget``).
     ``reviews`` adds human decisions made outside the run (``accepted``, ``rejected``, ``approved``).

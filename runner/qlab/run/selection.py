@@ -4,6 +4,10 @@
 Filters of different kinds combine with AND, values of one kind with OR. A name that does not exist (suite,
 stage, cadence, a literal case id) is a usage error with a "Did you mean …?" hint, so a typo never turns into a
 silently empty, green run.
+
+A ``cadence: manual`` suite runs only when asked for: ``--cadence manual``, ``--suite NAME``, ``--case`` with the
+literal id of one of its cases, or a gate with ``include_manual: true`` that names it in ``suites``. Otherwise it is
+left out, and ``Selected.skipped`` says so (the artifact's ``skipped_suites``, the console).
 """
 
 from __future__ import annotations
@@ -15,17 +19,8 @@ from typing import Any
 
 from qlab.errors import UsageError
 from qlab.fuzzy import did_you_mean
-from qlab.project.model import CADENCES, STAGES, Case, Config, Gate
+from qlab.project.model import CADENCES, STAGE_MODES, STAGES, Case, Config, Gate
 
-# a gate that lists no suites covers every suite of the modes its stage handles
-STAGE_MODES: dict[str, tuple[str, ...]] = {
-    "build": (),
-    "search": ("search",),
-    "select": ("plan",),
-    "plan": ("plan",),
-    "execute": ("execute",),
-    "learn": (),
-}
 CASELESS_STAGES = frozenset({"build", "learn"})
 FAILED_STATUSES = frozenset({"failed", "error", "blocked"})
 
@@ -75,6 +70,8 @@ class Selected:
     ]  # the gates that run, in order (the build gate always runs: it makes the collection)
     gate_suites: Mapping[str, tuple[str, ...]]  # gate name -> its effective suites (every configured gate)
     warnings: tuple[str, ...] = ()
+    # suites the selection matched but the run leaves out: ``{suite, reason, cases}`` (manual cadence)
+    skipped: tuple[Mapping[str, Any], ...] = ()
 
 
 def gate_suites(config: Config, gate: Gate) -> tuple[str, ...]:
@@ -83,6 +80,19 @@ def gate_suites(config: Config, gate: Gate) -> tuple[str, ...]:
         return gate.suites
     modes = STAGE_MODES.get(gate.stage, ())
     return tuple(name for name, suite in config.suites.items() if suite.mode in modes)
+
+
+MANUAL = "manual"
+
+
+def asked_for(config: Config, suite: str, spec: SelectionSpec, cases: Sequence[Case]) -> bool:
+    """Whether a ``cadence: manual`` suite was asked for (see the module docstring)."""
+    if suite in spec.suites or MANUAL in spec.cadences:
+        return True
+    if any(g.include_manual and suite in g.suites for g in config.gates):
+        return True
+    literal = {p for p in spec.cases if not any(ch in p for ch in "*?[")}
+    return any(c.suite == suite and c.id in literal for c in cases)
 
 
 def failed_ids(previous: Mapping[str, Any]) -> set[str]:
@@ -130,6 +140,12 @@ def select(
     elif keep is not None and not keep:
         warnings.append("--last-failed: the earlier run had no failures; running the whole selection")
         keep = None
+    manual = {
+        name
+        for name, suite in config.suites.items()
+        if suite.cadence == MANUAL and not asked_for(config, name, spec, cases)
+    }
+    left_out: dict[str, int] = {}
     chosen: list[Case] = []
     for case in cases:
         suite = config.suites.get(case.suite)
@@ -147,6 +163,9 @@ def select(
             continue
         if keep is not None and case.id not in keep:
             continue
+        if case.suite in manual:
+            left_out[case.suite] = left_out.get(case.suite, 0) + 1
+            continue
         chosen.append(case)
     order = {name: i for i, name in enumerate(config.suites)}
     chosen.sort(key=lambda c: (order[c.suite], c.file, c.origin.line, c.id))
@@ -160,7 +179,22 @@ def select(
                 gates.append(gate)
         elif set(mapping[gate.name]) & suites_with_cases:
             gates.append(gate)
-    return Selected(cases=tuple(chosen), gates=tuple(gates), gate_suites=mapping, warnings=tuple(warnings))
+    skipped = tuple(
+        {
+            "suite": name,
+            "reason": f"cadence: manual — it runs only when asked for: --cadence manual, --suite {name}, or "
+            "include_manual: true on a gate that names it",
+            "cases": count,
+        }
+        for name, count in left_out.items()
+    )
+    return Selected(
+        cases=tuple(chosen),
+        gates=tuple(gates),
+        gate_suites=mapping,
+        warnings=tuple(warnings),
+        skipped=skipped,
+    )
 
 
 def is_empty_ok(spec: SelectionSpec) -> bool:

@@ -13,10 +13,10 @@ import hashlib
 import heapq
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from qlab.errors import InputError, UsageError
 
@@ -56,6 +56,17 @@ def selection_fingerprint(case_ids: Sequence[str], *, config_digest: str, commit
     return "sha256:" + h.hexdigest()
 
 
+def case_manifest(case_ids: Iterable[str]) -> dict[str, Any]:
+    """What a shard records of the selection it ran: how many cases and the sha256 of their sorted ids, so a
+    merge can tell a shard whose cases were added or removed afterwards."""
+    ids = sorted(set(case_ids))
+    h = hashlib.sha256()
+    for case_id in ids:
+        h.update(case_id.encode("utf-8"))
+        h.update(b"\n")
+    return {"count": len(ids), "digest": "sha256:" + h.hexdigest()}
+
+
 def assign(ids: Sequence[str], total: int, *, durations: Mapping[str, float] | None = None) -> dict[str, int]:
     """Case id -> 1-based shard index. Without durations every case weighs 1 (a round robin over sorted ids)."""
     known = [float(durations[i]) for i in ids if durations and i in durations]
@@ -84,6 +95,10 @@ def partition(
 def load_durations(path: str | Path) -> dict[str, float]:
     """Read a durations file: a flat JSON object ``{case_id: seconds}`` (pytest-split's format)."""
     p = Path(path)
+    if p.exists() and not p.is_file():
+        raise InputError(
+            f"{p}: not a regular file (a folder, a FIFO, a socket or a device); pass a JSON file"
+        )
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:

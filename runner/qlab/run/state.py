@@ -17,16 +17,20 @@ from qlab import __version__, metrics
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult
 from qlab.run import artifact, boundary, gates
-from qlab.run.gates import GateSpec
+from qlab.run.gates import GateSpec, SuiteRule
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunOptions, RunOutcome
 from qlab.run.provenance import Checkout, fingerprint, provenance, relative
 from qlab.run.selection import Selected
+from qlab.run.shard import case_manifest
 from qlab.stages.base import GuardResult, StageReport, StopHit
 
 
 def guard_dict(g: GuardResult) -> dict[str, Any]:
-    return {"guard": g.guard, "stage": g.stage, "passed": g.passed, "mode": g.mode, "message": g.message}
+    out = {"guard": g.guard, "stage": g.stage, "passed": g.passed, "mode": g.mode, "message": g.message}
+    if g.reason:
+        out["reason"] = g.reason
+    return out
 
 
 def stop_dict(s: StopHit) -> dict[str, Any]:
@@ -52,7 +56,9 @@ class RunState:
     extra_metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)
     schema: dict[str, boundary.SchemaTally] = field(default_factory=dict)
     collection_digest: str | None = None
-    blocked_by: str | None = None
+    blocked_by: str | None = None  # the gate that stopped the run (blocked, or error when stopped_by_error)
+    stopped_by_error: bool = False
+    judged: list[GateSpec] = field(default_factory=list)  # the gates that judged, in order (decision rule 2)
     provisional: dict[str, Any] | None = None  # the learn gate's copy; finish() only concludes it again
 
     # ------------------------------------------------------------------------------------------ judging
@@ -78,32 +84,66 @@ class RunState:
                 figures.setdefault(metric, value)
                 self.extra_metrics.setdefault(suite, {}).setdefault(metric, value)
             suite_metrics[suite] = figures
-        return gates.evaluate(
+        stage_metrics = self._stage_rates(spec.stage, report.metrics, dicts, suite_metrics)
+        record = gates.evaluate(
             spec,
             cases=dicts,
             suite_metrics=suite_metrics,
-            stage_metrics=report.metrics,
-            required={name: s.required for name, s in self.config.suites.items()},
+            stage_metrics=stage_metrics,
+            rules=self.rules(),
+            earlier=list(self.judged),
             reported_stops=[stop_dict(s) for s in report.stops],
             guards=[guard_dict(g) for g in guards],
             defer_thresholds=self.options.shard is not None and self.options.shard.total > 1,
         )
+        self.judged.append(spec)
+        return record
+
+    def _stage_rates(
+        self,
+        stage: str,
+        reported: dict[str, float | None],
+        dicts: Sequence[dict[str, Any]],
+        suite_metrics: dict[str, dict[str, float | None]],
+    ) -> dict[str, float | None]:
+        """The stage's figures with its own case rates counted as the suites' are (``qlab.metrics``: over every
+        case of the gate it should have measured, earlier failures included), not only over the cases the stage
+        still handled; the artifact's ``stages.<stage>.metrics`` say the same."""
+        rates = [name for name, info in metrics.METRICS.items() if info.counts_cases and info.stage == stage]
+        if not rates or not dicts:
+            return reported
+        whole = next(iter(suite_metrics.values())) if len(suite_metrics) == 1 else metrics.case_metrics(dicts)
+        figures = {name: whole.get(name) for name in rates}
+        self.stages.get(stage, {}).get("metrics", {}).update(figures)
+        return {**reported, **figures}
+
+    def rules(self) -> dict[str, SuiteRule]:
+        """Each suite's part in the decision rule (required, must pass)."""
+        return gates.suite_rules(_suite_info(self.config))
 
     def skip(self, spec: GateSpec, reason: str) -> None:
         self.gates[spec.name] = gates.skipped(spec, reason)
 
-    def block_after(self, gate: Gate, stage: str) -> None:
-        """Every case still pending in a later gate is reported blocked by this gate's stage."""
+    def stopped_reason(self) -> str:
+        """Why later gates did not run."""
+        if self.stopped_by_error:
+            return f"stopped: gate {self.blocked_by} could not decide (an infrastructure fault)"
+        return f"blocked by gate {self.blocked_by}"
+
+    def block_after(self, gate: Gate, stage: str, *, error: bool = False) -> None:
+        """Every case still pending in a later gate is reported blocked by this gate's stage (``skipped`` with
+        ``stopped_by_error`` when the gate could not decide: nothing was judged, nothing is blocked)."""
         self.blocked_by = gate.name
+        self.stopped_by_error = error
         order = [g.name for g in self.config.gates]
         later = order[order.index(gate.name) + 1 :] if gate.name in order else order
         suites = {s for name in later for s in self.selected.gate_suites.get(name, ())}
         if stage == "build":
             suites = {c.suite for c in self.cases}
         ids = [c.id for c in self.cases if c.suite in suites]
-        self.lanes.block(
-            ids, stage=stage, message=f"the {gate.name} gate blocked the run; this case never ran there"
-        )
+        what = "could not decide" if error else "blocked the run"
+        message = f"the {gate.name} gate {what}; this case never ran there"
+        self.lanes.block(ids, stage=stage, message=message, error=error)
 
     def boundary_checks(
         self, gate: Gate, attempts: Sequence[CaseResult], secrets: set[str]
@@ -164,7 +204,11 @@ class RunState:
         suite_order = {name: i for i, name in enumerate(self.config.suites)}
         cases = sorted((r.to_dict() for r in self.lanes.results()), key=artifact.case_sort_key(suite_order))
         stopped = "the run stopped before this gate: " + (
-            "a pre-run check failed" if self.prerun_failed() else f"gate {self.blocked_by} blocked"
+            "a pre-run check failed"
+            if self.prerun_failed()
+            else f"gate {self.blocked_by} could not decide"
+            if self.stopped_by_error
+            else f"gate {self.blocked_by} blocked"
         )
         records = [
             self.gates.get(g.name)
@@ -219,14 +263,12 @@ class RunState:
                 "index": self.options.shard.index,
                 "total": self.options.shard.total,
                 "selection_fingerprint": self.selection_fingerprint,
+                "cases": case_manifest(c.id for c in self.cases),  # checked by qlab merge
             },
             "warnings": [str(w) for w in self.project.warnings] + list(self.selected.warnings),
             "cases": cases,
-            "suites": {
-                name: {"mode": s.mode, "category": s.category, "required": s.required, "cadence": s.cadence}
-                for name, s in self.config.suites.items()
-                if name in in_run
-            },
+            "suites": {name: info for name, info in _suite_info(self.config).items() if name in in_run},
+            "skipped_suites": [dict(s) for s in self.selected.skipped],
             "stages": self.stages,
             "gates": records,
             "prerun": [guard_dict(g) for g in self.prerun],
@@ -271,6 +313,20 @@ class RunState:
         else:
             result = self.artifact(final=True)
         return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
+
+
+def _suite_info(config: Config) -> dict[str, dict[str, Any]]:
+    """Each suite as the artifact records it (``{mode, category, required, must_pass, cadence}``)."""
+    return {
+        name: {
+            "mode": s.mode,
+            "category": s.category,
+            "required": s.required,
+            "must_pass": s.must_pass,
+            "cadence": s.cadence,
+        }
+        for name, s in config.suites.items()
+    }
 
 
 def _iso(moment: datetime) -> str:

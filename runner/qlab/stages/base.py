@@ -32,13 +32,14 @@ class StopHit:
 
 @dataclass(frozen=True, slots=True)
 class GuardResult:
-    """An in-run check at a stage boundary (seed 003 GuardResult)."""
+    """An in-run check at a stage boundary (a guard result)."""
 
     guard: str
     stage: str
     passed: bool
     mode: str = "block"  # block | warn
     message: str = ""
+    reason: str = ""  # a failed check's reason code (``qlab.reasons``), e.g. engine_unreachable
 
 
 @dataclass(slots=True)
@@ -81,7 +82,9 @@ class RunContext:
     shared: dict[str, Any] = field(
         default_factory=dict
     )  # per-run state a stage hands to a later one (e.g. the HTTP client)
-    secrets: set[str] = field(default_factory=set)  # every secret value resolved so far (for scrubbing)
+    # every secret value the run knows: the run hands a ``qlab.scrub.SecretSet``, which registers each value with
+    # its parts (contracts cannot name the adapter's class)
+    secrets: set[str] = field(default_factory=set)
     learner: Learner | None = None  # the learn stage's suggestions; None: the stage only checks scrubbing
 
 

@@ -1,4 +1,4 @@
-"""The build stage (seed 000 stage 1): sources → collection artifact + readiness report; stop if schema coverage
+"""The build stage (stage 1): sources → collection artifact + readiness report; stop if schema coverage
 is too low.
 
 ``run_build`` builds (or reuses from the cache) the collection and reports:

@@ -8,7 +8,9 @@ its own. The plan stage leaves each Plan in ``ctx.shared["plans"][case_id]``, wh
 first.
 
 An engine that raises (an http engine's bad reply, a python engine's bug) fails the case with
-``engine_error`` (status ``error``) in the stage that called it; the other cases go on.
+``engine_error`` (status ``error``) in the stage that called it; the other cases go on. A dependency that did
+not answer (``qlab.errors.DependencyError``: the engine service, the LLM endpoint) fails it with that error's
+reason code instead (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, TypeVar
 from qlab import fuzzy, metrics, resultschema
 from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
+from qlab.errors import DependencyError
 from qlab.project.model import Case
 from qlab.results import CaseResult, CheckedJSON, EncodedJSON
 from qlab.stages import engine_checks, search_rows
@@ -55,7 +58,9 @@ def call(result: CaseResult, stage: str, latency_key: str, ctx: RunContext, fn: 
     except Exception as exc:  # the engine under test may fail in any way; the run goes on
         result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
         name = getattr(ctx.engine, "name", "engine")
-        result.fail(stage, "engine_error", f"{name}: {type(exc).__name__}: {exc}", status="error")
+        # a dependency that did not answer (the engine service, its LLM endpoint) is no verdict on the product
+        reason = exc.reason if isinstance(exc, DependencyError) else "engine_error"
+        result.fail(stage, reason, f"{name}: {type(exc).__name__}: {exc}", status="error")
         return None
     result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
     return value

@@ -8,7 +8,7 @@ For each execute case not yet done: find its plan (``qlab.execute.plans``) and i
 
 Metrics: execute_success_rate, execute_read_success_rate (read_only cases), assertion_pass_rate,
 auth_ready_rate, structured_failure_rate, latency_p50_ms, latency_p95_ms. Stop conditions seen:
-auth_not_ready, mutation_unsafe, assertion_failed. Guards (seed 003 in-run checks): mutation_safety,
+auth_not_ready, mutation_unsafe, assertion_failed. Guards (in-run checks): mutation_safety,
 host_allowlist.
 """
 
@@ -28,16 +28,19 @@ from qlab.execute import assertions
 from qlab.execute.auth import AuthResolver
 from qlab.execute.case import CaseRunner
 from qlab.execute.client import make_run_client
+from qlab.execute.credentials import display_url
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
-from qlab.scrub import scrub_text
+from qlab.scrub import SecretSet, scrub_text
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 
 STAGE = "execute"
 AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
-SAFETY_REASONS = frozenset({"mutation_not_allowed", "host_not_allowed", "cleanup_missing"})
+SAFETY_REASONS = frozenset(
+    {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
+)
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
 
@@ -65,7 +68,9 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
         )
         plans: dict[str, Plan] = ctx.shared.setdefault("plans", {})
         for name, items in groups.items():
-            ctx.log(f"execute: {len(items)} case(s) against environment {name} ({items[0][1].base_url})")
+            ctx.log(
+                f"execute: {len(items)} case(s) against environment {name} ({display_url(items[0][1].base_url)})"
+            )
             if _start_server(ctx, items[0][1], items):
                 _run_group(ctx, runner, items, plans)
         _log_failures(ctx, handled, results)
@@ -124,7 +129,8 @@ def _environment(ctx: RunContext, case: Case, result: CaseResult) -> Environment
 
 
 def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool:
-    """Start the environment's dev server once per run; on failure every case of it fails as connection_error."""
+    """Start the environment's dev server once per run; on failure every case of it fails as dev_server_failed
+    (an infrastructure fault: the run is ERROR, not BLOCK)."""
     if env.server is None or env.name in ctx.shared.setdefault("dev_server_envs", {}):
         return True
     # imported here: subprocess, ctypes, ... cost startup time and only an environment with a server needs them
@@ -135,11 +141,15 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
     log_path = log_dir / f"server-{env.name}.log"
     try:
-        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base))
+        # each line through the scrubber of the secrets known when it is written (the logs are scrubbed again
+        # with all of them before the learn gate scans them)
+        secrets = ctx.secrets
+        scrub = secrets.text if isinstance(secrets, SecretSet) else (lambda line: scrub_text(line, secrets))
+        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
     except QlabError as exc:
         ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
         for _case, _env, result in items:
-            result.fail(STAGE, "connection_error", f"environment {env.name}: {exc}")
+            result.fail(STAGE, "dev_server_failed", f"environment {env.name}: {exc}", status="error")
         return False
     ctx.shared["dev_server_envs"][env.name] = {"status": state, "url": env.server.url, "log": str(log_path)}
     ctx.log(f"execute: dev server for {env.name} {state} ({env.server.url}); output in {log_path}")
@@ -261,7 +271,7 @@ def _report(
     modes: dict[str, str] = {g.name: g.mode for g in ctx.gate.guards}
     guards: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("mutation_safety", ("mutation_not_allowed", "cleanup_missing")),
-        ("host_allowlist", ("host_not_allowed",)),
+        ("host_allowlist", ("host_not_allowed", "redirect_refused")),
     )
     for guard, guard_codes in guards:
         refused = sorted(i for code in guard_codes for i in reasons.get(code, ()))

@@ -1,6 +1,6 @@
 """Stage 6, learn: scrubbed result → suggestions and shadow rank; stop if payload scrubbing fails.
 
-The gate part is the scrub check (seed 000 "Learn: stop if payload scrubbing fails"): every output the run
+The gate part is the scrub check ("Learn: stop if payload scrubbing fails"): every output the run
 wrote — result JSON, JUnit, summary, dev-server logs — is scanned with ``qlab.scrub.find_leaks`` for every
 secret value the run resolved, in every encoded form. A hit is ``scrub_failed``: the message names the file and
 the secret's index, never its value. Suggestions and shadow rank come from the run's learner
@@ -76,7 +76,7 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
 
 
 def _per_case(found: Sequence[Mapping[str, Any]], results: Mapping[str, CaseResult]) -> None:
-    """Seed 000's per-case ``learning`` object: the suggestions whose evidence names the case."""
+    """The per-case ``learning`` object: the suggestions whose evidence names the case."""
     for suggestion in found:
         brief = {key: suggestion[key] for key in ("id", "kind", "tool_id", "aliases", "text", "status")
                  if suggestion.get(key) is not None}  # fmt: skip

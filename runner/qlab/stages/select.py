@@ -3,7 +3,7 @@ ambiguous.
 
 Every plan (and execute) case of the gate's suites that is not done yet gets its search (reused from the
 search stage, or run now) and then one ``engine.select`` call with its provided entities and its recorded
-``llm_target``. The case's ``target_selector`` object is seed 000's block (``llm_target``,
+``llm_target``. The case's ``target_selector`` object is the selector's block (``llm_target``,
 ``selected_target``, ``overrode_llm``, ``reason_codes``, plus ``ambiguous``/``candidates``/``llm_usage`` when
 set), with ``latency_ms["target_selection"]``. A case fails with ``ambiguous_critical`` when the selector
 could not tell the top candidates apart and the case is in its suite's ``critical`` list,

@@ -101,7 +101,7 @@ def test_accept_case_moves_the_proposal_into_the_required_regression_suite(tmp_p
     # from now on the suite runs it: the project has the case in its regression suite, as a plan case
     project = load_project(config)
     joined = project.cases_for("regression")
-    assert [c.id for c in joined] == ["reg-s-parcel"] and joined[0].mode == "plan"
+    assert [c.id for c in joined] == ["reg-s-parcel", "r-health"] and joined[0].mode == "plan"
     assert "must now also plan" in accepted.note
     saved = json.loads(path.read_text())
     assert (saved["status"], saved["accepted_by"], saved["case_id"]) == ("accepted", "alice", "reg-s-parcel")
@@ -114,7 +114,7 @@ def test_accept_case_refuses_a_regression_suite_that_is_not_required(tmp_path: P
     path = write_json_path(tmp_path, _propose(tmp_path, config, corrected=False))
     with pytest.raises(InputError, match="the regression suite must be required"):
         accept_case(path, config_path=config, by="alice")
-    assert list((tmp_path / "gates" / "regression").iterdir()) == []
+    assert [p.name for p in (tmp_path / "gates" / "regression").iterdir()] == ["seed.yaml"]
 
 
 def test_accept_case_rejects_an_invalid_proposal_with_its_location(tmp_path: Path) -> None:

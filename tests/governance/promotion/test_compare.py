@@ -164,14 +164,20 @@ def test_bootstrap_keeps_a_drop_inside_the_noise_and_blocks_a_real_one() -> None
     assert again.to_dict()["metrics"] == real.to_dict()["metrics"]
 
 
-def test_different_case_set_is_refused_with_exit_2() -> None:
-    base, cand = _alias_pair()
+def test_an_added_case_is_judged_on_its_own_and_same_case_set_refuses_it() -> None:
+    """The most common pull request — add a case and the alias that makes it pass — is compared by default:
+    the new case is "new passing"; only the strict ``same: [case_set]`` refuses a different set of cases."""
+    base, cand = _alias_pair(required=False)
     cand.data["cases"].append(search_case("s-4"))
-    report = compare(
+    default = compare(
         base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
     )
+    assert default.verdict != "refused" and default.exit_code != 2
+    assert [c.case_id for c in default.of_kind("new_passing")] == ["s-4"]
+    strict = PromotionRule("alias_or_semantic_metadata", require=("metric_not_worse",), same=("case_set",))
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=strict)
     assert report.verdict == "refused" and report.exit_code == 2
-    assert report.reasons == ("same: cases: only the candidate has s-4",)
+    assert report.reasons == ("same: case_set: only the candidate has s-4",)
     assert "Why the runs cannot be compared" in markdown(report)
 
 
@@ -183,11 +189,11 @@ def test_without_same_cases_new_and_removed_cases_are_reported() -> None:
         "alias_or_semantic_metadata", require=("metric_not_worse",), metrics=("hit_at_k",), same=()
     )
     report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
-    assert [c.case_id for c in report.of_kind("new")] == ["s-4"]
+    assert [c.case_id for c in report.of_kind("new_failing")] == ["s-4"]
     assert [c.case_id for c in report.of_kind("removed")] == ["s-3"]
 
 
-def test_changed_case_file_is_refused() -> None:
+def test_changed_case_file_with_the_same_cases_is_refused() -> None:
     base, cand = _alias_pair()
     base.data["provenance"]["dataset"]["files"] = [
         {"path": "gates/search_core/s-1.yaml", "digest": "sha256:1", "cases": 1}
@@ -424,3 +430,102 @@ def test_a_metric_drop_shows_the_passing_cases_behind_it_side_by_side() -> None:
     text = markdown(report)
     assert "## Passing in both runs, but worse on a metric" in text
     assert "| search | hit at rank 1 of top 5 (1. a, 2. b) | hit at rank 2 of top 5 (1. b, 2. a) |" in text
+
+
+# --------------------------------------------------------------------------------------------- like with like
+
+
+def _blocked(case: dict[str, Any]) -> dict[str, Any]:
+    """The case as a run blocked at search reports it: no stage object, status blocked."""
+    out = {k: v for k, v in case.items() if k not in ("search", "target_selector", "plan")}
+    out.update(status="blocked", failure={"stage": "search", "reason": "blocked_by_stage", "message": "m"})
+    return out
+
+
+def _blocked_run_pair() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One search case and 20 plan cases; in the "bad" run the search case misses and the plan cases are
+    blocked by the search gate."""
+    good = [search_case("s-1"), *(plan_case(f"p-{i:02d}") for i in range(20))]
+    bad = [search_case("s-1", rank=None), *(_blocked(plan_case(f"p-{i:02d}")) for i in range(20))]
+    return good, bad
+
+
+@pytest.mark.parametrize("direction", ["fix", "regression"])
+def test_cases_a_run_never_judged_are_no_evidence(direction: str) -> None:
+    """Was: a blocked baseline → passing candidate showed 21 "fixed" for 1 real fix, and a run blocked at search
+    showed 20 "regressed" for 1 real regression."""
+    good, bad = _blocked_run_pair()
+    before, after = (bad, good) if direction == "fix" else (good, bad)
+    rule = PromotionRule(
+        "alias_or_semantic_metadata", suites=("search_core", "plan_e2e"), require=("no_required_regression",)
+    )
+    report = compare(
+        _art(artifact(copy.deepcopy(before)), "baseline"),
+        _art(artifact(copy.deepcopy(after), run_id="run-2"), "candidate"),
+        change_type="alias_or_semantic_metadata",
+        rule=rule,
+    )
+    real = "fixed" if direction == "fix" else "regressed"
+    assert report.counts[real] == 1 and report.counts["unevaluated"] == 20
+    assert report.counts["fixed" if direction == "regression" else "regressed"] == 0
+    assert report.verdict == ("promote" if direction == "fix" else "block")
+    if direction == "regression":
+        assert [r for r in report.reasons if "regressed" in r] == [
+            "required case s-1 (search_core) regressed: passed in the baseline, failed at search/expected_target_absent "
+            "in the candidate"
+        ]
+    assert "Unevaluated (a run blocked, skipped or could not judge it" in markdown(report)
+
+
+def test_an_infrastructure_failure_is_unevaluated_and_a_new_required_failure_blocks() -> None:
+    base = artifact([search_case("s-1"), search_case("s-2")])
+    down = search_case("s-2", rank=None)
+    down.update(status="error", failure={"stage": "search", "reason": "engine_unreachable", "message": "m"})
+    cand = artifact([search_case("s-1"), down, search_case("s-3", rank=None)], run_id="run-2")
+    report = compare(
+        _art(base, "baseline"),
+        _art(cand, "candidate"),
+        change_type="alias_or_semantic_metadata",
+        rule=DEFAULT_RULES["alias_or_semantic_metadata"],
+    )
+    assert [c.case_id for c in report.of_kind("unevaluated")] == ["s-2"]
+    assert [c.case_id for c in report.of_kind("new_failing")] == ["s-3"]
+    assert report.verdict == "block"
+    assert any(
+        r.startswith("new required case s-3 (search_core) fails in the candidate") for r in report.reasons
+    )
+    # the unevaluated case is not a pair of the metric: hit@k compares s-1 only
+    assert next(m for m in report.metrics if m.metric == "hit_at_k").n == 1
+
+
+def test_a_flaky_case_counts_with_its_pass_ratio() -> None:
+    """Was: a case passing 2 of 3 repeats counted as plainly passed, its ratio unused. Now the noise-aware
+    comparison sees 1.0 → 0.667 for it, and the report says it is flaky."""
+    base = artifact([search_case(f"s-{i}") for i in range(4)])
+    flaky = search_case("s-0", attempts=3, passes=2)
+    cand = artifact([flaky, *(search_case(f"s-{i}") for i in range(1, 4))], run_id="run-2")
+    rule = PromotionRule(
+        "alias_or_semantic_metadata",
+        require=("metric_not_worse",),
+        metrics=("pass_rate",),
+        tolerance=0.05,
+        same=(),
+    )
+    report = compare(
+        _art(base, "baseline"), _art(cand, "candidate"), change_type="alias_or_semantic_metadata", rule=rule
+    )
+    pass_rate = report.metrics[0]
+    assert pass_rate.candidate == pytest.approx((0.666667 + 3) / 4)
+    assert pass_rate.regressed and pass_rate.worse == ("s-0",)  # a drop of 0.083 beyond the 0.05 tolerance
+    change = next(c for c in report.changes if c.case_id == "s-0")
+    assert change.kind == "passing" and change.unstable and change.candidate_ratio == pytest.approx(0.666667)
+    assert change.to_dict()["flaky"] is True
+    # with the paired bootstrap, one flaky case of four is within the noise: the interval reaches zero
+    noisy = PromotionRule(
+        "alias_or_semantic_metadata", require=("metric_not_worse",), metrics=("pass_rate",), tolerance=0.05,
+        bootstrap=True, same=(),
+    )  # fmt: skip
+    report = compare(
+        _art(base, "baseline"), _art(cand, "candidate"), change_type="alias_or_semantic_metadata", rule=noisy
+    )
+    assert report.metrics[0].interval is not None and not report.metrics[0].regressed

@@ -91,7 +91,7 @@ def test_two_results_add_the_promotion_diff_and_trends() -> None:
     sections = _parse(page).sections
     assert "promotion" in sections and "trends" in sections
     diff = page.split('<section id="promotion">', 1)[1].split("</section>", 1)[0]
-    for kind in ("regressed", "fixed", "still failing", "new", "removed"):
+    for kind in ("regressed", "fixed", "still failing", "new passing", "removed"):
         assert f">{kind}</span>" in diff
     assert "member-search-002" in diff  # the regression, with its reason
     assert "+0.5" in diff  # plan hit rate 0.5 -> 1.0

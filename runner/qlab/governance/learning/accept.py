@@ -1,6 +1,6 @@
 """``qlab accept-case``: move an approved EvalCase proposal into the regression suite.
 
-The regression suite is ``learning.regression_suite`` in qlab.yaml; it must be ``required`` (seed 003: "add it
+The regression suite is ``learning.regression_suite`` in qlab.yaml; it must be ``required`` (the regression rule: "add it
 to the Regression Suite (required: true) — all future publishes must pass it"). The proposal's case is written
 as a new case file in the suite's folder (the literal part of its first glob), named after the case id, with a
 comment saying who accepted it, when, and from which proposal. The project is then loaded again: if the new

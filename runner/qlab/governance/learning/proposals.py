@@ -1,4 +1,4 @@
-"""Regression prevention (seed 003): a real failure → an EvalCase proposal → review → the regression suite.
+"""Regression prevention: a real failure → an EvalCase proposal → review → the regression suite.
 
 ``propose`` turns a failing case of a result artifact into a proposal (``schemas/proposal.schema.json``):
 ``status: pending_review``, the ``input`` (query, entities, LLM target), the ``expected`` behaviour (the case's
@@ -130,7 +130,7 @@ def propose(
         proposal["traceEvidence"]["corrected"] = evidence(fixed)
         proposal["key_difference"] = key_difference(failing, fixed, artifact, corrected)
         if "expected_plan_tools" not in proposal["case"] and (fixed.get("plan") or {}).get("tools"):
-            # the successful run's plan is the expected behaviour the case did not spell out (seed 003)
+            # the successful run's plan is the expected behaviour the case did not spell out
             proposal["case"]["expected_plan_tools"] = list(fixed["plan"]["tools"])
     return proposal
 

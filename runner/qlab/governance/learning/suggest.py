@@ -1,6 +1,6 @@
 """The ``learn`` stage's content: suggestions from scrubbed results, each with its evidence, and shadow rank.
 
-Seed 003: "Agent can propose learning, but production knowledge requires eval and human approval." So:
+The learning rule: "Agent can propose learning, but production knowledge requires eval and human approval." So:
 
 - every suggestion is ``pending_review`` and has a stable id (a digest of what it suggests, not of its
   evidence, so the same suggestion from two runs is one suggestion);

@@ -1,4 +1,4 @@
-"""The evidence a promotion rule can ``require`` (seed 000's "Required Evidence" column, made checkable).
+"""The evidence a promotion rule can ``require`` (the promotion policy's "Required Evidence", made checkable).
 
 Each check returns passed + the reasons it failed. Missing evidence fails: a change is promoted on evidence,
 never on its absence (no readiness report → ``readiness_improves`` fails; no scrub check ran →
@@ -85,6 +85,14 @@ def _regressions(name: str, x: _Inputs, *, required_only: bool) -> Check:
             reasons.append(
                 f"{label} {change.case_id} ({change.suite}) regressed: passed in the baseline, "
                 f"{change.candidate_status}{where} in the candidate"
+            )
+        elif change.kind == "new_failing" and change.required:
+            # a new case is judged on its own: a required one must pass, as the candidate's run itself demands
+            failure = (change.candidate or {}).get("failure") or {}
+            where = f" at {failure.get('stage')}/{failure.get('reason')}" if failure else ""
+            reasons.append(
+                f"new required case {change.case_id} ({change.suite}) fails in the candidate: "
+                f"{change.candidate_status}{where}"
             )
         elif change.kind == "removed" and change.required:
             reasons.append(f"required case {change.case_id} ({change.suite}) no longer runs in the candidate")

@@ -4,8 +4,11 @@ Runs are refused (exit 2, nothing decided) when:
 
 - either is one shard of a sharded run (merge the shards first);
 - a suite the rule names is in neither run, or the rule's suites hold no case;
-- ``same: [cases]`` and the case ids differ, or a case file of the compared cases changed (its digest in
-  ``provenance.dataset.files`` differs);
+- ``same: [cases]`` (the default) and a case file changed (its digest in ``provenance.dataset.files``) while it
+  holds the very same case ids in both runs: a case both runs have was edited, and which one cannot be told. A
+  file that gained or lost cases is fine: added cases are judged on their own (new passing / new failing),
+  removed ones are listed;
+- ``same: [case_set]`` and the case ids differ at all, or a case file changed (the strict form);
 - ``same: [collection]`` / ``[model]`` / ``[engine]`` / ``[config]`` and the fingerprints differ on it.
 """
 
@@ -71,8 +74,10 @@ def refusals(
             out.append(f"suite {suite!r} of the rule is in neither run")
     if not base and not cand:
         out.append("the compared suites hold no case in either run: nothing to compare")
-    if "cases" in rule.same:
+    if "case_set" in rule.same:
         out += _case_set_refusals(baseline, candidate, base, cand)
+    elif "cases" in rule.same:
+        out += _edited_case_refusals(baseline, candidate, base, cand)
     fb = baseline.data.get("fingerprint") or {}
     fc = candidate.data.get("fingerprint") or {}
     fields = {
@@ -102,15 +107,39 @@ def _case_set_refusals(
     only_base = [c for c in base if c not in cand]
     only_cand = [c for c in cand if c not in base]
     if only_base:
-        out.append(f"same: cases: only the baseline has {_ids(only_base)}")
+        out.append(f"same: case_set: only the baseline has {_ids(only_base)}")
     if only_cand:
-        out.append(f"same: cases: only the candidate has {_ids(only_cand)}")
+        out.append(f"same: case_set: only the candidate has {_ids(only_cand)}")
     files = {str(c.get("file")) for c in (*base.values(), *cand.values()) if c.get("file")}
     digests_b, digests_c = _file_digests(baseline), _file_digests(candidate)
     for path in sorted(files):
         b, c = digests_b.get(path), digests_c.get(path)
         if b and c and b != c:
-            out.append(f"same: cases: case file {path} changed between the runs ({_short(b)} vs {_short(c)})")
+            out.append(
+                f"same: case_set: case file {path} changed between the runs ({_short(b)} vs {_short(c)})"
+            )
+    return out
+
+
+def _edited_case_refusals(
+    baseline: Artifact, candidate: Artifact, base: Mapping[str, Any], cand: Mapping[str, Any]
+) -> list[str]:
+    """``same: cases``: a case file whose digest changed although it holds the same case ids in both runs."""
+    ids_b: dict[str, set[str]] = {}
+    ids_c: dict[str, set[str]] = {}
+    for ids, cases in ((ids_b, base), (ids_c, cand)):
+        for case_id, case in cases.items():
+            if case.get("file"):
+                ids.setdefault(str(case["file"]), set()).add(case_id)
+    digests_b, digests_c = _file_digests(baseline), _file_digests(candidate)
+    out = []
+    for path in sorted(set(ids_b) & set(ids_c)):
+        b, c = digests_b.get(path), digests_c.get(path)
+        if b and c and b != c and ids_b[path] == ids_c[path]:
+            out.append(
+                f"same: cases: case file {path} changed between the runs ({_short(b)} vs {_short(c)}) with the "
+                "same cases in it: a case both runs have was edited; compare runs of the same case definitions"
+            )
     return out
 
 

@@ -1,10 +1,13 @@
-"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (seed 000 "Promotion Policy").
+"""Promotion: judge a baseline → candidate change under its qlab.yaml rule (the promotion policy).
 
-``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (fixed, regressed,
-still failing, new, removed, each with both sides' stage objects), checks the rule's metrics noise-aware
-(a drop beyond ``tolerance``; with ``bootstrap: true`` only when the paired-bootstrap interval lies below zero
-too), checks the rule's evidence requirements, and decides: 0 promote, 1 block. A required case that
-regressed always blocks, whatever the rule says; a flaky case is reported but never blocks.
+``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.changes``: fixed,
+regressed, still failing and passing only for cases both runs judged; unevaluated for a case one run blocked,
+skipped or could not judge — never evidence —; new passing / new failing, judged on their own; removed, each
+with both sides' stage objects), checks the rule's metrics noise-aware over the cases both runs judged (a drop
+beyond ``tolerance``; with ``bootstrap: true`` only when the paired-bootstrap interval lies below zero too; a
+repeated case counts with the share of its repeats that passed), checks the rule's evidence requirements, and
+decides: 0 promote, 1 block. A required case that regressed, or a new required case that fails, always blocks,
+whatever the rule says; a ``flaky: true`` case is reported but never blocks.
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qlab.changes import change_kind
 from qlab.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_PASS
 from qlab.governance.promotion import checks
 from qlab.governance.promotion.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from qlab.governance.promotion.changes import CHANGE_KINDS, CaseChange
+from qlab.governance.promotion.changes import CHANGE_KINDS, COMPARED, CaseChange
 from qlab.governance.promotion.checks import Check
 from qlab.governance.promotion.comparable import compared_cases, refusals
 from qlab.governance.promotion.metrics import MetricCheck, metric_checks
 from qlab.governance.promotion.rules import CHANGE_MODES
 from qlab.governance.records import Artifact, evidence
+from qlab.metrics import pass_ratio
 from qlab.project.model import PromotionRule
 
 _EPS = 1e-9  # float noise in metric means is not a regression
@@ -100,7 +105,10 @@ def compare(
     if refused:
         return PromotionReport(change_type, rule, "refused", tuple(refused), *runs, suites=tuple(suites))
     changes = _classify(base_cases, cand_cases, baseline, candidate)
-    metrics = tuple(metric_checks(rule, base_cases, cand_cases, baseline, candidate, suites, seed, resamples))
+    # only the cases both runs judged are evidence of a change in a metric
+    both = {c.case_id for c in changes if c.kind in COMPARED}
+    paired = {k: v for k, v in base_cases.items() if k in both}
+    metrics = tuple(metric_checks(rule, paired, cand_cases, baseline, candidate, suites, seed, resamples))
     results: list[Check] = []
     for name in dict.fromkeys((*rule.require, "no_required_regression")):
         results.append(
@@ -164,20 +172,7 @@ def _classify(
         info = _suite_info(candidate, suite) or _suite_info(baseline, suite)
         required = bool(info.get("required", True)) or any(bool(x and x.get("critical")) for x in (b, c))
         flaky = any(bool(x and x.get("flaky")) for x in (b, c))
-        b_pass = b is not None and b.get("status") == "passed"
-        c_pass = c is not None and c.get("status") == "passed"
-        if b is None:
-            kind = "new"
-        elif c is None:
-            kind = "removed"
-        elif b_pass and c_pass:
-            kind = "passing"
-        elif b_pass:
-            kind = "regressed"
-        elif c_pass:
-            kind = "fixed"
-        else:
-            kind = "still_failing"
+        kind = change_kind(b, c)
         out.append(
             CaseChange(
                 case_id=case_id,
@@ -189,6 +184,8 @@ def _classify(
                 candidate=evidence(c) if c is not None else None,
                 baseline_status=str(b["status"]) if b is not None else None,
                 candidate_status=str(c["status"]) if c is not None else None,
+                baseline_ratio=pass_ratio(b) if b is not None else None,
+                candidate_ratio=pass_ratio(c) if c is not None else None,
             )
         )
     return out

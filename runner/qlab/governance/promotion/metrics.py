@@ -1,8 +1,10 @@
 """The metrics of a promotion: each of the rule's metrics over the paired cases of both runs, noise-aware.
 
-A metric with a per-case value (``qlab.governance.promotion.rules.CASE_METRICS``) is averaged over the cases present in
-both runs; a case with data on one side only (blocked before the stage on the other) scores 0 there. The
-cases whose value dropped or rose are kept as the evidence behind the number. A drop is a regression beyond
+A metric with a per-case value (``qlab.governance.promotion.rules.CASE_METRICS``) is averaged over the cases both
+runs judged (``compare`` hands in only those) and that the metric measured in both; a case blocked or not judged
+on one side is no evidence, never a 0. A repeated case's outcome counts with the share of its repeats that passed
+(2 of 3: 0.667), so a flaky case moves the mean and the bootstrap interval by what it really did. The cases whose
+value dropped or rose are kept as the evidence behind the number. A drop is a regression beyond
 ``tolerance``; with ``bootstrap``, the paired-bootstrap interval must lie below zero as well. A metric only
 suites report (``ndcg_at_k``) is compared per suite, with the tolerance only.
 """
@@ -94,10 +96,9 @@ def metric_checks(
             if c is None:
                 continue
             bv, cv = value_of(b), value_of(c)
-            if bv is None and cv is None:
-                continue
-            # a case with data on one side only (e.g. blocked before the stage) scores 0 on the other
-            pairs.append((bv or 0.0, cv or 0.0))
+            if bv is None or cv is None:
+                continue  # measured on one side only: not like with like
+            pairs.append((bv, cv))
             if pairs[-1][1] < pairs[-1][0]:
                 worse.append(case_id)
             elif pairs[-1][1] > pairs[-1][0]:

@@ -1,6 +1,6 @@
 """Markdown for a promotion report: the verdict, the rule's checks, the metrics, and the cases side by side.
 
-Seed 000: "Keep the failing and fixed evidence side by side." Each regressed, fixed and still-failing case gets
+The promotion policy: "Keep the failing and fixed evidence side by side." Each regressed, fixed and still-failing case gets
 a table with one row per stage object and one column per run.
 """
 
@@ -17,7 +17,9 @@ _TITLES = {
     "regressed": "Regressed (passed in the baseline, failing in the candidate)",
     "fixed": "Fixed (failing in the baseline, passing in the candidate)",
     "still_failing": "Still failing",
-    "new": "New (only in the candidate)",
+    "new_failing": "New and failing (only in the candidate)",
+    "new_passing": "New and passing (only in the candidate)",
+    "unevaluated": "Unevaluated (a run blocked, skipped or could not judge it: no evidence either way)",
     "removed": "Removed (only in the baseline)",
 }
 _MAX_CELL = 160
@@ -88,10 +90,14 @@ def _runs(report: PromotionReport) -> list[str]:
 
 
 def _side_by_side(change: CaseChange) -> list[str]:
-    flags = [f for f, on in (("required", change.required), ("flaky", change.flaky)) if on]
+    flags = [f for f, on in (("required", change.required), ("flaky", change.flaky or change.unstable)) if on]
     head = f"### `{change.case_id}` ({change.suite}{', ' + ', '.join(flags) if flags else ''})"
     rows = [head, "", "| | baseline | candidate |", "|---|---|---|"]
     rows.append(f"| status | {change.baseline_status or '—'} | {change.candidate_status or '—'} |")
+    if change.unstable:
+        rows.append(
+            f"| repeats passed | {_ratio(change.baseline_ratio)} | {_ratio(change.candidate_ratio)} |"
+        )
     b, c = change.baseline or {}, change.candidate or {}
     for key in (*STAGE_KEYS, "failure", "assertions"):
         if key in b or key in c:
@@ -139,6 +145,10 @@ def summarize(key: str, value: Any) -> str:
             f"; failed: {', '.join(str(a.get('type')) for a in failed)}" if failed else ""
         )
     return str(value)
+
+
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
 
 
 def _cell(value: Any) -> str:

@@ -1,6 +1,6 @@
-"""Promotion rules: seed 000's five change types, their default evidence, and per-case metric values.
+"""Promotion rules: the five change types, their default evidence, and per-case metric values.
 
-seed 000 "Promotion Policy":
+the promotion policy:
 
 | change type                     | required evidence                                   | default ``require``                  |
 |---------------------------------|-----------------------------------------------------|--------------------------------------|
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from qlab import metrics
 from qlab.errors import UsageError
 from qlab.fuzzy import did_you_mean
 from qlab.project.model import Config, PromotionRule
@@ -74,11 +75,11 @@ REQUIREMENTS: tuple[str, ...] = (
     "read_assertions_pass",
 )
 
-SAME_KEYS: tuple[str, ...] = ("cases", "collection", "model", "engine", "config")
+SAME_KEYS: tuple[str, ...] = ("cases", "case_set", "collection", "model", "engine", "config")
 
 
 def rule_for(change_type: str, config: Config | None) -> PromotionRule:
-    """The rule for ``change_type``: qlab.yaml's when it has one, else the seed default.
+    """The rule for ``change_type``: qlab.yaml's when it has one, else the built-in default.
 
     Raises UsageError for an unknown change type (with a suggestion) and for a rule naming an unknown
     requirement or ``same`` key.
@@ -107,8 +108,9 @@ def rule_for(change_type: str, config: Config | None) -> PromotionRule:
 
 
 def _search(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The case's search object when search measured it (``qlab.metrics.measured``), else None."""
     search = case.get("search")
-    return search if isinstance(search, Mapping) else None
+    return search if isinstance(search, Mapping) and metrics.measured(case, "search") else None
 
 
 def _hit_at_k(case: Mapping[str, Any]) -> float | None:
@@ -142,25 +144,29 @@ def selection_correct(case: Mapping[str, Any]) -> bool | None:
 
 
 def _selector_accuracy(case: Mapping[str, Any]) -> float | None:
-    correct = selection_correct(case)
-    return None if correct is None else float(correct)
+    """As the run counts it: a case that failed before select is a miss of select too."""
+    if not metrics.measured(case, "select"):
+        return None
+    if metrics.failed_earlier(case, "select") is not None:
+        return 0.0
+    return float(bool(selection_correct(case)))
 
 
 def _plan_hit(case: Mapping[str, Any]) -> float | None:
-    plan = case.get("plan")
-    if not isinstance(plan, Mapping):
+    if not metrics.measured(case, "plan"):
         return None
+    plan = case.get("plan")
     failure = case.get("failure")
     failed_at_plan = isinstance(failure, Mapping) and failure.get("stage") == "plan"
-    return float(plan.get("status") == "synthesized" and not failed_at_plan)
+    return float(isinstance(plan, Mapping) and plan.get("status") == "synthesized" and not failed_at_plan)
 
 
 def _execute_success(case: Mapping[str, Any]) -> float | None:
-    return float(case.get("status") == "passed") if case.get("mode") == "execute" else None
+    return metrics.pass_ratio(case) if metrics.measured(case, "execute") else None
 
 
 def _pass_rate(case: Mapping[str, Any]) -> float | None:
-    return float(case.get("status") == "passed")
+    return metrics.pass_ratio(case) if case.get("status") in ("passed", "failed", "error") else None
 
 
 CASE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
@@ -173,7 +179,7 @@ CASE_METRICS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
     "pass_rate": _pass_rate,
 }
 
-# The run-level names of seed 000's acceptance metrics, as the artifact spells them.
+# The run-level names of the acceptance metrics, as the artifact spells them.
 METRIC_ALIASES: dict[str, str] = {
     "search_hit_at_k": "hit_at_k",
     "hit_at": "hit_at_k",

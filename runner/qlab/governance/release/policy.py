@@ -1,4 +1,4 @@
-"""The last three release gates of a skill (seed 003); the first two are in ``release_stages``.
+"""The last three release gates of a skill; the first two are in ``release_stages``.
 
 3. policy_eval — every tool of every golden plan is permitted; no plan has more than ``max_tool_calls`` steps;
    the run's recorded LLM cost (plus the functional eval's) is within ``max_cost_usd``; the p95 of the run's

@@ -1,4 +1,4 @@
-"""A skill's release (seed 003 "Skill Release Quality Gates"): five gates in order, then draft or published.
+"""A skill's release (the skill release quality gates): five gates in order, then draft or published.
 
 trigger eval → functional eval → policy eval → regression eval → human review (see ``release_stages``). The
 gates run in order and the first failure stops the release: the skill stays ``draft``, the failed gate and its

@@ -1,4 +1,4 @@
-"""The release gates of a skill (seed 003): the shared GateResult, and the first two gates, which run the engine.
+"""The release gates of a skill: the shared GateResult, and the first two gates, which run the engine.
 
 1. trigger_eval — each trigger case's query is searched with the engine under test. The skill **fires** for a
    query when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool and scores at least
@@ -189,7 +189,8 @@ def functional_eval(
     missing = [k for k in KINDS if not any(c.get("kind", "normal") == k for c in cases)]
     if missing:
         reasons.insert(
-            0, f"golden cases lack {', '.join(missing)} inputs (seed 003: normal, boundary and error)"
+            0,
+            f"golden cases lack {', '.join(missing)} inputs (a functional eval covers normal, boundary and error inputs)",
         )
     rate = sum(1 for r in runs if r["passed"]) / len(runs) if runs else 0.0
     if rate < skill.functional_pass_min:

@@ -77,6 +77,9 @@ def badge(status: str) -> Markup:
         "warned": "warn",
         "still_failing": "warn",
         "new": "info",
+        "new_passing": "info",
+        "new_failing": "bad",
+        "unevaluated": "warn",
         "removed": "info",
         "skipped": "muted",
     }.get(status, "muted")
@@ -120,10 +123,10 @@ CSS = """
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
 color:var(--fg);background:var(--bg)}
 header.top{padding:20px 32px;border-bottom:4px solid var(--muted);background:var(--panel)}
-header.top.pass{border-color:var(--ok)} header.top.block{border-color:var(--bad)}
+header.top.pass{border-color:var(--ok)} header.top.block{border-color:var(--bad)} header.top.error{border-color:var(--warn)}
 header.top h1{margin:0 0 6px;font-size:22px}
 .verdict{font-size:20px;font-weight:700;letter-spacing:.04em}
-.verdict.pass{color:var(--ok)} .verdict.block{color:var(--bad)}
+.verdict.pass{color:var(--ok)} .verdict.block{color:var(--bad)} .verdict.error{color:var(--warn)}
 nav{padding:8px 32px;border-bottom:1px solid var(--line);font-size:13px}
 nav a{margin-right:14px;color:var(--info);text-decoration:none}
 main{padding:8px 32px 40px;max-width:1280px}

@@ -75,7 +75,7 @@ def scorecard(result: Artifact) -> Markup:
     rows = [(dim, [number(card.get(dim))]) for dim in SCORECARD_DIMENSIONS]
     chart = bar_chart(rows, series=["score"], label="Scorecard, ten dimensions in [0, 1]", max_value=1.0)
     missing = [dim for dim, (value,) in rows if value is None]
-    note = "Ten dimensions of seed 003, each in [0, 1]. "
+    note = "Ten dimensions of the scorecard, each in [0, 1]. "
     note += (
         f"No data for: {', '.join(missing)} (this run has nothing to compute them from)." if missing else ""
     )

@@ -1,5 +1,5 @@
 """The sections of the HTML report that compare runs: the promotion diff (baseline → candidate, case by case,
-with metric deltas) and the trends of every metric over a series of runs (seed 003: "the Web UI visualizes its
+with metric deltas) and the trends of every metric over a series of runs ("the Web UI visualizes its
 trends")."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ DIFF_LABELS = {
     "regressed": "regressed",
     "fixed": "fixed",
     "still_failing": "still failing",
-    "new": "new",
+    "new_failing": "new failing",
+    "new_passing": "new passing",
+    "unevaluated": "unevaluated",
     "removed": "removed",
     "passing": "passing in both",
 }
@@ -44,7 +46,9 @@ def promotion_diff(baseline: Artifact, candidate: Artifact) -> Markup:
             ("regressed", counts["regressed"], "bad" if counts["regressed"] else ""),
             ("fixed", counts["fixed"], "ok" if counts["fixed"] else ""),
             ("still failing", counts["still_failing"], "warn" if counts["still_failing"] else ""),
-            ("new", counts["new"], "info"),
+            ("new failing", counts["new_failing"], "bad" if counts["new_failing"] else ""),
+            ("new passing", counts["new_passing"], "info"),
+            ("unevaluated", counts["unevaluated"], "warn" if counts["unevaluated"] else ""),
             ("removed", counts["removed"], "info"),
             ("passing in both", counts["passing"], ""),
         ]
@@ -108,8 +112,9 @@ def promotion_diff(baseline: Artifact, candidate: Artifact) -> Markup:
         note,
         Markup("<h3>Metric deltas (candidate - baseline)</h3>"),
         table(["metric", "baseline", "candidate", "delta"], metric_rows),
-        note="Case by case from the two result artifacts: only 'passed' counts as passing. The promotion "
-        "verdict itself (tolerances, bootstrap, required cases) is `qlab promote`'s.",
+        note="Case by case from the two result artifacts, like with like: fixed, regressed and still failing only "
+        "for cases both runs judged; a case one run blocked, skipped or could not judge is unevaluated. The "
+        "promotion verdict itself (tolerances, bootstrap, required cases) is `qlab promote`'s.",
     )
 
 

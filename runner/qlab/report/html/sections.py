@@ -18,8 +18,8 @@ _COUNT_KEYS = ("total", "passed", "failed", "error", "blocked", "skipped")
 
 def header(result: Artifact, *, title: str) -> Markup:
     decision = as_mapping(result.get("decision"))
-    verdict = str(decision.get("verdict", "unknown"))
-    klass = verdict if verdict in ("pass", "block") else ""
+    verdict = derive.verdict(decision)
+    klass = verdict if verdict in derive.VERDICTS else ""
     facts = [
         ("project", result.get("project")),
         ("run id", result.get("run_id")),
@@ -71,10 +71,16 @@ def overview(result: Artifact) -> Markup:
                 ("errors", counts["error"], "bad" if counts["error"] else ""),
                 ("blocked", counts["blocked"], "warn" if counts["blocked"] else ""),
                 ("skipped", counts["skipped"], ""),
+                (
+                    "flaky",
+                    sum(derive.unstable(c) for c in derive.cases_of(result) if c.get("status") == "passed"),
+                    "warn",
+                ),
             ]
         ),
         Markup("<h3>Reasons</h3>"),
         reason_html,
+        _skipped_suites(result),
         Markup("<details><summary>Fingerprint and provenance</summary>"),
         Markup("<h3>Fingerprint</h3>"),
         kv(sorted(fingerprint.items())) if fingerprint else empty("no fingerprint recorded"),
@@ -84,8 +90,19 @@ def overview(result: Artifact) -> Markup:
     )
 
 
+def _skipped_suites(result: Artifact) -> Markup:
+    """The suites the run left out and why (a ``cadence: manual`` suite nobody asked for)."""
+    items = [as_mapping(s) for s in result.get("skipped_suites") or () if isinstance(s, Mapping)]
+    if not items:
+        return Markup("")
+    rows = "".join(
+        f"<li><code>{esc(str(s.get('suite')))}</code>: {show(s.get('reason'))}</li>" for s in items
+    )
+    return Markup(f"<h3>Skipped suites</h3><ul>{rows}</ul>")
+
+
 def _provenance(provenance: Mapping[str, Any]) -> Markup:
-    """Seed 000's provenance of a quality claim: the dataset (case files), the model, the run configuration."""
+    """The provenance of a quality claim: the dataset (case files), the model, the run configuration."""
     dataset = as_mapping(provenance.get("dataset"))
     files = [as_mapping(f) for f in dataset.get("files", []) or [] if isinstance(f, Mapping)]
     parts: list[object] = [
@@ -197,7 +214,7 @@ def acceptance_metrics(result: Artifact) -> Markup:
     categories = as_mapping(result.get("categories"))
     body: list[object] = [table(["metric", "value", "key"], rows)]
     if categories:
-        body.append(Markup("<h3>By eval category (seed 003)</h3>"))
+        body.append(Markup("<h3>By eval category</h3>"))
         cat_rows = []
         for name, raw in categories.items():
             info = as_mapping(raw)
@@ -210,9 +227,7 @@ def acceptance_metrics(result: Artifact) -> Markup:
                 )
             )
         body.append(table(["category", "pass rate", *_COUNT_KEYS], cat_rows))
-    return section(
-        "metrics", "Acceptance metrics", *body, note="Seed 000's acceptance metrics over the whole run."
-    )
+    return section("metrics", "Acceptance metrics", *body, note="The acceptance metrics over the whole run.")
 
 
 def failing_cases(result: Artifact) -> Markup:

@@ -1,0 +1,80 @@
+"""What a starter project is made of: the spec's facts (tools, servers, security schemes) and the figures
+measured by running its gates once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from qlab.collection.model import Tool
+
+
+def env_prefix(project: str) -> str:
+    """An environment variable prefix from a project name: ``my-api`` → ``MY_API``, ``2024 api`` → ``API_2024_API``."""
+    words = re.sub(r"[^A-Za-z0-9]+", "_", project).strip("_").upper()
+    if not words:
+        return "API"
+    return f"API_{words}" if words[0].isdigit() else words
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityScheme:
+    """One security scheme of the spec, as much as an auth profile needs. ``kind``: ``bearer`` (http bearer,
+    oauth2 without a client-credentials flow, openIdConnect), ``client_credentials``, ``basic``, ``api_key``
+    (``where`` is header, query or cookie; ``key`` the name) or ``unsupported`` (``detail`` says what)."""
+
+    name: str
+    kind: Literal["bearer", "client_credentials", "basic", "api_key", "unsupported"]
+    detail: str  # the scheme in the spec's words, e.g. "oauth2 (implicit)", "apiKey in header api_key"
+    where: str = ""
+    key: str = ""
+    token_url: str = ""
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Starter:
+    """The inputs of a starter project.
+
+    ``source``: what qlab.yaml's source says (the pinned copy, or the spec's location); ``spec_label``: how the
+    header comment names the spec the user gave; ``base_url``: the environment's default (``--base-url``, else
+    the spec's first server; None: the spec names none)."""
+
+    project: str
+    kind: Literal["openapi", "swagger"]
+    source: str
+    spec_label: str
+    tools: tuple[Tool, ...]
+    title: str = ""
+    base_url: str | None = None
+    schemes: tuple[SecurityScheme, ...] = ()
+    source_note: str = ""  # a comment beside the source (a pinned copy, or why the spec was not pinned)
+
+    @property
+    def env_prefix(self) -> str:
+        """``my-api`` → ``MY_API``: the prefix of every environment variable the starter reads."""
+        return env_prefix(self.project)
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """The figures of one gate's suite as a first run measured them (``metric -> value``, the values the gate
+    compares), how many cases produced them, and why the cases that failed failed."""
+
+    figures: Mapping[str, float | None] = field(default_factory=dict)
+    cases: int = 0
+    reasons: Mapping[str, int] = field(default_factory=dict)  # failure reason -> cases that failed with it
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """What the measuring run found. ``execute`` is None when the execute suite was not gated; ``execute_note``
+    then says why and how to turn it on."""
+
+    schema_coverage: float | None = None
+    search: Measured = field(default_factory=Measured)
+    k: int = 5
+    execute: Measured | None = None
+    execute_note: str = ""

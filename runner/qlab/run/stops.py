@@ -1,0 +1,91 @@
+"""A gate's ``stop_if`` conditions: which fired, on which cases, and whether they gate.
+
+Split from ``qlab.run.gates`` (which decides) because it only finds: the failure reasons behind each named
+condition, the ``<metric>_below`` / ``_above`` bounds over the stage metrics, and what the stage reported itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from qlab.metrics import Case, gating
+
+# stop condition -> the failure reasons (at the gate's stage) that fire it
+STOP_REASONS: dict[str, frozenset[str]] = {
+    "expected_target_absent": frozenset({"expected_target_absent", "expected_target_unknown"}),
+    "ambiguous_critical": frozenset({"ambiguous_critical"}),
+    "required_fields_unsatisfied": frozenset({"required_fields_unsatisfied"}),
+    "auth_not_ready": frozenset(
+        {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"}
+    ),
+    "mutation_unsafe": frozenset(
+        {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
+    ),
+    "assertion_failed": frozenset({"assertion_failed", "schema_mismatch"}),
+    "scrub_failed": frozenset({"scrub_failed"}),
+}
+
+
+def failed_at_stage(case: Case, stage: str) -> bool:
+    failure = case.get("failure") or {}
+    return failure.get("stage") == stage and case.get("status") in ("failed", "error")
+
+
+def derive_stops(
+    stop_if: Sequence[tuple[str, float | None]],
+    *,
+    stage: str,
+    cases: Sequence[Case],
+    stage_metrics: Mapping[str, float | None],
+    reported: Iterable[Mapping[str, Any]],
+    required: Mapping[str, bool],
+) -> list[dict[str, Any]]:
+    """The ``stop_if`` conditions that fired: from the failure reasons of the cases at ``stage``, from
+    ``<metric>_below``/``_above`` arguments over the stage metrics, and from what the stage reported."""
+    wanted = dict(stop_if)
+    found: dict[str, dict[str, Any]] = {}
+
+    def add(condition: str, case_ids: Iterable[str], message: str) -> None:
+        hit = found.setdefault(condition, {"condition": condition, "case_ids": set(), "message": message})
+        hit["case_ids"].update(case_ids)
+        if message and not hit["message"]:
+            hit["message"] = message
+
+    for stop in reported:
+        if stop["condition"] in wanted:
+            add(stop["condition"], stop.get("case_ids", ()), str(stop.get("message", "")))
+    for condition, argument in wanted.items():
+        if argument is not None and condition.endswith(("_below", "_above")) and condition not in found:
+            metric = condition.rsplit("_", 1)[0]
+            actual = stage_metrics.get(metric)
+            if actual is not None and (
+                actual < argument if condition.endswith("_below") else actual > argument
+            ):
+                add(condition, (), f"{metric} {actual:g} is {condition.rsplit('_', 1)[1]} {argument:g}")
+    failed_here = [c for c in cases if failed_at_stage(c, stage)]
+    for condition in wanted:
+        if condition == "any_failure":
+            ids = [str(c["case_id"]) for c in failed_here]
+        elif condition == "ambiguous_critical":
+            ids = [
+                str(c["case_id"])
+                for c in cases
+                if (c.get("failure") or {}).get("reason") == "ambiguous_critical"
+                or (c.get("critical") and (c.get("target_selector") or {}).get("ambiguous"))
+            ]
+        else:
+            reasons = STOP_REASONS.get(condition, frozenset())
+            ids = [str(c["case_id"]) for c in failed_here if c["failure"].get("reason") in reasons]
+        if ids:
+            add(
+                condition,
+                ids,
+                f"{len(ids)} case(s): {', '.join(sorted(ids)[:5])}{' …' if len(ids) > 5 else ''}",
+            )
+    gating_ids = {str(c["case_id"]) for c in cases if gating(c) and required.get(str(c.get("suite")), True)}
+    out = []
+    for hit in found.values():
+        ids = sorted(hit["case_ids"])
+        out.append({**hit, "case_ids": ids, "gating": not ids or any(i in gating_ids for i in ids)})
+    return sorted(out, key=lambda h: list(wanted).index(h["condition"]))

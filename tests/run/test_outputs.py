@@ -1,0 +1,227 @@
+"""The output set: result, JUnit and summary are switched in together with one rename, and a crash at any step
+of writing them leaves the previous set or the new one, never a mix (``qlab.run.outputs``)."""
+
+from __future__ import annotations
+
+import builtins
+import fcntl
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qlab.atomic import write_atomic
+from qlab.errors import InputError
+from qlab.run import outputs
+from qlab.run.outputs import SETS, OutputPaths, prepare, release, stage_outputs, temp_paths, write_outputs
+from qlab.scrub import SecretSet
+
+
+def _artifact(tag: str, *, secret: str = "") -> dict[str, Any]:
+    """A small artifact whose every output (result, JUnit, summary) differs between tags."""
+    case = {"case_id": f"case-{tag}", "suite": "s", "mode": "search", "status": "passed", "latency_ms": {},
+            "assertions": [], "note": secret}  # fmt: skip
+    return {
+        "schema_version": "1",
+        "run_id": f"run-{tag}",
+        "project": tag,
+        "cases": [case],
+        "suites": {"s": {"mode": "search"}},
+        "gates": [],
+        "decision": {"verdict": "pass", "exit_code": 0, "reasons": [f"tag {tag}"]},
+    }
+
+
+def _visible(paths: OutputPaths) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in paths.by_role().values() if p.exists()}
+
+
+def _expected(tmp_path: Path, tag: str) -> dict[str, bytes]:
+    """What the set of ``tag`` looks like, written alone in a folder of its own."""
+    paths = temp_paths(tmp_path / f"expected-{tag}")
+    if not paths.result.exists():
+        write_outputs(_artifact(tag), paths)
+    return _visible(paths)
+
+
+class Crash(BaseException):
+    """qlab killed at this step (nothing after it runs, no handler catches it)."""
+
+
+STEPS = ("replace", "symlink", "unlink", "fsync", "mkdir", "rename")
+
+
+@contextmanager
+def crash_at(step: int) -> Iterator[list[str]]:
+    """Count every file system step the writer takes (os calls, copies, file opens) and die at number ``step``."""
+    done: list[str] = []
+    patched: list[tuple[Any, str, Any]] = []
+
+    def wrap(owner: Any, name: str) -> None:
+        real = getattr(owner, name)
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            done.append(name)
+            if len(done) == step:
+                raise Crash(f"killed at step {step} ({name})")
+            if name == "fsync":
+                return None  # durability is the kernel's part; in process only the order of steps matters
+            return real(*args, **kwargs)
+
+        patched.append((owner, name, real))
+        setattr(owner, name, counted)
+
+    for name in STEPS:
+        wrap(os, name)
+    wrap(shutil, "copyfile")
+    wrap(shutil, "rmtree")
+    real_open = builtins.open
+    outputs.open = lambda *a, **k: (done.append("open"), _die(done, step), real_open(*a, **k))[2]  # type: ignore[attr-defined]
+    try:
+        yield done
+    finally:
+        for owner, name, real in reversed(patched):
+            setattr(owner, name, real)
+        del outputs.open  # type: ignore[attr-defined]
+
+
+def _die(done: list[str], step: int) -> None:
+    if len(done) == step:
+        raise Crash(f"killed at step {step} (open)")
+
+
+def _crash_every_step(
+    tmp_path: Path, make_old: Callable[[OutputPaths], None], *, old: dict[str, bytes]
+) -> int:
+    new = _expected(tmp_path, "new")
+    step = 0
+    while True:
+        step += 1
+        folder = tmp_path / f"run-{step}"
+        paths = temp_paths(folder)
+        make_old(paths)
+        assert _visible(paths) == old
+        try:
+            with crash_at(step):
+                write_outputs(_artifact("new"), paths)
+        except Crash:
+            seen = _visible(paths)
+            assert seen in (old, new), f"a mix after a crash at step {step}: {sorted(seen)}"
+            # the next run starts, cleans what the killed one left, and writes its own set
+            prepare(paths)
+            release(paths)
+            leftovers = sorted(p.name for p in (folder / SETS).iterdir() if not p.name.startswith(".lock"))
+            assert len(leftovers) <= 2, leftovers  # the current link and the set it points to
+            write_outputs(_artifact("newer"), paths)
+            assert _visible(paths) == _expected(tmp_path, "newer")
+            continue
+        assert _visible(paths) == new
+        print(f"{step - 1} steps, each one a crash point")
+        return step
+
+
+def test_a_crash_at_any_step_leaves_the_old_set_or_the_new_one(tmp_path: Path) -> None:
+    steps = _crash_every_step(
+        tmp_path, lambda paths: write_outputs(_artifact("old"), paths), old=_expected(tmp_path, "old")
+    )
+    assert steps > 8  # every step of the switch was tried
+
+
+def test_the_first_run_over_plain_files_of_an_earlier_qlab_never_shows_a_mix(tmp_path: Path) -> None:
+    def plain_old(paths: OutputPaths) -> None:
+        for name, data in _expected(tmp_path, "old").items():
+            write_atomic(paths.result.parent / name, data.decode())
+
+    _crash_every_step(tmp_path, plain_old, old=_expected(tmp_path, "old"))
+
+
+def test_a_crash_before_any_set_leaves_nothing(tmp_path: Path) -> None:
+    _crash_every_step(tmp_path, lambda paths: paths.result.parent.mkdir(parents=True, exist_ok=True), old={})
+
+
+def test_the_visible_files_are_links_into_the_current_set(tmp_path: Path) -> None:
+    paths = OutputPaths(
+        tmp_path / "out" / "result.json", tmp_path / "reports" / "junit.xml", tmp_path / "out" / "summary.md"
+    )
+    write_outputs(_artifact("a"), paths)
+    write_outputs(_artifact("b"), paths)
+    assert all(p.is_symlink() for p in paths.by_role().values())
+    assert b'"run_id": "run-b"' in paths.result.read_bytes() and b"tag b" in paths.summary.read_bytes()
+    assert b"case-b" in paths.junit.read_bytes()  # --junit elsewhere: still switched with the set
+    sets = [p for p in (tmp_path / "out" / SETS).iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(sets) == 1  # the older sets are gone
+
+
+def test_staged_outputs_are_never_visible_and_are_removed_by_the_switch(tmp_path: Path) -> None:
+    paths = temp_paths(tmp_path / "out")
+    staged = stage_outputs(_artifact("provisional"), paths)
+    assert all(p.exists() for p in staged) and _visible(paths) == {}
+    write_outputs(_artifact("final"), paths)
+    assert not any(p.exists() for p in staged)
+
+
+def test_stale_temp_files_and_sets_are_removed_unless_another_run_holds_the_folder(tmp_path: Path) -> None:
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    stale_tmp = paths.result.parent / ".result.json.k2j3h4.tmp"
+    stale_tmp.write_text("x" * 1000)
+    stale_set = paths.store / "result.json.20240101T000000-1-000001"
+    stale_set.mkdir()
+    (stale_set / "result").write_text("{}")
+    with open(paths.store / ".lock", "a") as store_lock:  # another qlab run writing into the same folder
+        fcntl.flock(store_lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        prepare(paths)
+        assert stale_tmp.exists() and stale_set.exists()
+    release(paths)
+    prepare(paths)
+    release(paths)
+    assert not stale_tmp.exists() and not stale_set.exists()
+    assert _visible(paths) == _expected(tmp_path, "a")
+
+
+def test_every_output_goes_through_the_scrubber(tmp_path: Path) -> None:
+    secret = "tok-CANARY-outputs-8a7b6c5d"
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(
+        _artifact("a", secret=f"echo {secret} and 4242"), paths, secrets=SecretSet([secret, "4242"])
+    )
+    for path in paths.by_role().values():
+        assert secret not in path.read_text(encoding="utf-8"), path
+    assert '"echo [REDACTED] and [REDACTED]"' in paths.result.read_text(encoding="utf-8")
+
+
+def test_without_symbolic_links_each_file_is_replaced_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outputs, "_links_work", lambda store: False)
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    assert not any(p.is_symlink() for p in paths.by_role().values()) and _visible(paths) == _expected(
+        tmp_path, "a"
+    )
+
+
+def test_a_folder_where_an_output_belongs_is_an_input_error(tmp_path: Path) -> None:
+    paths = temp_paths(tmp_path / "out")
+    paths.junit.mkdir(parents=True)
+    with pytest.raises(InputError, match="cannot be written"):
+        write_outputs(_artifact("a"), paths)
+
+
+def test_a_run_that_does_not_hold_the_folder_leaves_the_other_runs_sets_alone(tmp_path: Path) -> None:
+    """Two runs writing into one folder: the one without the lock switches its set in but removes nothing, so
+    the other's set, still being written, survives."""
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    other = paths.store / "result.json.20990101T000000-99-000001"  # another live run's set in the making
+    other.mkdir()
+    with open(paths.store / ".lock", "a") as store_lock:
+        fcntl.flock(store_lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        write_outputs(_artifact("b"), paths)
+        assert other.exists() and _visible(paths) == _expected(tmp_path, "b")
+    write_outputs(_artifact("c"), paths)
+    assert not other.exists()
