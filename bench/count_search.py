@@ -77,7 +77,10 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="qlab-count-") as tmp:
         folder = Path(tmp)
-        counts = {kind: instructions(kind, folder, args.queries) for kind in ("qlab", "qlab-empty", "bm25s1", "bm25s3")}
+        counts = {
+            kind: instructions(kind, folder, args.queries)
+            for kind in ("qlab", "qlab-empty", "bm25s1", "bm25s3")
+        }
     stage = counts["qlab"] - counts["qlab-empty"]
     bm25s = (counts["bm25s3"] - counts["bm25s1"]) // 2
     print(json.dumps({"queries": args.queries, **counts, "qlab_search_stage": stage, "bm25s_pipeline": bm25s,
