@@ -19,6 +19,13 @@ def _rapidfuzz() -> tuple[ModuleType, ModuleType, ModuleType]:
     return fuzz, process, Levenshtein
 
 
+@cache
+def _osa() -> ModuleType:
+    from rapidfuzz.distance import OSA
+
+    return OSA
+
+
 def suggest(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> str | None:
     """The closest choice to ``word`` (by normalized similarity, 0-100), or None below ``cutoff``."""
     options = list(dict.fromkeys(choices))
@@ -45,6 +52,12 @@ def edit_distance(a: str, b: str, *, limit: int | None = None) -> int:
     """Levenshtein distance; with ``limit``, any distance above it is reported as ``limit + 1``."""
     _, _, levenshtein = _rapidfuzz()
     return int(levenshtein.distance(a, b, score_cutoff=limit))
+
+
+def typo_distance(a: str, b: str, *, limit: int | None = None) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions and adjacent transpositions
+    ("bitrhday" -> "birthday" is 1); above ``limit``, ``limit + 1``."""
+    return int(_osa().distance(a, b, score_cutoff=limit))
 
 
 def best_matches(

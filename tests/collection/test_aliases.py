@@ -34,3 +34,53 @@ def test_no_file_and_bad_shapes(tmp_path: Path) -> None:
     (tmp_path / "list.yaml").write_text("- a\n")
     with pytest.raises(SpecError, match="maps tool ids to lists of aliases"):
         load_aliases("list.yaml", base_dir=tmp_path)
+
+
+def test_a_vocabulary_section_extends_the_search_vocabulary(tmp_path: Path) -> None:
+    (tmp_path / "aliases.yaml").write_text(
+        "getPet: [fetch pet]\n"
+        "vocabulary:\n"
+        "  synonyms: [[Droplet, server, vm]]\n"
+        "  verbs: {Archive: delete}\n"
+        "  framing: ['I am trying to']\n"
+    )
+    aliases = load_aliases("aliases.yaml", base_dir=tmp_path)
+    assert aliases is not None and aliases.by_tool == {"getPet": ("fetch pet",)}
+    assert aliases.vocabulary == {
+        "synonyms": [["droplet", "server", "vm"]],
+        "verbs": {"archive": "delete"},
+        "framing": ["i am trying to"],
+    }
+    assert unknown_ids(aliases, ["getPet"]) == []  # "vocabulary" is no tool id
+
+
+def test_a_vocabulary_section_keeps_through_the_artifact_and_only_then_changes_the_digest() -> None:
+    from qlab.collection import artifact
+
+    tools = (tool("getPet"),)
+    plain, _ = artifact.finalize(tools, (), ())
+    extended, text = artifact.finalize(tools, (), (), {"verbs": {"archive": "delete"}})
+    assert plain.digest == artifact.finalize(tools, (), (), {})[0].digest  # no section: the digest of before
+    assert extended.digest != plain.digest
+    assert artifact.from_json(text).vocabulary == {"verbs": {"archive": "delete"}}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "vocabulary:\n  synonyms: [[one]]\n",
+            r"aliases\.yaml:2:13: \$\.vocabulary\.synonyms: synonyms is a list of groups",
+        ),
+        (
+            "vocabulary:\n  verbs: {archive: destroy}\n",
+            r"\$\.vocabulary\.verbs: verbs maps a verb to its intent, one of read",
+        ),
+        ("vocabulary:\n  framing: [1]\n", r"\$\.vocabulary\.framing: framing is a list of phrases"),
+        ("vocabulary:\n  synonym: []\n", r"\$\.vocabulary\.synonym: unknown key 'synonym'"),
+    ],
+)
+def test_a_bad_vocabulary_section_is_located(tmp_path: Path, body: str, message: str) -> None:
+    (tmp_path / "aliases.yaml").write_text(body)
+    with pytest.raises(SpecError, match=message):
+        load_aliases("aliases.yaml", base_dir=tmp_path)

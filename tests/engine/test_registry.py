@@ -1,4 +1,4 @@
-"""The engine registry: the three kinds, unknown names, duplicates refused."""
+"""The engine registry: the four kinds, unknown names, duplicates refused."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from qlab.project.model import EngineConfig, LLMConfig
 from .helpers import collection
 
 
-def test_the_registry_lists_the_three_engines() -> None:
-    assert list(registry.ENGINES) == ["builtin", "http", "python"]
+def test_the_registry_lists_the_four_engines() -> None:
+    assert list(registry.ENGINES) == ["builtin", "hybrid", "http", "python"]
 
 
 def test_builtin_is_the_default_and_gets_the_llm_client(tmp_path: Path) -> None:

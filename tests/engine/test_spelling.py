@@ -23,10 +23,23 @@ def test_known_short_and_distant_words_are_not_corrected() -> None:
     assert speller.correct("12345") is None  # not a word
 
 
-def test_ties_prefer_the_more_frequent_word_then_alphabetical_order() -> None:
-    speller = Speller({"shipment": 1, "shipmint": 4})
-    assert speller.correct("shipmant") == "shipmint"
-    assert Speller({"abcdef": 1, "abcdeg": 1}).correct("abcdex") == "abcdef"
+def test_two_equally_close_words_of_different_stems_are_no_confident_answer() -> None:
+    assert Speller({"shipment": 1, "shipmint": 4}).correct("shipmant") is None
+    assert Speller({"abcdef": 1, "abcdeg": 1}).correct("abcdex") is None
+    # forms of one stem are one answer: the closest, then the more frequent
+    assert Speller({"parcels": 1, "parcel": 4}).correct("parcelx") == "parcel"
+
+
+def test_real_words_and_two_typo_short_words_are_left_alone() -> None:
+    """Only non-words are corrected: "mother" is a word (not "others"), "pending" too (not "opening"); a
+    made-up "scofp" is two edits from "scope", too far for a five-letter word."""
+    speller = Speller({"others": 5, "opening": 3, "scope": 4, "birthday": 2, "redemption": 1})
+    assert [speller.correct(w) for w in ("mother", "pending", "scofp")] == [None, None, None]
+    assert speller.correct("bitrhday") == "birthday"  # one transposition
+    assert speller.correct("redemptionn") == "redemption"
+    # the English list is what keeps a real word one typo from a vocabulary word: "house" is not "horse"
+    assert Speller({"horse": 5}).correct("house") is None
+    assert Speller({"horse": 5}, english=frozenset()).correct("house") == "horse"
 
 
 def test_results_are_memoized() -> None:

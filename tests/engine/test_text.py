@@ -1,4 +1,4 @@
-"""The analyzer: identifier splitting, stopwords, the suffix stripper, memoization."""
+"""The analyzer: identifier splitting, stopwords, Snowball stemming, memoization."""
 
 from __future__ import annotations
 
@@ -25,22 +25,26 @@ def test_split_words(text: str, words: list[str]) -> None:
 @pytest.mark.parametrize(
     ("word", "expected"),
     [
-        ("deliveries", "delivery"),
-        ("delivery", "delivery"),
+        # singular and plural meet: the hand-written stripper split these (movi/movy, cooki/cooky)
+        ("movie", "movi"),
+        ("movies", "movi"),
+        ("cookie", "cooki"),
+        ("cookies", "cooki"),
+        ("deliveries", "deliveri"),
+        ("delivery", "deliveri"),
+        ("news", "news"),  # not "new"
         ("created", "creat"),
         ("create", "creat"),
         ("creating", "creat"),
         ("running", "run"),
-        ("billing", "bill"),
+        ("played", "play"),
+        ("playing", "play"),
         ("matches", "match"),
         ("addresses", "address"),
         ("status", "status"),
         ("string", "string"),
         ("need", "need"),
-        ("speed", "speed"),
-        ("use", "use"),
         ("uses", "use"),
-        ("free", "free"),
     ],
 )
 def test_stem(word: str, expected: str) -> None:
@@ -52,7 +56,7 @@ def test_terms_drop_stopwords_and_one_letter_words_but_keep_numbers() -> None:
     assert analyzer.terms("Find the member's deliveries of M 1001 please") == [
         "find",
         "member",
-        "delivery",
+        "deliveri",
         "1001",
     ]
     assert {"the", "of", "please"} <= STOPWORDS
@@ -66,11 +70,9 @@ def test_terms_of_and_memo_agree_with_term() -> None:
     analyzer = Analyzer()
     words = analyzer.split("Delivered deliveries, the Delivery")
     assert (
-        analyzer.terms_of(words)
-        == [analyzer.term(w) for w in words]
-        == ["deliver", "delivery", "", "delivery"]
+        analyzer.terms_of(words) == [analyzer.term(w) for w in words] == ["deliv", "deliveri", "", "deliveri"]
     )
-    assert analyzer.memo["Delivered"] == "deliver"
+    assert analyzer.memo["Delivered"] == "deliv"
 
 
 def test_normalize_name() -> None:

@@ -28,7 +28,7 @@ def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     assert set(row) == {"tool_id", "rank", "score", "field_scores", "matched_terms", "corrections"}
     assert row["tool_id"] == "getMemberDeliveryDetail" and row["matched_terms"] == [
         "member",
-        "delivery",
+        "deliveri",
         "detail",
     ]
     assert r.latency_ms["search"] > 0

@@ -87,3 +87,30 @@ def test_a_number_is_written_as_json_writes_it_rounded_to_four_places() -> None:
     for value in values:
         assert _number(value) == json.dumps(round(value, 4)), value
     assert [_number(v) for v in (math.nan, math.inf, True, "1", None)] == [None] * 5
+
+
+def test_shared_read_only_evidence_is_written_once_and_never_served_stale() -> None:
+    """The JSON of a row's evidence is kept for read-only evidence objects (the built-in engine shares them)
+    and reused only for those very objects: other corrections, or a plain dict changed in place, are written
+    anew."""
+    from types import MappingProxyType
+
+    fields = MappingProxyType({"id": 1.5})
+    terms = ("parcel",)
+    none = MappingProxyType({})
+    fixed = MappingProxyType({"parcl": "parcel"})
+
+    def text(row: SearchRow) -> Any:
+        found = rows_json([row])
+        assert found is not None
+        return json.loads(str(found))[0]
+
+    first = text(SearchRow("a", 1, 1.5, fields, terms, none))
+    again = text(SearchRow("b", 2, 1.5, fields, terms, none))
+    assert (first["corrections"], again["tool_id"], again["rank"]) == ({}, "b", 2)
+    assert text(SearchRow("a", 1, 1.5, fields, terms, fixed))["corrections"] == {"parcl": "parcel"}
+    mutable = {"id": 1.0}
+    row = SearchRow("a", 1, 1.0, mutable, terms, none)
+    assert text(row)["field_scores"] == {"id": 1.0}
+    mutable["id"] = 2.0
+    assert text(row)["field_scores"] == {"id": 2.0}

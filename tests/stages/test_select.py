@@ -86,9 +86,9 @@ def test_a_wrong_override_counts_against_override_precision(tmp_path: Path) -> N
 
 
 def test_ambiguous_critical_stops_but_ambiguous_non_critical_does_not(tmp_path: Path) -> None:
-    # "Show order 9001": getOrder and cancelOrder score alike; the selector reports the tie
-    critical = case("c1", "Show order O-9001", "getOrder", entities={"orderId": "O-9001"})
-    other = case("c2", "Show order O-9001", "getOrder", entities={"orderId": "O-9001"})
+    # "order O-9001" (no verb, so no intent): getOrder and cancelOrder score alike; the selector reports the tie
+    critical = case("c1", "order O-9001", "getOrder", entities={"orderId": "O-9001"})
+    other = case("c2", "order O-9001", "getOrder", entities={"orderId": "O-9001"})
     results = results_for([critical, other], critical=("c1",))
     report = select.run(context(tmp_path, critical=("c1",)), [critical, other], results)
     assert results["c1"].target_selector["ambiguous"] is True  # type: ignore[index]

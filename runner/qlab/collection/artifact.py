@@ -160,10 +160,15 @@ def _contract(c: IOContract) -> dict[str, Any]:
 
 
 def _members(
-    tools: tuple[Tool, ...], contracts: tuple[IOContract, ...], sources: tuple[Mapping[str, Any], ...]
+    tools: tuple[Tool, ...],
+    contracts: tuple[IOContract, ...],
+    sources: tuple[Mapping[str, Any], ...],
+    vocabulary: Mapping[str, Any],
 ) -> dict[str, str]:
     encoder = _Encoder()
     encoded_tools = [encoder.tool(t) for t in tools]
+    # the project's search vocabulary (aliases file), only when it has one: other artifacts keep their digest
+    extra = {"vocabulary": canonical(dict(vocabulary))} if vocabulary else {}
     return {
         "$schema": json.dumps(SCHEMA_ID),
         "format": str(FORMAT),
@@ -172,23 +177,30 @@ def _members(
         "contracts": canonical([_contract(c) for c in contracts]),
         "schemas": canonical(encoder.table),
         "parameters": canonical(encoder.param_table),
+        **extra,
     }
 
 
 def finalize(
-    tools: tuple[Tool, ...], contracts: tuple[IOContract, ...], sources: tuple[Mapping[str, Any], ...]
+    tools: tuple[Tool, ...],
+    contracts: tuple[IOContract, ...],
+    sources: tuple[Mapping[str, Any], ...],
+    vocabulary: Mapping[str, Any] | None = None,
 ) -> tuple[Collection, str]:
     """The Collection with its digest, and its canonical artifact text (serialized once)."""
-    members = _members(tools, contracts, sources)
+    vocabulary = dict(vocabulary or {})
+    members = _members(tools, contracts, sources, vocabulary)
     digest = _digest(members)
     members["digest"] = json.dumps(digest)
-    collection = Collection(tools=tools, contracts=contracts, digest=digest, sources=sources)
+    collection = Collection(
+        tools=tools, contracts=contracts, digest=digest, sources=sources, vocabulary=vocabulary
+    )
     return collection, _join(members)
 
 
 def to_json(collection: Collection) -> str:
     """The canonical artifact text of ``collection`` (its digest recomputed from its content)."""
-    return finalize(collection.tools, collection.contracts, collection.sources)[1]
+    return finalize(collection.tools, collection.contracts, collection.sources, collection.vocabulary)[1]
 
 
 def write(text: str, path: Path) -> Path:
@@ -306,4 +318,11 @@ def _decode(data: Mapping[str, Any]) -> Collection:
         for c in data.get("contracts") or ()
     )
     sources = tuple(data.get("sources") or ())
-    return Collection(tools=tools, contracts=contracts, digest=str(data.get("digest", "")), sources=sources)
+    vocabulary = dict(data.get("vocabulary") or {})
+    return Collection(
+        tools=tools,
+        contracts=contracts,
+        digest=str(data.get("digest", "")),
+        sources=sources,
+        vocabulary=vocabulary,
+    )

@@ -131,7 +131,8 @@ def _build(
         next(e for e in entries if e["name"] == owner)["collisions"].append(record)
     tools = apply_aliases(tools, aliases)
     contracts = find_contracts(tools)
-    collection, text = artifact.finalize(tuple(tools), contracts, tuple(entries))
+    vocabulary = aliases.vocabulary if aliases is not None else None
+    collection, text = artifact.finalize(tuple(tools), contracts, tuple(entries), vocabulary)
     return collection, text, dependencies
 
 

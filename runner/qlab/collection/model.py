@@ -102,6 +102,8 @@ class Collection:
     contracts: tuple[IOContract, ...] = ()
     digest: str = ""
     sources: tuple[Mapping[str, Any], ...] = ()  # {"name","kind","location","digest"} per source
+    # the project's search vocabulary from the aliases file ({synonyms, verbs, framing}); empty: none
+    vocabulary: Mapping[str, Any] = field(default_factory=dict)
     # id -> Tool, filled on the first tool() call: stages look a tool up per case, and building the dict each
     # time cost 0.46 ms per call on 1,000 tools (half of the search stage's time per case). Not an init field,
     # so dataclasses.replace() starts a fresh index.

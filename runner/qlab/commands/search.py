@@ -1,8 +1,13 @@
-"""``qlab search "query" [-k 8] [--json]``: one query through the engine's search, with the score breakdown.
+"""``qlab search "query" [-k 8] [--json] [--explain]``: one query through the engine's search, with the score
+breakdown.
 
 Prints the Top-K rows: rank, tool id, score, each field's contribution (id, summary, description, params,
-tags, aliases, path), the matched terms and any misspelling corrections. ``--json`` prints the rows as the
-search stage records them. Exit 0 when the engine answered, 2 on invalid input.
+tags, aliases, path, values, body), the query-understanding signals (``synonym``: what a word scored through
+one of its synonyms; ``intent``: the method prior of the request's verb; ``semantic``: the hybrid engine's
+embedding similarity), the matched terms (``remove~delet``: "remove" matched through "delete") and any
+misspelling corrections. ``--explain`` first shows how the query was read: framing and values left out, the
+intent and the methods it favours, and how each word matches. ``--json`` prints the rows as the search stage
+records them. Exit 0 when the engine answered, 2 on invalid input.
 """
 
 from __future__ import annotations
@@ -16,8 +21,45 @@ from qlab.commands._engine import CONFIG_OPTION, SPEC_OPTION, close, open_engine
 from qlab.commands.examples import with_examples
 from qlab.engine import wire
 from qlab.engine.bm25f import FIELDS
+from qlab.engine.index import Explanation
 from qlab.engine.types import SearchResult
 from qlab.errors import EXIT_PASS
+
+SIGNALS = ("synonym", "intent", "semantic")  # shown after the fields, in this order
+
+
+def render_explanation(explanation: Explanation | None, *, engine: str) -> list[str]:
+    """How the query was read, one line per signal."""
+    if explanation is None:
+        return [f"explain: engine {engine} does not say how it reads a query"]
+    reading = explanation.reading
+    lines = []
+    if reading.framing:
+        lines.append(f"framing (left out): {' '.join(reading.framing)}")
+    if reading.values:
+        lines.append(f"values (weak, at value_weight): {' '.join(reading.values)}")
+    if reading.intent:
+        methods = "/".join(explanation.methods) or "-"
+        lines.append(
+            f"intent: {reading.intent} (from {reading.verb!r}): {methods} operations get the method prior"
+        )
+    else:
+        lines.append("intent: none (no verb or question word says one): no method prior")
+    for word in explanation.words:
+        if word.how == "correction":
+            note = f"misspelt: rescued to {word.corrected!r}"
+        elif word.how == "synonyms":
+            note = f"not in the collection; matched through synonyms {', '.join(word.synonyms) or '-'}"
+        elif word.how == "word":
+            note = f"stem {word.term!r}" + (
+                f", also through synonyms {', '.join(word.synonyms)}" if word.synonyms else ""
+            )
+        elif word.how == "stopword":
+            note = "stopword"
+        else:
+            note = f"stem {word.term!r}: in no tool, no synonym, no confident correction"
+        lines.append(f"  {word.word}: {note}")
+    return lines
 
 
 def render(query: str, result: SearchResult, *, engine: str) -> str:
@@ -30,7 +72,8 @@ def render(query: str, result: SearchResult, *, engine: str) -> str:
     if not result.rows:
         return "\n".join([*lines, "", "no tool matched"])
     seen = {name for row in result.rows for name in row.field_scores}
-    fields = [f for f in FIELDS if f in seen] + sorted(seen - set(FIELDS))
+    known = (*FIELDS, *SIGNALS)
+    fields = [f for f in known if f in seen] + sorted(seen - set(known))
     header = ["#", "tool", "score", *fields, "matched"]
     rows = [
         [
@@ -49,18 +92,31 @@ def render(query: str, result: SearchResult, *, engine: str) -> str:
 @click.argument("query")
 @click.option("-k", "k", type=click.IntRange(min=1), default=8, show_default=True, help="How many rows.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also show how the query was read: framing, values, intent, each word's match.",
+)
 @CONFIG_OPTION
 @SPEC_OPTION
-def command(query: str, k: int, as_json: bool, config_path: Path | None, spec: str | None) -> int:
+def command(
+    query: str, k: int, as_json: bool, explain: bool, config_path: Path | None, spec: str | None
+) -> int:
     """Search the collection for QUERY and show each row's score breakdown."""
     engine, _ = open_engine(config_path, spec)
     try:
         result = engine.search(query, k=k)
+        explainer = getattr(engine, "explain", None)
+        explanation = explainer(query) if explain and callable(explainer) else None
     finally:
         close(engine)
     if as_json:
         out = {"query": query, "k": k, "engine": engine.name, **wire.search_to_dict(result)}
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        click.echo(render(query, result, engine=engine.name))
+        text = render(query, result, engine=engine.name)
+        if explain:
+            head, _, rest = text.partition("\n\n")
+            text = "\n".join([head, *render_explanation(explanation, engine=engine.name), "", rest])
+        click.echo(text)
     return EXIT_PASS

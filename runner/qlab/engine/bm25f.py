@@ -1,6 +1,9 @@
 """BM25F postings for the built-in search: the ranking model of a collection.
 
-Each tool is a document with seven fields (``FIELDS``). For a term ``t`` and a tool ``d`` the fields' term
+Each tool is a document with nine fields (``FIELDS``). Two are weak: ``values``, the parameters' enum values and
+examples (so "available dogs" finds the operation whose ``status`` takes "available"), and ``body``, a request
+body's properties (they describe the resource sent, not the operation: a create operation's 50 body fields
+otherwise outweigh the list operation's summary). For a term ``t`` and a tool ``d`` the fields' term
 frequencies are length-normalized per field and summed with the field weights (BM25F; Robertson & Zaragoza,
 "The Probabilistic Relevance Framework: BM25 and Beyond", 2009, section 3.7)::
 
@@ -25,7 +28,6 @@ collection needs no exact posting: its exact score would equal its stem score (`
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,9 +36,12 @@ from math import log
 from typing import TypeVar
 
 from qlab.collection.model import Tool
-from qlab.engine.text import Analyzer
+from qlab.engine.text import Analyzer, stems
 
-FIELDS: tuple[str, ...] = ("id", "summary", "description", "params", "tags", "aliases", "path")
+FIELDS: tuple[str, ...] = (
+    "id", "summary", "description", "params", "tags", "aliases", "path", "values", "body"
+)  # fmt: skip
+_SHIFT, _SLOTS, _MASK = 4, 16, 15  # a place is document * 16 + field: room for 16 fields
 _WHOLE: tuple[tuple[tuple[str, float], ...], ...] = tuple(
     ((name, 1.0),) for name in FIELDS
 )  # per field: the shares of a term found in it alone
@@ -60,6 +65,7 @@ class SearchSettings:
     k1: float = 1.2
     exact_weight: float = 0.5  # an exact surface-word match adds this much of a stem match
     correction_weight: float = 0.7  # a fuzzily rescued query word counts this much of a typed one
+    value_weight: float = 0.5  # a number of the query (an id, an amount) counts this much of a word
 
 
 DEFAULT_SETTINGS = SearchSettings(
@@ -71,6 +77,8 @@ DEFAULT_SETTINGS = SearchSettings(
         "tags": FieldSpec(1.0, 0.5),
         "aliases": FieldSpec(3.0, 0.5),
         "path": FieldSpec(1.0, 0.5),
+        "values": FieldSpec(0.2, 0.5),
+        "body": FieldSpec(0.15, 0.75),
     }
 )
 
@@ -88,11 +96,42 @@ def field_strings(tool: Tool) -> tuple[tuple[str, ...], ...]:
         (tool.id,) if tool.name in ("", tool.id) else (tool.id, tool.name),
         (tool.summary,) if tool.summary else (),
         (tool.description,) if tool.description else (),
-        tuple([p.name for p in params] + [p.description for p in params if p.description]),
+        tuple(
+            [p.name for p in params if p.location != "body"]
+            + [p.description for p in params if p.description and p.location != "body"]
+        ),
         tool.tags if not tool.family or tool.family in tool.tags else (*tool.tags, tool.family),
         tool.aliases,
         (tool.method or "", tool.path or ""),
+        _values(tool),
+        tuple(
+            [p.name for p in params if p.location == "body"]
+            + [p.description for p in params if p.description and p.location == "body"]
+        ),
     )
+
+
+def _values(tool: Tool) -> tuple[str, ...]:
+    """The string enum values and examples of ``tool``'s parameters (and its recorded examples), each once."""
+    out: dict[str, None] = {}
+    for p in tool.parameters:
+        schema = p.schema
+        if not schema:
+            continue
+        for key in ("enum", "examples"):
+            found = schema.get(key)
+            if isinstance(found, list):
+                out.update((v, None) for v in found if isinstance(v, str) and v)
+        example = schema.get("example")
+        if isinstance(example, str) and example:
+            out[example] = None
+        items = schema.get("items")
+        if isinstance(items, Mapping) and isinstance(items.get("enum"), list):
+            out.update((v, None) for v in items["enum"] if isinstance(v, str) and v)
+    for value in tool.examples.values():
+        if isinstance(value, str) and value:
+            out[value] = None
+    return tuple(out)
 
 
 def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
@@ -128,7 +167,7 @@ class _Build:
         self.analyzer = analyzer
         self.sid_of: dict[str, int] = {}  # string -> string id
         self.words_of: list[list[str]] = []  # per string: its lowercase words that have a term
-        self.occurs: list[list[int]] = []  # per string: document * 8 + field, for each place it occurs
+        self.occurs: list[list[int]] = []  # per string: document * 16 + field, for each place it occurs
         self.group_docs: list[list[int]] = []  # per group: its documents
         self.group_field: list[int] = []  # per group: its field
         self.group_sids: list[tuple[int, ...]] = []  # per group: its strings' ids, in order
@@ -166,7 +205,7 @@ class Model:
     time a query uses it.
 
     Where a string occurs: a field of one or two strings (an id, a summary, a path) records its documents one by
-    one (document * 8 + field). A field of more strings (a parameter list) is a *group*: the same list on many
+    one (document * 16 + field). A field of more strings (a parameter list) is a *group*: the same list on many
     operations is one group, read once, with the documents that have it. Its strings, and so its length and its
     norm, are the same in each of them, so a term's weight in the group is summed once and then added to each of
     its documents.
@@ -181,15 +220,15 @@ class Model:
         groups: list[dict[tuple[str, ...], int]] = [{} for _ in FIELDS]  # per field: strings -> group
         strings_of: list[
             tuple[int, ...]
-        ] = []  # per document: string id * 8 + field, for its strings with terms
+        ] = []  # per document: string id * 16 + field, for its strings with terms
         groups_of: list[tuple[int, ...]] = []  # per document: its groups
         lengths: list[list[int]] = []
         sid_of, words_of, occurs, add = build.sid_of, build.words_of, build.occurs, build.add
         for d, tool in enumerate(tools):
-            doc_lengths = [0, 0, 0, 0, 0, 0, 0]
+            doc_lengths = [0] * len(FIELDS)
             entries: list[int] = []
             doc_groups: list[int] = []
-            place = d * 8
+            place = d * _SLOTS
             for f, strings in enumerate(field_strings(tool)):
                 if not counted[f]:
                     continue
@@ -209,7 +248,7 @@ class Model:
                     words = words_of[sid]
                     if words:
                         occurs[sid].append(place + f)
-                        entries.append(sid * 8 + f)
+                        entries.append(sid * _SLOTS + f)
                         n += len(words)
                 doc_lengths[f] = n
             lengths.append(doc_lengths)
@@ -217,7 +256,7 @@ class Model:
             groups_of.append(tuple(doc_groups))
         # What stays is kept in tuples of numbers, which the cycle collector stops tracking after its first look:
         # as lists, an index's ~10,000 small containers would be walked by every later full collection.
-        self._occurs = [tuple(places) for places in occurs]  # per string: document * 8 + field, per place
+        self._occurs = [tuple(places) for places in occurs]  # per string: document * 16 + field, per place
         self._in_groups = _inverted(build.group_sids)  # string id -> its groups, once per occurrence
         self._strings = strings_of
         self._doc_groups = groups_of
@@ -227,9 +266,9 @@ class Model:
         self._word_in = _inverted(words_of)
         # the words in order, for finding a stem's written forms (``_forms``) without stemming every word
         self._sorted_words = sorted(self._word_in)
-        self._stem_words: dict[str, tuple[str, ...]] = {}  # stem -> its lowercase words, on demand
-        # per document and field (at document * 8 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
-        norm = self._norm = [0.0] * (8 * len(tools))
+        self._stem_words: dict[str, tuple[str, ...]] | None = None  # stem -> its lowercase words, on demand
+        # per document and field (at document * 16 + field): w_f / ((1 - b_f) + b_f * len_f(d) / avglen_f)
+        norm = self._norm = [0.0] * (_SLOTS * len(tools))
         for f, name in enumerate(FIELDS):
             spec = settings.fields[name]
             present = [doc[f] for doc in lengths if doc[f]]
@@ -237,10 +276,10 @@ class Model:
             w, keep, slope = spec.weight, 1.0 - spec.b, spec.b / avg
             for d, doc in enumerate(lengths):
                 if doc[f]:
-                    norm[d * 8 + f] = w / (keep + slope * doc[f])
+                    norm[d * _SLOTS + f] = w / (keep + slope * doc[f])
         # a group's norm: the same in each of its documents (the same strings, so the same length)
         self._group_norm = [
-            norm[docs[0] * 8 + f] for docs, f in zip(self._group_docs, self._group_field, strict=True)
+            norm[docs[0] * _SLOTS + f] for docs, f in zip(self._group_docs, self._group_field, strict=True)
         ]
         self._cache: dict[str, dict[int, float] | None] = {}
         self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
@@ -259,26 +298,17 @@ class Model:
     def _forms(self, stem: str) -> tuple[str, ...]:
         """The lowercase words of the collection whose stem is ``stem``.
 
-        The stemmer only strips a suffix, or strips one and ends the rest with "y" ("deliveries" ->
-        "delivery"), so every word with this stem starts with the stem (less a final "y"): only the words of
-        that prefix (a slice of the sorted words) are stemmed. Most of a collection's words are never stemmed.
+        Every word of the collection is stemmed once, in one call into the stemmer (C), the first time a
+        stem is looked up; the words are then grouped by stem.
         """
-        found = self._stem_words.get(stem)
-        if found is None:
+        by_stem = self._stem_words
+        if by_stem is None:
+            by_stem = self._stem_words = {}
             words = self._sorted_words
-            if len(stem) < 2:  # a word of four letters or more keeps at least two: this stem is only itself
-                candidates = [stem] if stem in self._word_in else []
-            else:
-                prefix = stem[:-1] if stem[-1] == "y" else stem
-                start = end = bisect_left(words, prefix)
-                while end < len(words) and words[end].startswith(prefix):
-                    end += 1
-                candidates = words[start:end]
-            terms = self.analyzer.lowercase_terms(candidates)
-            found = self._stem_words[stem] = tuple(
-                [word for word, term in zip(candidates, terms, strict=True) if term == stem]
-            )
-        return found
+            for word, term in zip(words, stems(words), strict=True):
+                found = by_stem.get(term)
+                by_stem[term] = (word,) if found is None else (*found, word)
+        return by_stem.get(stem, ())
 
     def surface(self) -> dict[str, int]:
         """Lowercase surface word (stopwords left out) -> occurrences in the distinct strings: the speller's
@@ -336,7 +366,7 @@ class Model:
             touched: list[int] = []  # the documents reached, each once: norms are positive
             for sid, count in counts.items():
                 for place in occurs[sid]:
-                    d = place >> 3
+                    d = place >> _SHIFT
                     before = acc[d]
                     if not before:
                         touched.append(d)
@@ -374,12 +404,12 @@ class Model:
             if found is not None:
                 return found
         counts = self._counts_of(term)
-        norm, place = self._norm, d * 8
+        norm, place = self._norm, d * _SLOTS
         split: dict[int, float] = {}
         for entry in self._strings[d]:
-            count = counts.get(entry >> 3)
+            count = counts.get(entry >> _SHIFT)
             if count:
-                f = entry & 7
+                f = entry & _MASK
                 split[f] = split.get(f, 0.0) + count * norm[place + f]
         groups = self._doc_groups[d]
         if groups:

@@ -12,9 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from qlab.collection.model import Collection
-from qlab.engine import planner, selector
+from qlab.engine import planner, selector, vocabulary
 from qlab.engine.bm25f import DEFAULT_SETTINGS, SearchSettings
-from qlab.engine.index import SearchIndex
+from qlab.engine.index import Explanation, SearchIndex
 from qlab.engine.llm import Candidate, LLMClient
 from qlab.engine.types import Plan, SearchResult, Selection
 
@@ -39,11 +39,19 @@ class BuiltinEngine:
     @property
     def index(self) -> SearchIndex:
         if self._index is None:
-            self._index = SearchIndex(self.collection.tools, settings=self.settings)
+            self._index = SearchIndex(
+                self.collection.tools,
+                settings=self.settings,
+                vocabulary=vocabulary.for_collection(self.collection.vocabulary),
+            )
         return self._index
 
     def search(self, query: str, *, k: int) -> SearchResult:
         return self.index.search(query, k=k)
+
+    def explain(self, query: str) -> Explanation:
+        """How the search reads ``query`` (``qlab search --explain``)."""
+        return self.index.explain(query)
 
     def select(
         self,

@@ -7,27 +7,40 @@ postings of the vocabulary word ``qlab.engine.spelling`` rescues it to, times ``
 is then a sum of its words' postings, and the Top-K rows carry the evidence: the total score, its split over
 the fields, the matched terms (stems) and the corrections.
 
-Ranking is deterministic: score descending, then tool id ascending (documents are numbered in id order).
+Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary``): request framing ("I need
+to") is left out, numbers (values, not words of the request) count at ``value_weight`` only, each content word also matches its
+synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool), and
+the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
+scale of the collection) on every tool that matched a word. Both signals show in the rows' evidence: ``synonym`` and ``intent``
+next to the fields.
+
+Ranking is deterministic: score descending, then safe methods first (GET, HEAD and tools without a method,
+then POST, PUT, PATCH, then DELETE), then tool id ascending (documents are numbered in that order).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from qlab.collection.model import Tool
+from qlab.engine import vocabulary as vocab
 from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
-from qlab.engine.text import Analyzer
+from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
 
 _MEMO_LIMIT = 200_000
 _NO_FIXES: Mapping[str, str] = MappingProxyType({})
 _UNSEEN: Any = object()
 _PRUNE_FROM = 512  # postings entries of a query from which MaxScore pruning pays for its bookkeeping
+_METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe methods first, DELETE last
+SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
+INTENT = "intent"  # evidence key: the method prior
 
 
 def _row_factory() -> Callable[
@@ -62,7 +75,7 @@ def _row_factory() -> Callable[
     return make
 
 
-_new_row = _row_factory()
+new_row = _row_factory()  # SearchRow's constructor, fast
 
 
 class WordPosting:
@@ -78,6 +91,7 @@ class WordPosting:
         "parts",
         "term",
         "ub",
+        "via",
     )
 
     def __init__(
@@ -86,12 +100,14 @@ class WordPosting:
         term: str,
         parts: tuple[tuple[str, float], ...],
         correction: tuple[str, str] | None,
+        synonyms: tuple[str, ...] = (),
+        synonym_weight: float = 0.0,
     ) -> None:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
         self.correction = correction  # (misspelt word, vocabulary word) for a rescued word
-        first = model.posting(parts[0][0]) or {}
-        weight = parts[0][1]
+        first = (model.posting(parts[0][0]) or {}) if parts else {}
+        weight = parts[0][1] if parts else 1.0
         by_doc = first if weight == 1.0 else {d: score * weight for d, score in first.items()}
         for extra_term, extra_weight in parts[1:]:
             # an exact word's texts are a subset of its stem's: only its own documents change
@@ -101,12 +117,28 @@ class WordPosting:
                     by_doc = dict(first)
                 for d, score in extra.items():
                     by_doc[d] = by_doc[d] + extra_weight * score
+        # document -> the synonym through which this word scores there (better than its own score)
+        self.via: dict[int, str] = {}
+        if synonyms and synonym_weight > 0.0:
+            best: dict[int, tuple[float, str]] = {}
+            for other in synonyms:
+                for d, score in (model.posting(other) or {}).items():
+                    value = score * synonym_weight
+                    if value > best.get(d, (0.0, ""))[0]:
+                        best[d] = (value, other)
+            if best:
+                if by_doc is first:
+                    by_doc = dict(first)
+                for d, (value, other) in best.items():
+                    if value > by_doc.get(d, 0.0):
+                        by_doc[d] = value
+                        self.via[d] = other
         self.by_doc = by_doc  # document -> what this word adds to its score
         self.ub = max(by_doc.values(), default=0.0)  # the most this word adds to any document
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
         self._views: dict[int, Mapping[str, float]] = {}
         # what a row matched by this word alone shows: built once, shared read-only by every such row
-        self.matched = (term,)
+        self.matched = (term,) if parts else ()
         self.fixes: Mapping[str, str] = MappingProxyType(dict([correction]) if correction else {})
 
     def field_scores(self, model: Model, d: int) -> Mapping[str, float]:
@@ -116,11 +148,19 @@ class WordPosting:
             found = self._views[d] = MappingProxyType(dict(self.contributions(model, d)))
         return found
 
+    def matched_in(self, d: int) -> str:
+        """What this word matched in document ``d``: its stem, or ``stem~synonym`` through a synonym."""
+        other = self.via.get(d)
+        return self.term if other is None else f"{self.term}~{other}"
+
     def contributions(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
         """This word's score in document ``d`` split over the fields: (field, contribution), summing to its
         score. Computed the first time ``d`` makes a Top-K, then kept."""
         found = self._shares.get(d)
         if found is not None:
+            return found
+        if d in self.via:  # scored through a synonym: the whole score is the synonym's
+            found = self._shares[d] = ((SYNONYM, self.by_doc[d]),)
             return found
         split: dict[str, float] = {}
         for model_term, weight in self.parts:
@@ -134,21 +174,79 @@ class WordPosting:
         return found
 
 
+class Ranking(NamedTuple):
+    """A query's Top-K before its evidence rows: (document, score) best first, the words' postings, the
+    documents the intent lifted and by how much, the query terms."""
+
+    top: Sequence[tuple[int, float]]
+    words: list[WordPosting]
+    lifted: Collection[int]
+    bonus: float
+    terms: tuple[str, ...]
+    content: tuple[str, ...] = ()  # the query's content words (framing and values left out)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WordReading:
+    """How one content word of a query matches: ``word`` (its own stem, maybe also through synonyms),
+    ``synonyms`` (only through them), ``correction`` (rescued to ``corrected``), ``unmatched``, ``stopword``."""
+
+    word: str
+    term: str
+    how: str
+    synonyms: tuple[str, ...] = ()  # the synonym stems that scored somewhere
+    corrected: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Explanation:
+    reading: vocab.Reading
+    methods: tuple[str, ...]  # what the intent favours
+    words: tuple[WordReading, ...]
+
+
 class SearchIndex:
     """An immutable index over ``tools``. Build once per collection; ``search`` is cheap.
 
     Not thread-safe: queries reuse one score buffer rather than allocating one per query.
     """
 
-    def __init__(self, tools: Sequence[Tool], *, settings: SearchSettings = DEFAULT_SETTINGS) -> None:
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        *,
+        settings: SearchSettings = DEFAULT_SETTINGS,
+        vocabulary: vocab.Vocabulary | None = None,
+    ) -> None:
         self.settings = settings
+        self.api_vocabulary = vocabulary if vocabulary is not None else vocab.default()
         self.analyzer = Analyzer()
-        self.tools: tuple[Tool, ...] = tuple(sorted(tools, key=lambda tool: tool.id))
+        self.tools: tuple[Tool, ...] = tuple(
+            sorted(tools, key=lambda tool: (_METHOD_ORDER.get(tool.method or "", 0), tool.id))
+        )
         self._ids = tuple(tool.id for tool in self.tools)
         self._model = Model(self.tools, self.analyzer, settings)
         self._speller: Speller | None = None
-        self._words: dict[str, WordPosting | None] = {}  # surface word (case kept) -> its posting
+        self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
+        self._values: dict[str, WordPosting | None] = {}  # a number of a query -> its weak posting
+        # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only
+        self._evidence: dict[
+            tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]
+        ] = {}
         self._buffer = [0.0] * len(self.tools)
+        # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
+        # constant per index (the same for every query), so a row's evidence depends on its words alone
+        self._bonus = self.api_vocabulary.intent_weight * math.log(1.0 + len(self.tools))
+        # intent -> the documents whose method it asks for
+        self._intent_docs: dict[str, frozenset[int]] = {
+            intent: frozenset(d for d, tool in enumerate(self.tools) if (tool.method or "") in methods)
+            for intent, methods in self.api_vocabulary.methods.items()
+        }
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The tool ids by document number."""
+        return self._ids
 
     @property
     def vocabulary(self) -> frozenset[str]:
@@ -165,13 +263,16 @@ class SearchIndex:
         term = self.analyzer.term(fixed)
         return (fixed, term) if self._model.has(term) else None
 
-    def _resolve(self, word: str) -> WordPosting | None:
-        term = self.analyzer.term(word)
+    def _resolve(self, lower: str) -> WordPosting | None:
+        """The posting of one lowercase content word: its stem (and exact form), or its synonyms, or the
+        vocabulary word the speller rescues it to."""
+        term = self.analyzer.term(lower)
         if not term:
             return None
         model = self._model
+        synonyms = tuple([s for s in self.api_vocabulary.synonyms.get(term, ()) if model.has(s)])
+        weight = self.api_vocabulary.synonym_weight
         exact_weight = self.settings.exact_weight
-        lower = word.lower()
         if model.has(term):
             if not exact_weight:
                 parts: tuple[tuple[str, float], ...] = ((term, 1.0),)
@@ -183,20 +284,57 @@ class SearchIndex:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
-            return WordPosting(model, term, parts, None)
+            return WordPosting(model, term, parts, None, synonyms, weight)
+        if synonyms:  # a word the collection never uses, but its synonyms it does ("remove" for "delete")
+            return WordPosting(model, term, (), None, synonyms, weight)
         found = self.correct(lower)
         if found is None:
             return None
         return WordPosting(model, found[1], ((found[1], self.settings.correction_weight),), (lower, found[0]))
 
+    def read(self, query: str) -> vocab.Reading:
+        """How the vocabulary reads ``query``: content words, framing, values, intent (``qlab search
+        --explain`` shows it)."""
+        return self.api_vocabulary.read(split_words(query))
+
+    def explain(self, query: str) -> Explanation:
+        """What the search makes of ``query`` before ranking: framing and values left out, the intent and the
+        methods it favours, and per content word how it matches (``qlab search --explain``)."""
+        reading = self.read(query)
+        words = []
+        for lower in reading.content:
+            term = self.analyzer.term(lower)
+            if not term:
+                words.append(WordReading(lower, "", "stopword"))
+                continue
+            posting = self._postings([lower])
+            if not posting:
+                words.append(WordReading(lower, term, "unmatched"))
+                continue
+            word = posting[0]
+            how = "correction" if word.correction else ("synonyms" if not word.parts else "word")
+            synonyms = tuple(sorted(set(word.via.values())))
+            fixed = word.correction[1] if word.correction else None
+            words.append(WordReading(lower, word.term, how, synonyms, fixed))
+        methods = self.api_vocabulary.methods.get(reading.intent or "", ())
+        return Explanation(reading, methods, tuple(words))
+
     def words(self, query: str) -> list[WordPosting]:
-        """The postings of the query's words, one per stem (the first word with a stem wins), in query order."""
+        """The postings that score ``query``: its content words', one per stem (the first word with a stem
+        wins), in query order, then its numbers' (weak) ones."""
+        reading = self.read(query)
+        words = self._postings(reading.content)
+        if reading.values:
+            words += self._value_postings(reading.values)
+        return words
+
+    def _postings(self, content: Sequence[str]) -> list[WordPosting]:
         memo = self._words
         if len(memo) > _MEMO_LIMIT:
             memo.clear()
         out: list[WordPosting] = []
         seen: set[str] = set()
-        for word in self.analyzer.split(query):
+        for word in content:
             posting = memo.get(word, _UNSEEN)
             if posting is _UNSEEN:
                 posting = memo[word] = self._resolve(word)
@@ -205,8 +343,40 @@ class SearchIndex:
                 out.append(posting)
         return out
 
+    def _value_postings(self, values: Sequence[str]) -> list[WordPosting]:
+        """The postings of the query's numbers at ``value_weight``: an id or amount that a tool's examples or
+        descriptions show is weak evidence for it, never a word that outweighs the request's words."""
+        memo = self._values
+        out: list[WordPosting] = []
+        for value in dict.fromkeys(values):
+            posting = memo.get(value, _UNSEEN)
+            if posting is _UNSEEN:
+                if len(memo) > _MEMO_LIMIT:
+                    memo.clear()
+                term = self.analyzer.term(value)
+                weight = self.settings.value_weight
+                posting = memo[value] = (
+                    WordPosting(self._model, term, ((term, weight),), None)
+                    if term and weight > 0.0 and self._model.has(term)
+                    else None
+                )
+            if posting is not None:
+                out.append(posting)
+        return out
+
     def search(self, query: str, *, k: int) -> SearchResult:
-        """The ``k`` best tools for ``query``, best first, each row with its evidence.
+        """The ``k`` best tools for ``query``, best first, each row with its evidence (``rank``, then ``rows``)."""
+        ranking = self.rank(query, k=k)
+        return SearchResult(rows=self.rows(ranking), query_terms=ranking.terms)
+
+    def rows(self, ranking: Ranking, top: Sequence[tuple[int, float]] | None = None) -> tuple[SearchRow, ...]:
+        """The evidence rows of a ranking's Top-K, or of ``top`` ((document, score) pairs of that ranking)."""
+        if not ranking.words:
+            return ()
+        return self._rows(ranking.top if top is None else top, ranking.words, ranking.lifted, ranking.bonus)
+
+    def rank(self, query: str, *, k: int) -> Ranking:
+        """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet).
 
         Words are added best first (highest ``ub``, the most a word adds to any tool). Once ``k`` tools are
         scored and the words left could add less than the k-th score, no tool only those words reach can
@@ -215,20 +385,28 @@ class SearchIndex:
         "list") costs a few look-ups instead of a pass over the collection. Scores and order are the same as
         adding every posting.
         """
-        words = self.words(query)
+        reading = self.read(query)
+        words = self._postings(reading.content)
+        if reading.values:
+            words += self._value_postings(reading.values)
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
-            return SearchResult(rows=(), query_terms=terms)
+            return Ranking((), [], (), 0.0, terms, reading.content)
         buffer = self._buffer
         touched: set[int] = set()
+        prior = (
+            (self._intent_docs.get(reading.intent) or None, self._bonus)
+            if reading.intent is not None
+            else (None, 0.0)
+        )
         if sum([len(word.by_doc) for word in words]) < _PRUNE_FROM:  # short postings: add them all
             for word in words:
                 touched.update(word.by_doc)
                 for d, s in word.by_doc.items():
                     buffer[d] += s
-            return self._finish(words, touched, touched, k, terms)
+            return self._finish(words, touched, touched, k, terms, prior)._replace(content=reading.content)
         order = sorted(words, key=lambda w: -w.ub)
-        rest = 0.0  # what the words not yet added could add at most
+        rest = prior[1] if prior[0] else 0.0  # what the words not yet added (and the prior) could add at most
         for word in order:
             rest += word.ub
         best = threshold = 0.0
@@ -252,7 +430,7 @@ class SearchIndex:
             for d in pool:
                 for word in left:
                     buffer[d] += word.by_doc.get(d, 0.0)
-        return self._finish(words, touched, pool, k, terms)
+        return self._finish(words, touched, pool, k, terms, prior)._replace(content=reading.content)
 
     def _finish(
         self,
@@ -261,9 +439,17 @@ class SearchIndex:
         pool: Collection[int],
         k: int,
         terms: tuple[str, ...],
-    ) -> SearchResult:
-        """The Top-K of ``pool`` (score descending, then tool id), its rows, and a clean buffer."""
+        prior: tuple[frozenset[int] | None, float],
+    ) -> Ranking:
+        """The Top-K of ``pool`` (score descending, then document number), its rows, and a clean buffer.
+        ``prior``: the documents of the intent's methods and what the intent adds to each of them."""
         buffer = self._buffer
+        favoured, bonus = prior
+        lifted: Collection[int] = ()
+        if favoured and bonus:
+            lifted = favoured.intersection(pool)
+            for d in lifted:
+                buffer[d] += bonus
         ranked = sorted(pool, key=buffer.__getitem__, reverse=True)
         if len(ranked) > k:  # keep every document tied with the k-th score: ties break on the id below
             end = k
@@ -278,9 +464,35 @@ class SearchIndex:
         else:
             for d in touched:
                 buffer[d] = 0.0
-        return SearchResult(rows=self._rows(top, words), query_terms=terms)
+        return Ranking(top, words, lifted, bonus, terms)
 
-    def _rows(self, top: list[tuple[int, float]], words: list[WordPosting]) -> tuple[SearchRow, ...]:
+    def _evidence_of(
+        self, d: int, matched: list[WordPosting], bonus: float
+    ) -> tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]:
+        """Field scores (with ``intent`` when ``bonus``), matched terms and corrections of a row."""
+        model = self._model
+        fields: dict[str, float] = {}
+        fixes: dict[str, str] = {}
+        for word in matched:
+            parts = word._shares.get(d)  # the cached split, without a method call per match
+            if parts is None:
+                parts = word.contributions(model, d)
+            for name, value in parts:
+                fields[name] = fields.get(name, 0.0) + value
+            if word.correction is not None:
+                fixes[word.correction[0]] = word.correction[1]
+        if bonus:
+            fields[INTENT] = bonus
+        terms = tuple([word.matched_in(d) for word in matched])
+        return MappingProxyType(fields), terms, (MappingProxyType(fixes) if fixes else _NO_FIXES)
+
+    def _rows(
+        self,
+        top: Sequence[tuple[int, float]],
+        words: list[WordPosting],
+        lifted: Collection[int],
+        bonus: float,
+    ) -> tuple[SearchRow, ...]:
         """The evidence of the Top-K. Each word finds the top documents it matched (a C-level set
         intersection), so the work grows with the matches, not with rows x words; a row one word alone matched
         reuses that word's cached, read-only evidence."""
@@ -292,24 +504,22 @@ class SearchIndex:
                 by_doc[d].append(word)
         ids = self._ids
         rows = []
+        evidence = self._evidence
+        if len(evidence) > _MEMO_LIMIT:
+            evidence.clear()
         for rank, (d, score) in enumerate(top, 1):
             matched = by_doc[d]
-            if len(matched) == 1:
+            up = d in lifted
+            if len(matched) == 1 and not up and not matched[0].via:
                 word = matched[0]
                 rows.append(
-                    _new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
+                    new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
                 )
                 continue
-            fields: dict[str, float] = {}
-            fixes: dict[str, str] = {}
-            for word in matched:
-                parts = word._shares.get(d)  # the cached split, without a method call per match
-                if parts is None:
-                    parts = word.contributions(model, d)
-                for name, value in parts:
-                    fields[name] = fields.get(name, 0.0) + value
-                if word.correction is not None:
-                    fixes[word.correction[0]] = word.correction[1]
-            terms = tuple([word.term for word in matched])
-            rows.append(_new_row(ids[d], rank, score, fields, terms, fixes or _NO_FIXES))
+            # the same words on the same tool show the same evidence: kept read-only, shared by later queries
+            key = (d, up, *matched)
+            found = evidence.get(key)
+            if found is None:
+                found = evidence[key] = self._evidence_of(d, matched, bonus if up else 0.0)
+            rows.append(new_row(ids[d], rank, score, *found))
         return tuple(rows)

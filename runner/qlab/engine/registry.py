@@ -26,6 +26,19 @@ def _builtin(config: EngineConfig, collection: Collection, base_dir: Path) -> En
     return BuiltinEngine(collection, llm=llm)
 
 
+def _hybrid(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
+    """The built-in engine with its search fused with embedding similarity (the ``qlab[semantic]`` extra).
+    Without the extra: InputError (exit 2) naming the install command. Document vectors are cached in the
+    project's build cache folder (``.qlab/cache``)."""
+    from qlab.engine import semantic
+    from qlab.engine.hybrid import HybridEngine
+    from qlab.engine.llm import LLMClient
+
+    embedder = semantic.load()
+    llm = LLMClient(config.llm, base_dir=base_dir) if config.llm is not None else None
+    return HybridEngine(collection, embedder=embedder, cache_dir=base_dir / ".qlab" / "cache", llm=llm)
+
+
 def _http(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
     from qlab.engine.http_engine import HttpEngine
 
@@ -42,6 +55,7 @@ def _python(config: EngineConfig, collection: Collection, base_dir: Path) -> Eng
 
 ENGINES: dict[str, EngineFactory] = {
     "builtin": _builtin,
+    "hybrid": _hybrid,
     "http": _http,
     "python": _python,
 }

@@ -9,19 +9,40 @@ Two ways find the same candidates. The first lookups scan the vocabulary words o
 rapidfuzz (C code, no set-up cost). After many lookups a deletion-neighbourhood index (every vocabulary word and
 every word one character shorter than it) pays for itself: a lookup is then a few dict look-ups.
 
-Short words are never corrected: below ``min_length`` (5) letters one edit turns most words into another real
-word ("give" -> "given", "cart" -> "card"), so a correction would be a guess.
+Only non-words are corrected, and only with confidence:
+
+- short words never: below ``min_length`` (5) letters one edit turns most words into another real word
+  ("give" -> "given", "cart" -> "card"), so a correction would be a guess;
+- real English words never ("mother" is not a typo of "others", "pending" not one of "opening"): a word of the
+  packaged English word list (``english_words.txt.gz``, SCOWL; see ``english_words.NOTICE``) is left alone;
+- one typo at most (an insertion, deletion, substitution or adjacent transposition: "bitrhday" -> "birthday"),
+  two for words of nine letters or more; a made-up "scofp" is two edits from "scope" and stays as it is;
+- one answer: when two vocabulary words of different stems are equally close, nothing is corrected.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Collection, Mapping
+from pathlib import Path
 
 from qlab import fuzzy
+from qlab.engine.text import stem
 
 MIN_LENGTH = 5  # letters; shorter words are not corrected
 MIN_SIMILARITY = 0.8  # rapidfuzz normalized similarity (0-1) a correction must reach
 SCANS_PER_WORD = 0.25  # lookups by scanning, per vocabulary word, before the deletion index is built
+LONG_WORD = 9  # letters from which a word may carry two typos
+WORDS_FILE = Path(__file__).with_name("english_words.txt.gz")
+_ENGLISH: list[frozenset[str]] = []
+
+
+def english_words() -> frozenset[str]:
+    """The packaged English words of five letters or more (read once)."""
+    if not _ENGLISH:
+        with gzip.open(WORDS_FILE, "rt", encoding="utf-8") as handle:
+            _ENGLISH.append(frozenset(handle.read().split()))
+    return _ENGLISH[0]
 
 
 def _deletes(word: str) -> set[str]:
@@ -39,6 +60,7 @@ class Speller:
         "_scans_left",
         "_windows",
         "_words",
+        "english",
         "min_length",
         "min_similarity",
     )
@@ -50,8 +72,10 @@ class Speller:
         min_length: int = MIN_LENGTH,
         min_similarity: float = MIN_SIMILARITY,
         scans_per_word: float = SCANS_PER_WORD,
+        english: Collection[str] | None = None,
     ) -> None:
         self._frequency = dict(frequency)
+        self.english = english_words() if english is None else english  # words never corrected
         self.min_length = min_length
         self.min_similarity = min_similarity
         self._memo: dict[str, str | None] = {}
@@ -71,17 +95,30 @@ class Speller:
         return found
 
     def _lookup(self, word: str) -> str | None:
-        if len(word) < self.min_length or not word.isalpha() or word in self._frequency:
+        if (
+            len(word) < self.min_length
+            or not word.isalpha()
+            or word in self._frequency
+            or word in self.english
+        ):
             return None
-        ranked: list[tuple[float, int, str]] = []
+        limit = 2 if len(word) >= LONG_WORD else 1
+        ranked: list[tuple[int, float, int, str]] = []
         for candidate in self._candidates(word):
-            # one edit is the neighbourhood's promise; Levenshtein counts a transposition as two
-            if fuzzy.edit_distance(word, candidate, limit=2) > 2:
+            distance = fuzzy.typo_distance(word, candidate, limit=limit)
+            if distance > limit:
                 continue
             similarity = fuzzy.similarity(word, candidate)
             if similarity >= self.min_similarity:
-                ranked.append((-similarity, -self._frequency[candidate], candidate))
-        return min(ranked)[2] if ranked else None
+                ranked.append((distance, -similarity, -self._frequency[candidate], candidate))
+        if not ranked:
+            return None
+        ranked.sort()
+        best = ranked[0]
+        # equally close words of another stem: no confident answer
+        if any(r[0] == best[0] and stem(r[3]) != stem(best[3]) for r in ranked[1:]):
+            return None
+        return best[3]
 
     def _candidates(self, word: str) -> Collection[str]:
         """The vocabulary words within an Indel distance of 2 of ``word`` whose length differs by at most one

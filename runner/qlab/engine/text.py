@@ -1,4 +1,4 @@
-"""Text analysis for the built-in search: split identifiers and prose into terms, drop stopwords, stem lightly.
+"""Text analysis for the built-in search: split identifiers and prose into terms, drop stopwords, stem.
 
 One analyzer serves both sides of the index, so a document term and a query term meet only when they were
 produced by the same steps:
@@ -7,10 +7,14 @@ produced by the same steps:
    (``getMemberDeliveryDetail`` -> get member delivery detail; ``HTTPServer`` -> http server; ``v1`` -> v 1);
 2. lowercase; drop one-letter words and stopwords (a generic English list plus request fillers such as
    "please");
-3. stem with a small suffix stripper (plurals, -ed, -ing, a final -e), so "deliveries" and "delivery",
-   "created" and "create" meet.
+3. stem with the Snowball English stemmer (Porter2; PyStemmer, in C), so "deliveries" and "delivery",
+   "movies" and "movie", "created" and "create" meet, and "news" stays "news".
 
 Analyzing is memoized per surface word: API specs and query sets repeat the same words many times.
+
+PyStemmer is the one third-party library here, used only in this module. It replaced a hand-written suffix
+stripper that split "movie"/"movies" (movi/movy) and "cookie"/"cookies" and folded "news" into "new"; the
+measured effect is in bench/RESULTS-search.md.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import re
 from collections.abc import Iterable
 from itertools import filterfalse
 from string import ascii_lowercase
+
+import Stemmer  # PyStemmer: the Snowball stemmers in C
 
 # A lowercase word | a capital and then: a lowercase word, or an uppercase run that stops before a capitalized
 # word ("HTTP" in HTTPServer), or an uppercase run | digits. "Lowercase" is any letter but A-Z, so accented and
@@ -53,45 +59,22 @@ STOPWORDS: frozenset[str] = frozenset((
 
 # what an ASCII text's kept words leave out: the stopwords and the one-letter words (one digit is kept)
 _ASCII_DROPPED: frozenset[str] = STOPWORDS | frozenset(ascii_lowercase)
-_VOWELS = frozenset("aeiouy")
-_NO_UNDOUBLE = frozenset("lsz")
 _CACHE_LIMIT = 200_000
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper for lowercase English words (a subset of Porter's step 1 plus a final -e).
+_STEMMER = Stemmer.Stemmer("english")
+_STEM_CACHE = 100_000  # PyStemmer's own per-word cache; the Analyzer memoizes words anyway
+_STEMMER.maxCacheSize = _STEM_CACHE
 
-    Words of three letters or fewer are kept as they are; a suffix is removed only when what remains still
-    has a vowel, so "string", "need" and "status" survive.
-    """
-    if len(word) <= 3:
-        return word
-    # plurals
-    if word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    # -ing / -ed, then undo a doubled consonant ("running" -> "run")
-    stripped = ""
-    if word.endswith("ing") and len(word) > 5:
-        stripped = word[:-3]
-    elif word.endswith("ed") and not word.endswith("eed") and len(word) > 4:
-        stripped = word[:-2]
-    if stripped and _VOWELS.intersection(stripped):
-        word = stripped
-        if (
-            len(word) > 2
-            and word[-1] == word[-2]
-            and word[-1] not in _VOWELS
-            and word[-1] not in _NO_UNDOUBLE
-        ):
-            word = word[:-1]
-    # a final -e, so "create", "created" and "creating" share one stem
-    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
-        word = word[:-1]
-    return word
+
+def stem(word: str) -> str:
+    """The Snowball English (Porter2) stem of a lowercase word: "movies" -> "movi", "news" -> "news"."""
+    return _STEMMER.stemWord(word)  # type: ignore[no-any-return]
+
+
+def stems(words: list[str]) -> list[str]:
+    """``stem`` of each of ``words``, in order (one call into C for the whole list)."""
+    return _STEMMER.stemWords(words)  # type: ignore[no-any-return]
 
 
 class Analyzer:
@@ -187,7 +170,9 @@ class Analyzer:
 
 def split_words(text: str) -> list[str]:
     """The lowercase words of ``text`` split on separators and camelCase, nothing dropped."""
-    return [word.lower() for word in _split(text)]
+    if text.isascii():  # one lower() over the joined words (C) instead of one call per word
+        return " ".join(_ASCII_WORD.findall(text)).lower().split()
+    return [word.lower() for word in _WORD.findall(text)]
 
 
 def normalize_name(name: str) -> str:

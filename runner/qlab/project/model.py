@@ -146,9 +146,10 @@ class LLMConfig:
 
 @dataclass(frozen=True, slots=True)
 class EngineConfig:
-    """``type: builtin`` (default), ``http`` (``url``) or ``python`` (``object: module:attr``)."""
+    """``type: builtin`` (default), ``hybrid`` (builtin + embeddings, the semantic extra), ``http`` (``url``) or
+    ``python`` (``object: module:attr``)."""
 
-    type: Literal["builtin", "http", "python"] = "builtin"
+    type: Literal["builtin", "hybrid", "http", "python"] = "builtin"
     url: str | None = None
     object: str | None = None
     timeout_sec: float = 30.0

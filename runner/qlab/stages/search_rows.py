@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 from math import isfinite
+from types import MappingProxyType
 from typing import Any
 
 from qlab.engine.types import SearchRow
@@ -49,6 +50,13 @@ def _number(value: Any) -> str | None:
     return None
 
 
+# The built-in engine shares a row's evidence objects (field scores, matched terms, corrections) between the
+# rows and queries that show the same evidence: their JSON is written once and reused. Keyed by the objects'
+# identities, the objects kept alive with the text (an id is never reused while its object lives).
+_TAILS: dict[tuple[int, int, int], tuple[object, object, object, str]] = {}
+_TAILS_LIMIT = 200_000
+
+
 def _row(row: SearchRow) -> str | None:
     """The row's JSON text, as ``wire.row_to_dict`` + the compact encoder write it; None unless it is plain.
 
@@ -59,8 +67,33 @@ def _row(row: SearchRow) -> str | None:
     score_text = _number(score)
     if score_text is None:
         return None
+    field_scores, terms, fixes = row.field_scores, row.matched_terms, row.corrections
+    key = (id(field_scores), id(terms), id(fixes))
+    known = _TAILS.get(key)
+    if known is None:
+        tail = _tail(field_scores, terms, fixes)
+        if tail is None:
+            return None
+        if (
+            type(field_scores) is MappingProxyType
+            and type(fixes) is MappingProxyType
+            and type(terms) is tuple
+        ):
+            if len(_TAILS) >= _TAILS_LIMIT:
+                _TAILS.clear()
+            _TAILS[key] = (field_scores, terms, fixes, tail)
+    else:
+        tail = known[3]
+    return (
+        '{"tool_id":' + (_NAMES.get(tool_id) or _name(tool_id)) + ',"rank":' + repr(rank) + ',"score":'
+        + score_text + tail
+    )  # fmt: skip
+
+
+def _tail(field_scores: Any, terms: Any, fixes: Any) -> str | None:
+    """``,"field_scores":{...},"matched_terms":[...],"corrections":{...}}``; None unless plain."""
     fields = []
-    for key, value in row.field_scores.items():
+    for key, value in field_scores.items():
         if type(value) is float and -_EXACT < value < _EXACT:  # _number's first case, inline (the hot loop)
             text = f"{value:.4f}"
             text = text.rstrip("0")
@@ -77,21 +110,19 @@ def _row(row: SearchRow) -> str | None:
                 return None
             name = _name(key)
         fields.append(name + ":" + text)
-    terms = row.matched_terms
     for term in terms:
         if type(term) is not str:
             return None
     corrections = ""
-    if row.corrections:
+    if fixes:
         pairs = []
-        for wrong, right in row.corrections.items():
+        for wrong, right in fixes.items():
             if type(wrong) is not str or type(right) is not str:
                 return None
             pairs.append(encode_basestring(wrong) + ":" + encode_basestring(right))
         corrections = ",".join(pairs)
     return (
-        '{"tool_id":' + (_NAMES.get(tool_id) or _name(tool_id)) + ',"rank":' + repr(rank) + ',"score":'
-        + score_text + ',"field_scores":{' + ",".join(fields) + '},"matched_terms":['
+        ',"field_scores":{' + ",".join(fields) + '},"matched_terms":['
         + ",".join(map(encode_basestring, terms)) + '],"corrections":{' + corrections + "}}"
     )  # fmt: skip
 

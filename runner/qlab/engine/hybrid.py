@@ -1,0 +1,113 @@
+"""The hybrid engine (``engine.type: hybrid``): the built-in engine with its search fused with an embedding
+similarity (``qlab.engine.semantic``, the ``qlab[semantic]`` extra). Select and plan are the built-in ones.
+
+A query is ranked twice: lexically (``SearchIndex``, its best ``pool`` tools) and by the cosine of its embedding
+with every tool's (name, summary, description, path words). Each tool gets
+
+    fused = (1 - alpha) * lexical / best lexical + alpha * max(0, cosine)
+
+(score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]; a tool outside
+the lexical pool counts 0 lexically). ``alpha`` = 0.5 and ``pool`` = 20 were learned on the development set's
+tune split (bench/devset), never on the public benchmarks; reciprocal rank fusion and a cosine relative to the
+query's best were tried there and did no better (bench/RESULTS-search.md). A row's evidence is the lexical
+breakdown scaled the same way plus ``semantic``: the parts add up to the row's score. Ties: fused score, then
+the lexical order, then the document number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from qlab.collection.model import Collection, Tool
+from qlab.engine import semantic
+from qlab.engine.builtin import BuiltinEngine
+from qlab.engine.index import new_row
+from qlab.engine.llm import LLMClient
+from qlab.engine.text import split_words
+from qlab.engine.types import SearchResult
+
+SEMANTIC = "semantic"  # evidence key
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """How lexical and semantic scores are fused (learned on the dev set's tune split)."""
+
+    alpha: float = 0.5  # the semantic part's weight
+    pool: int = 20  # lexical candidates (the semantic side scores every tool)
+
+
+DEFAULT_FUSION = Fusion()
+
+
+def document_text(tool: Tool) -> str:
+    """What a tool's embedding is made of: its id and name as words, summary, description, path words."""
+    name = " ".join(split_words(tool.name if tool.name and tool.name != tool.id else tool.id))
+    parts = (name, tool.summary, tool.description[:500], " ".join(split_words(tool.path or "")))
+    return ". ".join(part for part in parts if part)
+
+
+class HybridEngine(BuiltinEngine):
+    """The built-in engine whose search fuses the lexical ranking with embedding similarity."""
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        collection: Collection,
+        *,
+        embedder: semantic.Embedder,
+        cache_dir: Path | None = None,
+        fusion: Fusion = DEFAULT_FUSION,
+        llm: LLMClient | None = None,
+    ) -> None:
+        super().__init__(collection, llm=llm)
+        self.embedder = embedder
+        self.cache_dir = cache_dir
+        self.fusion = fusion
+        self._vectors: Any = None
+
+    def _documents(self) -> Any:
+        if self._vectors is None:
+            tools = self.index.tools  # the index's order: a vector's row is its document number
+            texts = [document_text(tool) for tool in tools]
+            key = self.collection.digest or "no-digest"
+            self._vectors = semantic.cached_vectors(self.embedder, texts, cache_dir=self.cache_dir, key=key)
+        return self._vectors
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        if k <= 0:
+            return SearchResult(rows=())
+        fusion, index, embedder = self.fusion, self.index, self.embedder
+        ranking = index.rank(query, k=max(k, fusion.pool))  # scores only: evidence for the final rows alone
+        vectors = self._documents()
+        if not len(vectors):
+            return SearchResult(rows=(), query_terms=ranking.terms)
+        content = ranking.content
+        vector = embedder.embed_words(content) if content else embedder.embed_one(query)
+        top = ranking.top[0][1] if ranking.top else 0.0
+        scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
+        lexical = dict(ranking.top)
+        chosen = semantic.fuse(vectors, vector, lexical, alpha=fusion.alpha, scale=scale, k=k)
+        matched = [d for d, _, _ in chosen if d in lexical]
+        evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
+        ids, make = index.ids, new_row
+        out = []
+        for rank, (d, score, part) in enumerate(chosen, 1):
+            row = evidence.get(d)
+            if row is None:
+                out.append(make(ids[d], rank, score, {SEMANTIC: part}, (), _NONE))
+                continue
+            fields = {name: value * scale for name, value in row.field_scores.items()}
+            if part:
+                fields[SEMANTIC] = part
+            # a plain dict: each row's own (the search stage caches the JSON of shared, read-only evidence only)
+            out.append(make(ids[d], rank, score, fields, row.matched_terms, row.corrections))
+        return SearchResult(rows=tuple(out), query_terms=ranking.terms)
+
+
+_NONE: Mapping[str, str] = MappingProxyType({})

@@ -1,0 +1,132 @@
+"""The hybrid engine (the semantic extra): exit 2 with the install command without it; with it, a model read
+from its package folder with no connection, fused rows whose evidence adds up, document vectors cached."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qlab.collection.model import Collection
+from qlab.engine import registry, semantic
+from qlab.errors import EXIT_INPUT, InputError
+from qlab.project.model import EngineConfig
+
+from .helpers import tool
+
+TOOLS = (
+    tool("listCars", summary="List the cars in the garage"),
+    tool("getWeather", summary="Current weather forecast for a city"),
+    tool("deleteCar", summary="Delete a car", method="DELETE"),
+)
+
+
+def test_without_the_extra_a_hybrid_config_is_exit_2_with_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing() -> Any:
+        raise ModuleNotFoundError("No module named 'wordllama'", name="wordllama")
+
+    monkeypatch.setattr(semantic, "_imports", missing)
+    assert not semantic.available()
+    with pytest.raises(InputError) as caught:
+        registry.make_engine(EngineConfig(type="hybrid"), Collection(TOOLS), base_dir=tmp_path)
+    assert "pip install 'qlab[semantic]'" in str(caught.value) and "wordllama" in str(caught.value)
+    assert caught.value.exit_code == EXIT_INPUT
+
+
+@pytest.fixture()
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection or name lookup fails the test."""
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"network use: {args!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> semantic.Embedder:
+    pytest.importorskip("wordllama", reason="the semantic extra is not installed")
+    return semantic.load()
+
+
+class Counting:
+    """An embedder that counts the texts it embeds."""
+
+    def __init__(self, inner: semantic.Embedder) -> None:
+        self.inner, self.name, self.texts = inner, inner.name, 0
+
+    def embed(self, texts: list[str]) -> Any:
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+    def embed_one(self, text: str) -> Any:
+        self.texts += 1
+        return self.inner.embed_one(text)
+
+    def embed_words(self, words: list[str]) -> Any:
+        self.texts += 1
+        return self.inner.embed_words(words)
+
+
+def test_the_model_loads_from_its_package_without_the_network(no_network: None) -> None:
+    pytest.importorskip("wordllama", reason="the semantic extra is not installed")
+    embedder = semantic.load()
+    vectors = embedder.embed(["weather in paris", "forecast for a city"])
+    assert vectors.shape == (2, 256)
+    assert abs(float((vectors[0] ** 2).sum()) - 1.0) < 1e-4  # unit length: a dot product is a cosine
+    # the per-query fast paths give the model's own vector
+    for fast in (embedder.embed_one("weather in paris"), embedder.embed_words(["weather", "in", "paris"])):
+        assert float(fast @ vectors[0]) > 0.9999
+
+
+def test_fused_rows_show_the_semantic_part_and_add_up(
+    tmp_path: Path, embedder: semantic.Embedder, no_network: None
+) -> None:
+    from qlab.engine.hybrid import SEMANTIC, HybridEngine
+
+    engine = HybridEngine(Collection(TOOLS), embedder=embedder, cache_dir=tmp_path)
+    assert engine.name == "hybrid"
+    rows = engine.search("show me the cars", k=3).rows
+    assert rows[0].tool_id == "listCars"
+    for row in rows:
+        assert abs(sum(row.field_scores.values()) - row.score) < 1e-9
+    assert any(SEMANTIC in row.field_scores for row in rows)
+    # no word in common with any tool: the embedding alone finds the forecast
+    alone = engine.search("will it rain tomorrow", k=1).rows[0]
+    assert alone.tool_id == "getWeather" and set(alone.field_scores) == {SEMANTIC}
+
+
+def test_document_vectors_are_cached_per_collection(tmp_path: Path, embedder: semantic.Embedder) -> None:
+    from qlab.engine.hybrid import HybridEngine
+
+    first = Counting(embedder)
+    HybridEngine(Collection(TOOLS, digest="d1"), embedder=first, cache_dir=tmp_path).search("cars", k=1)  # type: ignore[arg-type]
+    assert first.texts == len(TOOLS) + 1 and len(list(tmp_path.glob("vectors-*.npy"))) == 1
+    second = Counting(embedder)
+    HybridEngine(Collection(TOOLS, digest="d1"), embedder=second, cache_dir=tmp_path).search("cars", k=1)  # type: ignore[arg-type]
+    assert second.texts == 1  # the query only
+    third = Counting(embedder)
+    HybridEngine(Collection(TOOLS[:2], digest="d2"), embedder=third, cache_dir=tmp_path).search("cars", k=1)  # type: ignore[arg-type]
+    assert third.texts == 3 and len(list(tmp_path.glob("vectors-*.npy"))) == 2
+
+
+def test_loading_the_model_leaves_the_process_logging_alone() -> None:
+    """wordllama configures the root logger when imported; qlab undoes it (else every library's debug records
+    would reach the user's stderr). A fresh interpreter: the import's side effect happens once per process."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("wordllama", reason="the semantic extra is not installed")
+    code = (
+        "import logging; from qlab.engine import semantic; semantic.load(); root = logging.getLogger();"
+        " print(len(root.handlers), root.level)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", str(30)]  # no handler added, WARNING kept

@@ -1,0 +1,123 @@
+"""The query-understanding layer: framing, values, intent and its method prior, synonyms, the weak fields, the
+project's additions, and the evidence each signal leaves in a row."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+from qlab.collection.model import Collection
+from qlab.engine import vocabulary
+from qlab.engine.bm25f import DEFAULT_SETTINGS
+from qlab.engine.builtin import BuiltinEngine
+from qlab.engine.index import SearchIndex
+from qlab.engine.text import split_words
+
+from .helpers import param, tool
+
+# the same words on every operation: only the method (and the vocabulary) can tell them apart
+CRUD = tuple(
+    tool(f"{verb}Contact", summary="contact", method=method, path="/contacts/{id}")
+    for verb, method in (("delete", "DELETE"), ("get", "GET"), ("replace", "PUT"), ("add", "POST"))
+)
+
+
+def read(query: str) -> vocabulary.Reading:
+    return vocabulary.default().read(split_words(query))
+
+
+def test_framing_and_values_are_not_content() -> None:
+    reading = read("I need to remove the lead with id 12345")
+    assert reading.framing == ("i", "need", "to")
+    assert reading.values == ("12345",)
+    assert reading.content == ("remove", "the", "lead", "with", "id")
+    assert (reading.intent, reading.verb) == ("delete", "remove")
+    assert read("what should I get for dinner").content == ("for", "dinner")  # not GameTool's "get"
+
+
+def test_the_first_intent_word_decides_and_a_question_asks_to_read() -> None:
+    assert read("what deals are currently open").intent == "read"  # not "open" (create)
+    assert read("open a new location").intent == "create"
+    assert read("change the phone number").intent == "update"
+    assert read("order 12").intent is None
+
+
+def test_read_intent_puts_the_safe_method_first_and_a_delete_verb_the_delete() -> None:
+    """Equal text: the method prior decides, and it shows in the breakdown as ``intent``."""
+    index = SearchIndex(CRUD)
+    top = index.search("show the contact", k=4).rows[0]
+    assert top.tool_id == "getContact" and top.field_scores["intent"] > 0
+    assert math.isclose(sum(top.field_scores.values()), top.score, rel_tol=1e-9)
+    assert index.search("remove a contact", k=4).rows[0].tool_id == "deleteContact"
+    assert index.search("add a contact", k=4).rows[0].tool_id == "addContact"
+
+
+def test_ties_without_intent_put_safe_methods_first_and_delete_last() -> None:
+    rows = SearchIndex(CRUD).search("contact", k=4).rows
+    assert len({r.score for r in rows}) == 1
+    assert [r.tool_id for r in rows] == ["getContact", "addContact", "replaceContact", "deleteContact"]
+
+
+def test_a_word_the_collection_lacks_matches_through_its_synonyms_with_evidence() -> None:
+    tools = (tool("p1", summary="Delete a pet", method="DELETE"), tool("getPet", summary="Show a pet"))
+    row = SearchIndex(tools).search("remove pet", k=1).rows[0]
+    assert row.tool_id == "p1"
+    assert "remov~delet" in row.matched_terms
+    assert row.field_scores["synonym"] > 0
+    # the synonym counts less than the word itself
+    direct = SearchIndex(tools).search("delete pet", k=1).rows[0]
+    assert direct.score > row.score
+
+
+def test_enum_values_and_examples_are_a_weak_field() -> None:
+    status = param("status", location="query", enum=["available", "pending", "sold"])
+    tools = (
+        tool("findPetsByStatus", summary="Finds pets by status", params=(status,)),
+        tool("findPetsByTags", summary="Finds pets by tags"),
+    )
+    row = SearchIndex(tools).search("show me all available dogs", k=2).rows[0]
+    assert row.tool_id == "findPetsByStatus" and row.field_scores["values"] > 0
+
+
+def test_a_project_adds_synonyms_verbs_and_framing() -> None:
+    tools = (
+        tool("listDroplets", summary="List droplets"),
+        tool("archiveNote", summary="Archive a note", method="POST"),
+        tool("getNote", summary="Get a note"),
+    )
+    extra = {
+        "synonyms": [["droplet", "server"]],
+        "verbs": {"archive": "delete"},
+        "framing": ["pretty please"],
+    }
+    assert SearchIndex(tools).search("servers", k=1).rows == ()
+    engine = BuiltinEngine(Collection(tools, vocabulary=extra))
+    row = engine.search("servers", k=1).rows[0]
+    assert row.tool_id == "listDroplets" and row.matched_terms == ("server~droplet",)
+    explained = engine.explain("pretty please archive the note")
+    assert explained.reading.framing == ("pretty", "please")
+    assert explained.reading.intent == "delete"
+
+
+def test_the_packaged_file_names_its_sources_and_only_known_intents() -> None:
+    data = json.loads(vocabulary.DATA_FILE.read_text(encoding="utf-8"))
+    assert data["sources"] and set(data["intents"]) == set(vocabulary.INTENTS)
+    parsed = vocabulary.default()
+    assert parsed.methods["delete"] == ("DELETE",) and parsed.verbs["remov"] == "delete"
+
+
+def test_a_number_of_the_query_is_weak_evidence_only() -> None:
+    """ "Where is delivery D-5001?": the operation whose example shows 5001 gets a little, never as much as a
+    word would give."""
+    tracking = param("deliveryId", example="D-5001")
+    tools = (
+        tool("trackDelivery", summary="Track a delivery", params=(tracking,)),
+        tool("getDeliveryDetail", summary="Delivery detail"),
+    )
+    rows = SearchIndex(tools).search("where is delivery D-5001", k=2).rows
+    assert rows[0].tool_id == "trackDelivery" and "5001" in rows[0].matched_terms
+    weak = rows[0].field_scores["values"]
+    as_word = dataclasses.replace(DEFAULT_SETTINGS, value_weight=1.0)
+    strong = SearchIndex(tools, settings=as_word).search("where is delivery D-5001", k=1).rows[0]
+    assert math.isclose(weak / strong.field_scores["values"], DEFAULT_SETTINGS.value_weight)
