@@ -69,3 +69,18 @@ def test_loading_valid_files_imports_no_validator_library(tmp_path: Path) -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_search_only_run_does_not_import_the_http_client(tmp_path: Path) -> None:
+    """httpx (and the LLM client, the execute stage) load only for a run that sends a request: a search gate on
+    the built-in engine never pays for them."""
+    init = subprocess.run([sys.executable, "-m", "qlab", "init", str(tmp_path / "demo")], capture_output=True)
+    assert init.returncode == 0, init.stderr
+    code = (
+        "import sys\nfrom qlab.cli import main\ntry:\n    main(['run', '--stage', 'search', '-q'])\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'httpcore'}), "
+        "'qlab.stages.execute' in sys.modules, 'qlab.engine.llm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path / "demo")
+    assert out.stdout.strip().splitlines()[-1] == "[] False False", out.stdout + out.stderr

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlab.collection.model import Collection
 from qlab.engine import planner, selector, vocabulary
 from qlab.engine.bm25f import DEFAULT_SETTINGS, SearchSettings
 from qlab.engine.index import Explanation, SearchIndex
-from qlab.engine.llm import Candidate, LLMClient
 from qlab.engine.types import Plan, SearchResult, Selection
+
+if TYPE_CHECKING:  # the LLM client (and httpx under it) loads only when an LLM is configured
+    from qlab.engine.llm import LLMClient
 
 
 class BuiltinEngine:
@@ -63,6 +65,8 @@ class BuiltinEngine:
     ) -> Selection:
         usage: Mapping[str, Any] = {}
         if llm_target is None and self.llm is not None and result.rows:
+            from qlab.engine.llm import Candidate
+
             tools = self.collection.by_id()
             candidates = [
                 Candidate(row.tool_id, _summary(tools[row.tool_id]) if row.tool_id in tools else "")

@@ -20,15 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlab.collection.model import Collection, Tool
 from qlab.engine import semantic
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.index import new_row
-from qlab.engine.llm import LLMClient
 from qlab.engine.text import split_words
 from qlab.engine.types import SearchResult
+
+if TYPE_CHECKING:
+    from qlab.engine.llm import LLMClient
 
 SEMANTIC = "semantic"  # evidence key
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qlab import fuzzy
 from qlab.collection.model import Collection
@@ -15,15 +16,25 @@ from qlab.engine.base import Engine
 from qlab.errors import InputError, QlabError
 from qlab.project.model import EngineConfig
 
+if TYPE_CHECKING:
+    from qlab.engine.llm import LLMClient
+
 EngineFactory = Callable[[EngineConfig, Collection, Path], Engine]
 
 
 def _builtin(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
     from qlab.engine.builtin import BuiltinEngine
+
+    return BuiltinEngine(collection, llm=_llm(config, base_dir))
+
+
+def _llm(config: EngineConfig, base_dir: Path) -> LLMClient | None:
+    """The LLM client when ``engine.llm`` is configured (httpx is imported only then), else None."""
+    if config.llm is None:
+        return None
     from qlab.engine.llm import LLMClient
 
-    llm = LLMClient(config.llm, base_dir=base_dir) if config.llm is not None else None
-    return BuiltinEngine(collection, llm=llm)
+    return LLMClient(config.llm, base_dir=base_dir)
 
 
 def _hybrid(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
@@ -32,11 +43,10 @@ def _hybrid(config: EngineConfig, collection: Collection, base_dir: Path) -> Eng
     project's build cache folder (``.qlab/cache``)."""
     from qlab.engine import semantic
     from qlab.engine.hybrid import HybridEngine
-    from qlab.engine.llm import LLMClient
 
     embedder = semantic.load()
-    llm = LLMClient(config.llm, base_dir=base_dir) if config.llm is not None else None
-    return HybridEngine(collection, embedder=embedder, cache_dir=base_dir / ".qlab" / "cache", llm=llm)
+    cache = base_dir / ".qlab" / "cache"
+    return HybridEngine(collection, embedder=embedder, cache_dir=cache, llm=_llm(config, base_dir))
 
 
 def _http(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:

@@ -325,7 +325,10 @@ def _close_engine(engine: Engine) -> None:
 
 
 def _close(ctx: RunContext) -> None:
-    """Stop what the execute stage keeps for the run (HTTP client, dev servers), also after Ctrl-C."""
+    """Stop what the execute stage keeps for the run (HTTP client, dev servers), also after Ctrl-C. A run that
+    never executed kept nothing: the stage (and httpx under it) is not imported just to close nothing."""
+    if not any(key in ctx.shared for key in ("http_client", "dev_servers", "auth_resolver")):
+        return
     try:
         module = importlib.import_module("qlab.stages.execute")
     except ImportError:
