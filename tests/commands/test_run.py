@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -265,3 +266,58 @@ def test_without_the_variable_no_timing_is_written(
         "out",
         "qlab.yaml",
     ]
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        ("git", "qa/cases/search.yaml"),  # the workspace is the repository; qlab.yaml in a subfolder
+        ("no-git", "qa/cases/search.yaml"),  # git gave no root (not installed, a refused repository)
+        ("checkout-path", "repo/qa/cases/search.yaml"),  # actions/checkout with `path: repo`
+    ],
+)
+def test_annotations_land_on_the_case_file_when_qlab_yaml_is_in_a_subfolder(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    layout: str,
+    expected: str,
+) -> None:
+    """GitHub attaches an annotation to the pull request's file when ``file=`` is relative to
+    ``$GITHUB_WORKSPACE``, wherever qlab.yaml sits."""
+    repo = tmp_path / "repo"
+    (repo / "qa").mkdir(parents=True)
+    config = _project(repo / "qa", ["getThing", "absent:x"])
+    if layout != "no-git":
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True, timeout=30)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path if layout == "checkout-path" else repo))
+    monkeypatch.chdir(repo / "qa")
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 1, out + err
+    assert f"::error file={expected},line=5,title=qlab search_core/case-1::case-1: search:" in out, out
+
+
+def test_config_errors_are_annotated_at_their_file_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "qa").mkdir(parents=True)
+    config = _project(repo / "qa", ["getThing"])
+    config.write_text(CONFIG.replace("mode: search", "mode: serch"), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(repo))
+    monkeypatch.chdir(repo)
+    code, out, err = _cli(["run", "--config", "qa/qlab.yaml"], capsys)
+    assert code == 2, out + err
+    where = err.removeprefix("error: ").split(": ", 1)[0]  # qa/qlab.yaml:LINE:COL, as the message says
+    file, line, col = where.rsplit(":", 2)
+    assert file == "qa/qlab.yaml" and int(line) > 0
+    annotations = [a for a in out.splitlines() if a.startswith("::error ")]
+    assert annotations and annotations[0].startswith(
+        f"::error file=qa/qlab.yaml,line={line},col={col},title=qlab configuration::$.suites.search_core.mode"
+    ), out
+    # outside Actions: no workflow command
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    code, out, _ = _cli(["run", "--config", "qa/qlab.yaml"], capsys)
+    assert code == 2 and "::error" not in out

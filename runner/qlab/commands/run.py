@@ -142,7 +142,7 @@ def command(
         artifact = clean_artifact(outcome.artifact, secrets)
         write_outputs(artifact, paths, secrets=secrets)
         _store_suggestions(project.config, artifact)
-        render_outcome(artifact, paths, quiet=quiet, secrets=secrets)
+        render_outcome(artifact, paths, quiet=quiet, secrets=secrets, config_path=config.path)
         timings.mark("outputs")
         return outcome.exit_code
     finally:

@@ -353,6 +353,10 @@ class Config:
     budget: Budget = Budget()
     output: OutputConfig = OutputConfig()
     digest: str = ""  # sha256 of the raw config bytes after interpolation
+    # sha256 the shards of one matrix must share: the interpolated config, but with each environment's base_url,
+    # allowed_hosts and server url/command as written (a port or host read from the environment may differ per
+    # shard runner; ``qlab merge`` records which did)
+    shard_digest: str = ""
 
 
 # --------------------------------------------------------------------------------------------- cases

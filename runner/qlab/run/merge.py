@@ -20,7 +20,9 @@ from typing import Any
 
 from qlab import metrics
 from qlab.errors import InputError
+from qlab.metrics import CASE_STAGES, MODE_STAGES
 from qlab.run import artifact, gates
+from qlab.run.guards import combine
 from qlab.run.shard import case_manifest, selection_fingerprint
 
 SHARD_GLOB = "qlab-shard-*-of-*.json"
@@ -75,9 +77,15 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
         raise InputError(
             f"incomplete shard set: {'; '.join(parts)}; merge needs every shard 1..{total} exactly once"
         )
+    # the config as the shards share it: environments may listen elsewhere on each runner (``shard.config_digest``)
+    config_key = (
+        ("shard", "config_digest")
+        if all("config_digest" in (d.get("shard") or {}) for _, d in shards)
+        else ("fingerprint", "config_digest")
+    )
     for key, label in (
         (("shard", "selection_fingerprint"), "selection fingerprint (selected cases, config, commit)"),
-        (("fingerprint", "config_digest"), "config digest"),
+        (config_key, "config digest"),
         (("fingerprint", "collection_digest"), "collection digest"),
     ):
         values = {(d.get(key[0]) or {}).get(key[1]) for _, d in shards}
@@ -95,9 +103,8 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
         _check_manifest(path, data)
     first = shards[0][1]
     fp = first.get("fingerprint") or {}
-    union = selection_fingerprint(
-        list(seen), config_digest=str(fp.get("config_digest")), commit=fp.get("git_commit")
-    )
+    digest = first["shard"].get("config_digest") or fp.get("config_digest")
+    union = selection_fingerprint(list(seen), config_digest=str(digest), commit=fp.get("git_commit"))
     if union != first["shard"].get("selection_fingerprint"):
         raise InputError(
             f"the shards' cases together ({len(seen)}) are not the selection they were run from (its "
@@ -122,16 +129,64 @@ def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
         )
 
 
-def _dedupe(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _where(data: Mapping[str, Any]) -> str:
+    shard = data.get("shard") or {}
+    return f"shard {shard.get('index')}/{shard.get('total')}"
+
+
+def _guards(
+    datas: Sequence[Mapping[str, Any]], lists: Sequence[Sequence[Mapping[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Each check once (``qlab.run.guards``: by gate, stage, guard and subject), its runs named by shard."""
+    return combine((_where(d), g) for d, items in zip(datas, lists, strict=True) for g in items)
+
+
+def _stops(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each stop condition once, with the cases of every shard that fired it."""
     out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        out.setdefault(repr(sorted(item.items(), key=lambda kv: kv[0])), dict(item))
+    for stop in items:
+        entry = out.setdefault(str(stop.get("condition")), {**stop, "case_ids": []})
+        entry["case_ids"] = sorted({*entry["case_ids"], *(str(i) for i in stop.get("case_ids") or ())})
+        ids = entry["case_ids"]
+        if ids:
+            entry["message"] = f"{len(ids)} case(s): {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}"
     return list(out.values())
 
 
-def _stages(shards: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+# stage figures that add up over the shards; everything else a case tells is computed again from the cases
+_SUMMED = frozenset({"llm_tokens", "llm_cost_usd", "suggestions", "scrub_leaks"})
+_SAME_AS = {
+    "override_precision": "override_correct_rate",
+    "latency_p50_ms": "latency_execute_p50_ms",
+    "latency_p95_ms": "latency_execute_p95_ms",
+}
+
+
+def _stage_metrics(
+    per_shard: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[str, Any]]
+) -> dict[str, float | None]:
+    """A stage's figures on the merged run: what its cases tell (rates, latencies) computed again over them, totals
+    summed, the rest (the build's figures, equal on every shard) as the first shard has it."""
+    figures = metrics.case_metrics(cases) if cases else {}
+    out: dict[str, float | None] = {}
+    for key in dict.fromkeys(k for m in per_shard for k in m):
+        source = _SAME_AS.get(key, key)
+        values = [m[key] for m in per_shard if m.get(key) is not None]
+        if source in figures:
+            out[key] = figures[source]
+        elif key in _SUMMED:
+            out[key] = round(sum(float(v) for v in values), 8) if values else None
+        else:
+            out[key] = values[0] if values else None
+    return out
+
+
+def _stages(datas: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every stage the shards ran, its evidence combined (checks and stops once each); metrics are set again from
+    the merged cases once the gates are judged (``_settle``)."""
     out: dict[str, dict[str, Any]] = {}
-    for data in shards:
+    guard_lists: dict[str, list[tuple[Mapping[str, Any], list[Mapping[str, Any]]]]] = {}
+    for data in datas:
         for name, stage in (data.get("stages") or {}).items():
             fresh = name not in out
             entry = out.setdefault(
@@ -142,10 +197,12 @@ def _stages(shards: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
                     "guards": [],
                     "stops": [],
                     "details": copy.deepcopy(dict(stage.get("details") or {})),
+                    "shard_metrics": [],
                 },
             )
             entry["duration_ms"] = round(entry["duration_ms"] + float(stage.get("duration_ms") or 0.0), 3)
-            entry["guards"] += stage.get("guards") or []
+            entry["shard_metrics"].append(dict(stage.get("metrics") or {}))
+            guard_lists.setdefault(name, []).append((data, list(stage.get("guards") or ())))
             entry["stops"] += stage.get("stops") or []
             if not fresh and "schema" in (stage.get("details") or {}):
                 mine = entry["details"].setdefault("schema", {"checked": 0, "valid": 0})
@@ -153,12 +210,56 @@ def _stages(shards: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
                     stage["details"]["schema"].get("checked", 0)
                 )
                 mine["valid"] = int(mine.get("valid", 0)) + int(stage["details"]["schema"].get("valid", 0))
-    for entry in out.values():
-        entry["guards"] = _dedupe(entry["guards"])
-        entry["stops"] = _dedupe(entry["stops"])
+    for name, entry in out.items():
+        pairs = guard_lists[name]
+        entry["guards"] = _guards([d for d, _ in pairs], [g for _, g in pairs])
+        entry["stops"] = _stops(entry["stops"])
+    return out
+
+
+def _settle(
+    stages: dict[str, dict[str, Any]],
+    records: Sequence[Mapping[str, Any]],
+    specs: Sequence[gates.GateSpec],
+    cases: Sequence[Mapping[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """The stages as one unsharded run records them: only those of gates that judged (a shard that ran past the
+    gate that blocked the merged run leaves no trace), their checks those of the gates that judged, their
+    figures computed from the merged cases."""
+    judged = {
+        spec.name for spec, record in zip(specs, records, strict=True) if record.get("status") != "skipped"
+    }
+    by_stage: dict[str, list[gates.GateSpec]] = {}
+    for spec, record in zip(specs, records, strict=True):
+        if record.get("status") != "skipped":
+            by_stage.setdefault(spec.stage, []).append(spec)
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in stages.items():
+        per_shard = entry.pop("shard_metrics", [])
+        specs_here = by_stage.get(name, [])
+        if not specs_here:
+            if name != "learn":
+                continue
+            # a run that stopped still scans what it wrote for secrets: the learn stage keeps that check only
+            entry = {
+                **entry,
+                "metrics": {},
+                "details": {},
+                "guards": [
+                    g for g in entry["guards"] if not g.get("gate") or g.get("subject") == "written outputs"
+                ],
+            }
+            out[name] = entry
+            continue
+        suites = {s for spec in specs_here for s in spec.suites}
+        members = [c for c in cases if c["suite"] in suites]
+        figures = _stage_metrics(per_shard, members)
         schema = entry["details"].get("schema")
         if schema and schema.get("checked"):
-            entry["metrics"]["schema_validity"] = round(schema["valid"] / schema["checked"], 6)
+            figures["schema_validity"] = round(schema["valid"] / schema["checked"], 6)
+        entry["metrics"] = figures
+        entry["guards"] = [g for g in entry["guards"] if not g.get("gate") or g.get("gate") in judged]
+        out[name] = entry
     return out
 
 
@@ -190,12 +291,12 @@ def _judge(
             if any(c["suite"] == s for c in members)
         }
         stage = stages.get(spec.stage) or {}
-        guards = _dedupe([g for r in mine for g in r.get("guards") or ()])
+        guards = _guards(shards, [r.get("guards") or () for r in mine])
         record = gates.evaluate(
             spec,
             cases=members,
             suite_metrics=suite_metrics,
-            stage_metrics=stage.get("metrics") or {},
+            stage_metrics=_stage_metrics(stage.get("shard_metrics") or [], members),
             rules=rules,
             earlier=[specs[i] for i, r in enumerate(records) if r.get("status") != "skipped"],
             reported_stops=stage.get("stops") or (),
@@ -242,7 +343,18 @@ def _roll_back(
             blocking_stage=stage,
             message=f"the {name} gate {what}; this case never ran there",
             error=error,
+            keep=_went_through(case, specs[: index + 1]),
         )
+
+
+def _went_through(case: Mapping[str, Any], specs: Sequence[gates.GateSpec]) -> set[str]:
+    """The case stages the case went through in ``specs`` (the gates before the run stopped, that one included):
+    a plan case of a select gate went through search and select. Their objects are all it keeps once blocked."""
+    kept: set[str] = set()
+    for spec in specs:
+        if case["suite"] in spec.suites and spec.stage in CASE_STAGES:
+            kept.update(CASE_STAGES[: CASE_STAGES.index(spec.stage) + 1])
+    return kept & set(MODE_STAGES.get(str(case.get("mode")), ()))
 
 
 def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool = False) -> dict[str, Any]:
@@ -286,6 +398,7 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
             "total": 1,
             "selection_fingerprint": first["shard"]["selection_fingerprint"],
             "merged_from": [str(p) for p, _ in ordered],
+            "differed": differed(datas),
         },
         "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
         "cases": cases,
@@ -295,11 +408,27 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         },
         "skipped_suites": list(first.get("skipped_suites") or ()),
         "stages": stages,
-        "prerun": _dedupe([g for d in datas for g in d.get("prerun") or ()]),
+        "prerun": _guards(datas, [d.get("prerun") or () for d in datas]),
         "readiness": first.get("readiness") or {},
     }
     merged["gates"] = _judge(datas, cases, stages)
+    specs = [gates.GateSpec.from_record(g) for g in merged["gates"]]
+    merged["stages"] = _settle(stages, merged["gates"], specs, cases)
     return artifact.summarize(merged, exit_zero=exit_zero)
+
+
+def differed(datas: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The environment values (``shard.environments``) that were not the same on every shard, each with every
+    shard's value in shard order: ports and hosts a runner reads from its environment may differ, and the merged
+    result says which did."""
+    tables = [(d.get("shard") or {}).get("environments") or {} for d in datas]
+    out = []
+    for env in dict.fromkeys(name for table in tables for name in table):
+        for key in dict.fromkeys(k for table in tables for k in (table.get(env) or {})):
+            values = [(table.get(env) or {}).get(key) for table in tables]
+            if any(v != values[0] for v in values):
+                out.append({"field": f"environments.{env}.{key}", "values": values})
+    return out
 
 
 def _span_ms(started: str, ended: str, datas: Sequence[Mapping[str, Any]]) -> float:

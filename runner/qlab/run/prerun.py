@@ -132,6 +132,7 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
                 f"environment {label}: {problem}"
                 if problem
                 else f"environment {label}: auth can be resolved",
+                subject=label,
             )
         )
     return out
@@ -193,7 +194,13 @@ def check_environments(
             message = f"environment {name}: {env.base_url} does not answer: {detail}"
             out.append(
                 GuardResult(
-                    "environment_reachable", PRE_RUN, False, "block", message, "environment_unreachable"
+                    "environment_reachable",
+                    PRE_RUN,
+                    False,
+                    "block",
+                    message,
+                    "environment_unreachable",
+                    subject=str(name),
                 )
             )
         else:
@@ -204,6 +211,7 @@ def check_environments(
                     True,
                     "block",
                     f"environment {name}: {env.base_url} answers ({detail})",
+                    subject=str(name),
                 )
             )
     return out

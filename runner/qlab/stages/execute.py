@@ -44,7 +44,10 @@ SAFETY_REASONS = frozenset(
 )
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
-PLANNED_HERE = "execute.planned"  # ctx.shared key: ids of the cases this stage planned itself
+PLANNED_HERE = "execute.planned"
+# the subject of this stage's mutation_safety and host_allowlist checks: what it refused before sending
+# (``qlab.run.boundary`` checks the same guards on the requests sent)
+BEFORE_SENDING = "before sending"  # ctx.shared key: ids of the cases this stage planned itself
 
 
 def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
@@ -284,7 +287,9 @@ def _report(
     for guard, guard_codes in guards:
         refused = sorted(i for code in guard_codes for i in reasons.get(code, ()))
         message = f"refused: {', '.join(refused)}" if refused else "no unsafe request was attempted"
-        report.guards.append(GuardResult(guard, STAGE, not refused, modes.get(guard, "block"), message))
+        report.guards.append(
+            GuardResult(guard, STAGE, not refused, modes.get(guard, "block"), message, subject=BEFORE_SENDING)
+        )
     report.details = _details(ctx, rows, reasons)
     return report
 
