@@ -321,3 +321,44 @@ def test_config_errors_are_annotated_at_their_file_line_and_column(
     monkeypatch.delenv("GITHUB_ACTIONS")
     code, out, _ = _cli(["run", "--config", "qa/qlab.yaml"], capsys)
     assert code == 2 and "::error" not in out
+
+
+def test_each_run_is_kept_in_the_history_and_the_next_says_what_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _project(tmp_path, ["getThing", "getThing", "getThing"])
+    config.write_text(CONFIG.replace("  dir: out\n", "  dir: out\n  history: 2\n"), encoding="utf-8")
+    out = tmp_path / "out"
+    code, first, _ = _cli(["run", "--config", str(config)], capsys)
+    assert code == 0 and "since the last run" not in first  # nothing to compare with yet
+    kept = sorted((out / "history").iterdir())
+    # the very bytes of the output set (scrubbed as they were written), not a copy made later
+    assert len(kept) == 1 and kept[0].samefile(out / "result.json")
+    cases = tmp_path / "cases" / "search.yaml"
+    cases.write_text(cases.read_text(encoding="utf-8").replace("getThing", "absent:x", 1), encoding="utf-8")
+    code, second, _ = _cli(["run", "--config", str(config)], capsys)
+    assert code == 1
+    assert "since the last run (" in second and "PASS): 1 newly failing, 0 newly passing" in second
+    assert "  newly failing: case-0" in second
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert (
+        "### Since the last run" in summary
+        and "- Newly failing: `case-0` (`expected_target_absent`)" in summary
+    )
+    assert "| search hit@K | 1.000 | 0.667 | -0.333 |" in summary
+    _cli(["run", "--config", str(config)], capsys)
+    kept = sorted((out / "history").iterdir())
+    assert len(kept) == 2 and kept[-1].samefile(out / "result.json")  # output.history: 2
+    sets = [p for p in (out / ".qlab-sets").iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(sets) == 1  # the output sets are switched as before; the history keeps the earlier results
+    code, trend, _ = _cli(["report", str(out / "result.json"), "--trend"], capsys)
+    assert code == 0 and "## qlab trend — 2 run(s)" in trend and trend.count("| BLOCK |") == 2
+    html_out = tmp_path / "trend.html"
+    code, _, _ = _cli(["report", str(out / "result.json"), "--trend", "--html", str(html_out)], capsys)
+    assert code == 0 and "Trends over 2 runs" in html_out.read_text(encoding="utf-8")
+
+
+def test_a_shard_keeps_no_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing", "getThing"])
+    code, _, _ = _cli(["run", "--config", str(config), "--shard", "1/2"], capsys)
+    assert code == 0 and not (tmp_path / "out" / "history").exists()

@@ -104,6 +104,8 @@ def render_outcome(
         click.echo(f"{derive.verdict(decision).upper()} (exit {decision.get('exit_code')})")
     else:
         click.echo(console.gate_table(artifact, color=color))
+        if previous is not None:
+            click.echo(console.since_last(derive.since_last(previous, artifact)))
         click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")
     with _ci_file("GITHUB_STEP_SUMMARY"):
         # on the run page a relative link leads nowhere: the files are named, the run's page is linked

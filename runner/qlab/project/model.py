@@ -334,6 +334,7 @@ class OutputConfig:
     junit: str = "junit.xml"
     result: str = "result.json"
     summary: str = "summary.md"
+    history: int = 10  # results of earlier runs kept under dir/history (0: none)
 
 
 @dataclass(frozen=True, slots=True)

@@ -358,3 +358,32 @@ def _join(built: Mapping[int, str], order: Sequence[int]) -> str:
 
 def _size(text: str) -> int:
     return len(text.encode("utf-8"))
+
+
+def trend(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The runs of a series, oldest first, one row each: verdict, case counts and every acceptance metric (``qlab
+    report --trend``). A metric a run has no data for is ``—``, never 0."""
+    keys = [(key, label) for key, label in derive.ACCEPTANCE_METRICS]
+    head = ["run", "started", "verdict", "cases", "passed", "failed", *(label for _, label in keys)]
+    lines = [
+        f"## qlab trend — {len(runs)} run(s)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for run in runs:
+        counts = derive.status_counts(run)
+        metrics = derive.as_mapping(run.get("metrics"))
+        cells = [
+            f"`{_cell(run.get('run_id'))}`",
+            _cell(run.get("started_at")),
+            derive.verdict(run.get("decision")).upper(),
+            str(sum(counts.values())),
+            str(counts["passed"]),
+            str(counts["failed"] + counts["error"]),
+            *(_num(derive.number(metrics.get(key))) for key, _ in keys),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(runs) >= 2:
+        lines += ["", *since_last_lines(derive.since_last(runs[-2], runs[-1]))]
+    return "\n".join(lines).rstrip() + "\n"
