@@ -95,6 +95,8 @@ def test_blocked_exits_1_and_feeds_github(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    for name, value in (("SERVER_URL", "https://github.com"), ("REPOSITORY", "acme/api"), ("RUN_ID", "42")):
+        monkeypatch.setenv(f"GITHUB_{name}", value)
     code, out, err = _cli(["run", "--config", str(config)], capsys)
     assert code == 1, out + err
     assert (
@@ -102,8 +104,19 @@ def test_blocked_exits_1_and_feeds_github(
         in out
     )
     assert "::stop-commands::" in out
-    assert summary.read_text(encoding="utf-8").startswith("## ❌ qlab: BLOCK")
-    assert "decision=block\n" in outputs.read_text(encoding="utf-8")
+    step_summary = summary.read_text(encoding="utf-8")
+    assert step_summary.startswith("## ❌ qlab: BLOCK")
+    # on the run page a relative link 404s: the files are named, the run's page linked
+    assert "[this run's page](https://github.com/acme/api/actions/runs/42)" in step_summary
+    assert "](result.json)" not in step_summary
+    assert "](result.json)" in (tmp_path / "out" / "summary.md").read_text(
+        encoding="utf-8"
+    )  # beside the files
+    written = outputs.read_text(encoding="utf-8")
+    assert (
+        "decision=block\n" in written
+        and written.count("\nexit-code=") + written.startswith("exit-code=") == 1
+    )
 
 
 def test_exit_zero_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
