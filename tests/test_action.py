@@ -247,7 +247,21 @@ def test_run_step_defaults_are_a_plain_qlab_run(tmp_path: Path) -> None:
 def test_run_step_passes_qlab_exit_code_through(tmp_path: Path) -> None:
     code, _, out, _ = _run_step(tmp_path, {}, code=1)
     assert code == 1
-    assert "exit-code=1" in out
+    assert out.count("exit-code=") == 1 and "exit-code=1" in out
+
+
+def test_each_output_is_written_once(tmp_path: Path) -> None:
+    """qlab writes exit-code with its other outputs; the script adds it only when qlab wrote none."""
+    bin_dir = _fake_qlab(tmp_path, code=1)
+    fake = bin_dir / "qlab"
+    fake.write_text(
+        fake.read_text(encoding="utf-8").replace("exit 1", 'echo "exit-code=1" >> "$GITHUB_OUTPUT"\nexit 1'),
+        encoding="utf-8",
+    )
+    code, _, out, log = _run_step(tmp_path, {}, bin_dir=bin_dir)
+    assert code == 1, log
+    names = [line.split("=", 1)[0] for line in out.splitlines() if "=" in line]
+    assert names.count("exit-code") == 1 and names.count("decision") == 1, out
 
 
 def test_hostile_input_stays_a_literal_argument(tmp_path: Path) -> None:
@@ -313,6 +327,7 @@ def test_the_action_runs_the_real_qlab_and_its_outputs_resolve(tmp_path: Path) -
             resolved[name] = next((values[o] for _, o in refs if values.get(o)), "")
     assert resolved["decision"] == "pass"
     assert resolved["exit-code"] == "0"
+    assert [line for line in out.splitlines() if line.startswith("exit-code=")] == ["exit-code=0"]  # once
     assert int(resolved["passed"]) == int(resolved["total"]) > 0
     assert resolved["errors"] == resolved["failed"] == "0"
     result = json.loads(Path(resolved["result"]).read_text(encoding="utf-8"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import signal
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,9 @@ import click
 from qlab import __version__, scrub
 from qlab.commands import _timings as timings
 from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError
+
+# "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
+_LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)$", re.S)
 
 # name -> (module, one-line help). The module exposes ``command: click.Command``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -163,6 +167,35 @@ def _report_error(exc: QlabError) -> None:
         _report_internal(exc)
         return
     click.echo(f"error: {exc}" if "\n" not in str(exc) else str(exc), err=True)
+    _annotate(exc)
+
+
+def _annotate(exc: QlabError) -> None:
+    """In GitHub Actions: the error as ``::error file=…,line=…,col=…::`` annotations on the file and line it
+    names (every problem of an invalid qlab.yaml or case file), so the pull request shows it where it is."""
+    from qlab.report import github
+
+    if not github.in_actions():
+        return
+    from pathlib import Path
+
+    from qlab.commands.render import workspace
+    from qlab.errors import ConfigError
+
+    if isinstance(exc, ConfigError):
+        items = [
+            (d.file, d.line, d.col, d.severity, f"{d.json_path}: {d.message}" if d.json_path else d.message)
+            for d in exc.diagnostics
+        ]
+    else:
+        located = _LOCATED.match(str(exc))
+        items = (
+            [(located["file"], int(located["line"]), int(located["col"]), "error", located["rest"])]
+            if located
+            else [("", 0, 0, "error", str(exc))]
+        )
+    for line in github.config_annotations(items, workspace=workspace(), cwd=Path.cwd()):
+        click.echo(line)
 
 
 def _report_internal(exc: BaseException) -> None:

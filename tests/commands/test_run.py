@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,8 @@ def test_blocked_exits_1_and_feeds_github(
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    for name, value in (("SERVER_URL", "https://github.com"), ("REPOSITORY", "acme/api"), ("RUN_ID", "42")):
+        monkeypatch.setenv(f"GITHUB_{name}", value)
     code, out, err = _cli(["run", "--config", str(config)], capsys)
     assert code == 1, out + err
     assert (
@@ -101,8 +104,19 @@ def test_blocked_exits_1_and_feeds_github(
         in out
     )
     assert "::stop-commands::" in out
-    assert summary.read_text(encoding="utf-8").startswith("## ❌ qlab: BLOCK")
-    assert "decision=block\n" in outputs.read_text(encoding="utf-8")
+    step_summary = summary.read_text(encoding="utf-8")
+    assert step_summary.startswith("## ❌ qlab: BLOCK")
+    # on the run page a relative link 404s: the files are named, the run's page linked
+    assert "[this run's page](https://github.com/acme/api/actions/runs/42)" in step_summary
+    assert "](result.json)" not in step_summary
+    assert "](result.json)" in (tmp_path / "out" / "summary.md").read_text(
+        encoding="utf-8"
+    )  # beside the files
+    written = outputs.read_text(encoding="utf-8")
+    assert (
+        "decision=block\n" in written
+        and written.count("\nexit-code=") + written.startswith("exit-code=") == 1
+    )
 
 
 def test_exit_zero_and_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -265,3 +279,99 @@ def test_without_the_variable_no_timing_is_written(
         "out",
         "qlab.yaml",
     ]
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        ("git", "qa/cases/search.yaml"),  # the workspace is the repository; qlab.yaml in a subfolder
+        ("no-git", "qa/cases/search.yaml"),  # git gave no root (not installed, a refused repository)
+        ("checkout-path", "repo/qa/cases/search.yaml"),  # actions/checkout with `path: repo`
+    ],
+)
+def test_annotations_land_on_the_case_file_when_qlab_yaml_is_in_a_subfolder(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    layout: str,
+    expected: str,
+) -> None:
+    """GitHub attaches an annotation to the pull request's file when ``file=`` is relative to
+    ``$GITHUB_WORKSPACE``, wherever qlab.yaml sits."""
+    repo = tmp_path / "repo"
+    (repo / "qa").mkdir(parents=True)
+    config = _project(repo / "qa", ["getThing", "absent:x"])
+    if layout != "no-git":
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, capture_output=True, timeout=30)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path if layout == "checkout-path" else repo))
+    monkeypatch.chdir(repo / "qa")
+    code, out, err = _cli(["run", "--config", str(config)], capsys)
+    assert code == 1, out + err
+    assert f"::error file={expected},line=5,title=qlab search_core/case-1::case-1: search:" in out, out
+
+
+def test_config_errors_are_annotated_at_their_file_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "qa").mkdir(parents=True)
+    config = _project(repo / "qa", ["getThing"])
+    config.write_text(CONFIG.replace("mode: search", "mode: serch"), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(repo))
+    monkeypatch.chdir(repo)
+    code, out, err = _cli(["run", "--config", "qa/qlab.yaml"], capsys)
+    assert code == 2, out + err
+    where = err.removeprefix("error: ").split(": ", 1)[0]  # qa/qlab.yaml:LINE:COL, as the message says
+    file, line, col = where.rsplit(":", 2)
+    assert file == "qa/qlab.yaml" and int(line) > 0
+    annotations = [a for a in out.splitlines() if a.startswith("::error ")]
+    assert annotations and annotations[0].startswith(
+        f"::error file=qa/qlab.yaml,line={line},col={col},title=qlab configuration::$.suites.search_core.mode"
+    ), out
+    # outside Actions: no workflow command
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    code, out, _ = _cli(["run", "--config", "qa/qlab.yaml"], capsys)
+    assert code == 2 and "::error" not in out
+
+
+def test_each_run_is_kept_in_the_history_and_the_next_says_what_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _project(tmp_path, ["getThing", "getThing", "getThing"])
+    config.write_text(CONFIG.replace("  dir: out\n", "  dir: out\n  history: 2\n"), encoding="utf-8")
+    out = tmp_path / "out"
+    code, first, _ = _cli(["run", "--config", str(config)], capsys)
+    assert code == 0 and "since the last run" not in first  # nothing to compare with yet
+    kept = sorted((out / "history").iterdir())
+    # the very bytes of the output set (scrubbed as they were written), not a copy made later
+    assert len(kept) == 1 and kept[0].samefile(out / "result.json")
+    cases = tmp_path / "cases" / "search.yaml"
+    cases.write_text(cases.read_text(encoding="utf-8").replace("getThing", "absent:x", 1), encoding="utf-8")
+    code, second, _ = _cli(["run", "--config", str(config)], capsys)
+    assert code == 1
+    assert "since the last run (" in second and "PASS): 1 newly failing, 0 newly passing" in second
+    assert "  newly failing: case-0" in second
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert (
+        "### Since the last run" in summary
+        and "- Newly failing: `case-0` (`expected_target_absent`)" in summary
+    )
+    assert "| search hit@K | 1.000 | 0.667 | -0.333 |" in summary
+    _cli(["run", "--config", str(config)], capsys)
+    kept = sorted((out / "history").iterdir())
+    assert len(kept) == 2 and kept[-1].samefile(out / "result.json")  # output.history: 2
+    sets = [p for p in (out / ".qlab-sets").iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(sets) == 1  # the output sets are switched as before; the history keeps the earlier results
+    code, trend, _ = _cli(["report", str(out / "result.json"), "--trend"], capsys)
+    assert code == 0 and "## qlab trend — 2 run(s)" in trend and trend.count("| BLOCK |") == 2
+    html_out = tmp_path / "trend.html"
+    code, _, _ = _cli(["report", str(out / "result.json"), "--trend", "--html", str(html_out)], capsys)
+    assert code == 0 and "Trends over 2 runs" in html_out.read_text(encoding="utf-8")
+
+
+def test_a_shard_keeps_no_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _project(tmp_path, ["getThing", "getThing"])
+    code, _, _ = _cli(["run", "--config", str(config), "--shard", "1/2"], capsys)
+    assert code == 0 and not (tmp_path / "out" / "history").exists()

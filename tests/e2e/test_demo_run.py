@@ -60,6 +60,10 @@ def test_qlab_run_on_the_demo_passes(
     assert all(g["status"] in ("passed", "warned") for g in result["gates"]), result["gates"]
     assert {c["status"] for c in result["cases"]} <= {"passed", "failed"}  # flaky/required:false may fail
     assert result["metrics"]["execute_read_success_rate"] == 1.0
+    # every case keeps the object of every stage it went through, whatever its mode (no plan gate lists the
+    # execute suites: their plan comes from the same search, select and plan calls)
+    executed = [c for c in result["cases"] if c["mode"] == "execute"]
+    assert executed and all({"search", "target_selector", "plan", "execute"} <= set(c) for c in executed)
     assert result["fingerprint"]["collection_digest"] and result["provenance"]["dataset"]["files"]
     # the secret never reaches an output (the learn gate checked the same files)
     for path in out.rglob("*"):

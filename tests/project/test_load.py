@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -182,6 +183,28 @@ def test_digest_covers_the_interpolated_bytes() -> None:
         ).hexdigest()
     )
     assert other != default
+
+
+def test_the_shard_digest_leaves_out_where_environments_listen(tmp_path: Path) -> None:
+    """Shards of one matrix may run their environments on other ports (a port from the environment): their
+    shard digest is the same; any other difference, a literal address included, changes it."""
+    raw = (ROOT / "qlab.yaml").read_text(encoding="utf-8")
+    config = tmp_path / "qlab.yaml"
+    shutil.copytree(ROOT / "gates", tmp_path / "gates")
+    (tmp_path / "runner/qlab/demo").mkdir(parents=True)
+    shutil.copyfile(ROOT / "runner/qlab/demo/openapi.yaml", tmp_path / "runner/qlab/demo/openapi.yaml")
+
+    def digests(text: str, environ: dict[str, str]) -> tuple[str, str]:
+        config.write_text(text, encoding="utf-8")
+        loaded = load_project(config, environ=environ).config
+        return loaded.digest, loaded.shard_digest
+
+    one, two = digests(raw, {"QLAB_DEMO_PORT": "8101"}), digests(raw, {"QLAB_DEMO_PORT": "8102"})
+    assert one[0] != two[0] and one[1] == two[1]
+    literal = raw.replace("http://127.0.0.1:${QLAB_DEMO_PORT:-8765}", "http://127.0.0.1:9000", 1)
+    assert digests(literal, {"QLAB_DEMO_PORT": "8101"})[1] != one[1]
+    stricter = raw.replace('hit_at_k: ">= 0.95"', 'hit_at_k: ">= 0.96"')
+    assert digests(stricter, {"QLAB_DEMO_PORT": "8101"})[1] != one[1]
 
 
 def test_environ_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,3 +73,37 @@ def test_outputs_and_summary_files(tmp_path: Path) -> None:
 
 def test_in_actions_only_when_true() -> None:
     assert github.in_actions({"GITHUB_ACTIONS": "true"}) and not github.in_actions({"GITHUB_ACTIONS": "1"})
+
+
+def test_case_files_are_annotated_relative_to_the_workspace() -> None:
+    lines = github.annotation_lines(samples.result(), root="services/api")
+    assert any(
+        x.startswith("::error file=services/api/gates/search_core/member-search-004.yaml,line=1,")
+        for x in lines
+    )
+
+
+def test_config_problems_are_annotated_at_their_location(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    lines = github.config_annotations(
+        [
+            ("qa/qlab.yaml", 9, 11, "error", "$.suites.s.mode: 'serch' is not a known mode"),
+            ("qa/cases/a.yaml", 2, 3, "warning", "unused"),
+            (str(tmp_path / "elsewhere.yaml"), 1, 1, "error", "outside the workspace"),
+            ("", 0, 0, "error", "no case selected"),
+        ],
+        workspace=workspace,
+        cwd=workspace,
+    )
+    assert lines == [
+        "::error file=qa/qlab.yaml,line=9,col=11,title=qlab configuration::$.suites.s.mode: 'serch' is not a known mode",
+        "::error title=qlab configuration::outside the workspace",
+        "::error title=qlab configuration::no case selected",
+        "::warning file=qa/cases/a.yaml,line=2,col=3,title=qlab configuration::unused",
+    ]
+
+
+def test_the_run_page_url() -> None:
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/api", "GITHUB_RUN_ID": "42"}
+    assert github.run_url(env) == "https://github.com/acme/api/actions/runs/42"
+    assert github.run_url({}) is None

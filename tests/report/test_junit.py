@@ -52,7 +52,16 @@ def test_validates_against_both_xsds(schema: xmlschema.XMLSchema, tmp_path: Path
             outcomes[(case.classname, case.name)] = [type(r).__name__ for r in case.result]
     assert outcomes[("qlab.search_core", "member-search-004")] == ["Failure"]
     assert outcomes[("qlab.execute_read", "member-exec-001")] == ["Skipped"]  # blocked
-    assert outcomes[("qlab.search_core", "flaky-1")] == ["Skipped"]  # does not gate
+    # a failure that does not gate is still a failure (hidden as skipped it would vanish from every dashboard);
+    # its message says so and its suite's qlab.non_gating property names it
+    assert outcomes[("qlab.search_core", "flaky-1")] == ["Failure"]
+    suite = next(s for s in parsed if s.name == "suite.search_core")
+    props = {p.name: p.value for p in suite.properties()}
+    assert props["qlab.non_gating"] == "flaky-1"
+    flaky = next(c for c in suite if c.name == "flaky-1")
+    assert flaky.result[0].message.startswith("does not gate (flaky case): search: expected_target_absent")
+    # no property says "null": a value with no data is left out
+    assert all(p.value != "null" for s in parsed for p in s.properties())
     assert outcomes[("qlab", "decision")] == ["Failure"]
     assert outcomes[("qlab.gate.plan", "verdict")] == ["Failure"]
     assert outcomes[("qlab.gate.search", "verdict")] == []

@@ -74,3 +74,40 @@ def test_rows_that_could_not_be_shown_are_not_built_and_the_summary_is_the_same(
         monkeypatch.setattr(markdown, "_case_rows", lambda cases, **_: capped(cases, max_bytes=10**12))
         assert text == markdown.render(art, max_bytes=max_bytes)  # every row built: the same summary
     assert built[0] < 1_000 and built[-1] == 2_000  # a small summary built only the rows it could show
+
+
+def test_on_the_run_page_the_files_are_named_and_the_run_is_linked() -> None:
+    """A relative link 404s on a GitHub run page: there the summary names the files and links the run's page."""
+    url = "https://github.com/acme/api/actions/runs/42"
+    text = markdown.render(samples.result(), links={"result": "result.json"}, run_url=url)
+    assert "- result: `result.json`" in text and "](result.json)" not in text
+    assert f"[this run's page]({url})" in text
+    links = [part.split(")", 1)[0] for part in text.split("](")[1:]]
+    assert links and all(link.startswith("https://") for link in links)
+
+
+def test_the_case_counts_line_says_what_every_output_counts() -> None:
+    art = samples.result()
+    text = markdown.render(art)
+    assert "**Cases:** 7 — 4 passed · 2 failed · 0 error · 1 blocked · 0 skipped" in text
+
+
+def test_since_the_last_run() -> None:
+    before = samples.result()
+    after = copy.deepcopy(before)
+    fixed = next(c for c in after["cases"] if c["status"] == "failed")
+    fixed["status"] = "passed"
+    fixed.pop("failure")
+    broken = next(c for c in after["cases"] if c["status"] == "passed")
+    broken.update(
+        status="failed", failure={"stage": "search", "reason": "expected_target_absent", "message": "m"}
+    )
+    after["metrics"]["search_hit_at_k"] = 0.5
+    text = markdown.render(after, previous=before)
+    block = text.split("### Since the last run", 1)[1].split("###", 1)[0]
+    assert "**1 newly failing**, **1 newly passing**" in block
+    assert f"- Newly failing: `{broken['case_id']}` (`expected_target_absent`)" in block
+    assert f"- Newly passing: `{fixed['case_id']}`" in block
+    assert "| search hit@K | 0.857 | 0.500 | -0.357 |" in block
+    assert "Nothing changed since run" in markdown.render(before, previous=before)
+    assert "Since the last run" not in markdown.render(before)

@@ -63,9 +63,22 @@ def test_stops_from_failure_reasons_and_reported() -> None:
         {"s": {"hit_at_k": 1.0}},
         reported_stops=[{"condition": "expected_target_absent", "case_ids": ["m"], "message": "m missing"}],
     )
+    # the message comes from the cases alone (the same words for a run and for the merge of its shards)
+    message = "1 case(s): m (expected_target_absent)"
     assert record["stops"] == [
-        {"condition": "expected_target_absent", "case_ids": ["m"], "message": "m missing", "gating": True}
+        {"condition": "expected_target_absent", "case_ids": ["m"], "message": message, "gating": True}
     ]
+    # a stop the stage reported with cases no failure reason explains keeps the cases; one without cases keeps
+    # the stage's message
+    learned = gates.evaluate(
+        GateSpec("learn", "learn", (), (), (("scrub_failed", None),)),
+        cases=[],
+        suite_metrics={},
+        stage_metrics={},
+        rules={},
+        reported_stops=[{"condition": "scrub_failed", "case_ids": [], "message": "a token in summary.md"}],
+    )
+    assert [s["message"] for s in learned["stops"]] == ["a token in summary.md"]
     only_flaky = _eval([flaky], {"s": {"hit_at_k": 1.0}})
     assert only_flaky["status"] == "warned" and only_flaky["stops"][0]["gating"] is False
 

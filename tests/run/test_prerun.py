@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import servers
-from qlab.project.model import EngineConfig, Environment, LLMConfig, ServerConfig
+from qlab.project.model import CollectionConfig, EngineConfig, Environment, LLMConfig, ServerConfig, Source
 from qlab.run import prerun
 from run import fakes as f
 
@@ -78,3 +78,30 @@ def test_an_http_engine_that_does_not_answer_carries_its_reason(tmp_path: Path) 
     config = dataclasses.replace(f.config(tmp_path), engine=EngineConfig(type="http", url=_closed()))
     check = prerun.check_engine(config, "http")
     assert (check.passed, check.reason) == (False, "engine_unreachable")
+
+
+def test_a_python_source_beside_qlab_yaml_resolves_as_the_build_imports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``qlab build`` imports a ``python:`` source with qlab.yaml's folder on sys.path; the pre-run check looks it
+    up the same way, from any working directory and without PYTHONPATH."""
+    project = tmp_path / "project"
+    (project / "tools_pkg").mkdir(parents=True)
+    (project / "tools_pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "tools_pkg" / "api_21.py").write_text(
+        "def get_thing(thing_id: int) -> dict:\n    return {}\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    source = Source("py", "python", "tools_pkg.api_21:get_thing")
+    cfg = dataclasses.replace(f.config(project), collection=CollectionConfig(sources=(source,)))
+    found = prerun.check_sources(cfg)
+    assert found.passed, found.message
+    from qlab.collection.python_source import SOURCE
+
+    snapshot = SOURCE.snapshot(source, base_dir=project)
+    assert [t.id for t in SOURCE.tools(snapshot).tools] == ["get_thing"]
+    missing = dataclasses.replace(source, location="tools_pkg.nowhere_21")
+    cfg = dataclasses.replace(cfg, collection=CollectionConfig(sources=(missing,)))
+    found = prerun.check_sources(cfg)
+    assert not found.passed and "'tools_pkg.nowhere_21' cannot be imported from" in found.message

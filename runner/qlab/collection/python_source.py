@@ -3,7 +3,8 @@
 ``location`` is ``module`` (every public function defined in it, in source order) or ``module:attr`` where
 ``attr`` (dotted) is a function, a list/tuple of callables, a dict ``{tool name: callable}``, a class (its public
 methods, as ``Class.method``), or an instance (its class's public methods). qlab.yaml's folder is on
-``sys.path`` while importing.
+``sys.path`` while importing — in ``qlab build`` and in ``qlab run``'s pre-run check alike (``module_problem``),
+so a module beside qlab.yaml needs no ``PYTHONPATH``.
 
 Each callable becomes a Tool: parameters from the signature (``self``/``cls``, ``*args``, ``**kwargs`` left out)
 with JSON Schemas from the type hints (``pytypes``) and descriptions from the docstring (``docstrings``); the
@@ -94,6 +95,25 @@ def _module_file(source: Source, module: str) -> Path | None:
     origin = spec.origin
     return (
         Path(origin) if origin and origin not in ("built-in", "frozen") and Path(origin).is_file() else None
+    )
+
+
+def module_problem(location: str, *, base_dir: Path) -> str | None:
+    """Why the module of ``location`` (``module`` or ``module:attr``) cannot be found, looked up exactly as the
+    build imports it (``base_dir``, qlab.yaml's folder, first on ``sys.path``); None when it can be."""
+    module, _attr = _split(location)
+    if not module:
+        return "no module named: write `module` or `module:attr`"
+    with _importable_from(base_dir):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+    if found:
+        return None
+    return (
+        f"Python module {module!r} cannot be imported from {base_dir} (the folder of qlab.yaml) nor from the "
+        "installed packages; is it installed, or named relative to that folder?"
     )
 
 

@@ -43,7 +43,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("qlab merge shard-1/result.json shard-2/result.json --out merged", "named shards, merged elsewhere"),
     ),
     "report": (
-        ("qlab report .qlab/out/result.json --html report.html", "one self-contained HTML page"),
+        (
+            "qlab report .qlab/out/result.json --trend --html report.html",
+            "one HTML page, with the trends of the runs kept in .qlab/out/history",
+        ),
         ("qlab report main.json pr.json --html trend.html", "the promotion diff and the trends of a series"),
     ),
     "promote": (

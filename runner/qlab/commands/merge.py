@@ -13,6 +13,7 @@ import click
 from qlab.commands.examples import with_examples
 from qlab.commands.render import check_ci_files, render_outcome
 from qlab.run import artifact as artifact_io
+from qlab.run import history
 from qlab.run.merge import collect, merge
 from qlab.run.outputs import OutputPaths, prepare, release, write_file, write_outputs
 from qlab.run.shard import durations_of
@@ -38,10 +39,13 @@ def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet
     prepare(paths)
     try:
         check_ci_files()
-        write_outputs(merged, paths)
+        kept = history.folder_of(paths.result)  # the merged runs' history, beside the merged result
+        before = history.latest(kept)
+        write_outputs(merged, paths, previous=before)
+        history.keep(paths.result, str(merged.get("run_id")), kept)
         durations = durations_of(merged["cases"])
         write_file(folder / "durations.json", json.dumps(durations, indent=1, sort_keys=True) + "\n")
-        render_outcome(merged, paths, quiet=quiet)
+        render_outcome(merged, paths, quiet=quiet, previous=before)
     finally:
         release(paths)
     if not quiet:

@@ -18,6 +18,7 @@ import click
 from qlab.errors import InputError
 from qlab.report import console, derive, github, markdown
 from qlab.run.outputs import OutputPaths
+from qlab.run.provenance import git_root
 from qlab.scrub import SecretSet
 
 
@@ -48,31 +49,68 @@ class RunLog:
             self._handle = None
 
 
+def workspace() -> Path:
+    """Where GitHub resolves an annotation's ``file``: ``$GITHUB_WORKSPACE``, else the git root of the working
+    directory, else the working directory."""
+    found = os.environ.get("GITHUB_WORKSPACE")
+    return Path(found) if found else git_root(Path.cwd()) or Path.cwd()
+
+
+def case_root(artifact: Mapping[str, Any], config_path: str | Path | None) -> str:
+    """Where the run's case files are, relative to the workspace: the cases' ``file`` is relative to the root the
+    run found (its git root, or qlab.yaml's folder where git gave none), which the artifact records as the path
+    of qlab.yaml below it (``provenance.run_configuration.config``). ``qlab merge`` has no qlab.yaml: the root is
+    the working directory's checkout."""
+    root: Path | None = None
+    recorded = ((artifact.get("provenance") or {}).get("run_configuration") or {}).get("config")
+    if (
+        config_path is not None
+        and isinstance(recorded, str)
+        and recorded
+        and not Path(recorded).is_absolute()
+    ):
+        root = Path(os.path.abspath(config_path)).parents[len(Path(recorded).parts) - 1]
+    where = github.workspace_path(root or git_root(Path.cwd()) or Path.cwd(), workspace())
+    return "" if where in (None, ".") else where
+
+
 def render_outcome(
-    artifact: Mapping[str, Any], paths: OutputPaths, *, quiet: bool, secrets: SecretSet | None = None
+    artifact: Mapping[str, Any],
+    paths: OutputPaths,
+    *,
+    quiet: bool,
+    secrets: SecretSet | None = None,
+    config_path: str | Path | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> None:
     """Print the findings and the gate table; feed GitHub's summary and outputs when running in Actions. The
-    console is scrubbed by ``qlab.scrub.console``; GitHub's files are scrubbed here with ``secrets``."""
+    console is scrubbed by ``qlab.scrub.console``; GitHub's files are scrubbed here with ``secrets``.
+    ``config_path`` locates the case files for annotations; ``previous`` is the run before this one (history)."""
     text = secrets.text if secrets else (lambda value: value)
     stdout = sys.stdout
     color = console.use_color(stdout)
+    root = case_root(artifact, config_path)
     if github.in_actions():
-        for line in github.annotation_lines(artifact):
+        for line in github.annotation_lines(artifact, root=root):
             click.echo(line)
         details = _failure_details(artifact)
         if details and not quiet:
             click.echo(github.stop_commands(details))  # downstream text cannot act as a workflow command
     elif not quiet:
-        for line in github.plain_lines(artifact):
+        for line in github.plain_lines(artifact, root=root):
             click.echo(line, err=True)
     if quiet:
         decision = artifact.get("decision") or {}
         click.echo(f"{derive.verdict(decision).upper()} (exit {decision.get('exit_code')})")
     else:
         click.echo(console.gate_table(artifact, color=color))
+        if previous is not None:
+            click.echo(console.since_last(derive.since_last(previous, artifact)))
         click.echo(f"result: {paths.result}\njunit:  {paths.junit}\nsummary: {paths.summary}")
     with _ci_file("GITHUB_STEP_SUMMARY"):
-        github.append_summary(text(markdown.render(artifact, links=paths.links())))
+        # on the run page a relative link leads nowhere: the files are named, the run's page is linked
+        summary = markdown.render(artifact, links=paths.links(), run_url=github.run_url(), previous=previous)
+        github.append_summary(text(summary))
     with _ci_file("GITHUB_OUTPUT"):
         values = github.outputs(
             artifact, {"result": paths.result, "junit": paths.junit, "summary": paths.summary}

@@ -1,9 +1,13 @@
-"""``qlab report RESULT.json [MORE.json ...] [--html OUT] [--markdown OUT|-] [--junit OUT] [--baseline A.json]``.
+"""``qlab report RESULT.json [MORE.json ...] [--html OUT] [--markdown OUT|-] [--junit OUT] [--baseline A.json]
+[--trend]``.
 
 Renders stored result artifacts; it never runs a stage. With several results the series is ordered by
 ``started_at`` (when every result has one) and the latest is the run reported in full: the HTML report then adds
 the promotion diff against the run before it (or ``--baseline``) and the trends of every metric over the series.
 Markdown and JUnit describe the latest run only. Without an output option the Markdown summary goes to stdout.
+``--trend`` adds the runs ``qlab run`` kept in the ``history/`` folder beside each result (``output.history``):
+the HTML trends plot them, the summary says what changed since the run before, and alone it prints the trend
+table (one row per run: verdict, counts, acceptance metrics).
 
 Exit codes: 0 written, 2 an unreadable or invalid artifact (the message says which file and where).
 """
@@ -24,6 +28,7 @@ from qlab.errors import EXIT_PASS, InputError, UsageError
 from qlab.report import junit as junit_report
 from qlab.report import markdown as markdown_report
 from qlab.report.html import render_html
+from qlab.run import history
 from qlab.run.artifact import read
 
 STDOUT = Path("-")
@@ -57,6 +62,15 @@ def _emit(path: Path, text: str) -> None:
         raise InputError(f"{path}: cannot be written: {exc.strerror or exc}") from None
 
 
+def with_history(results: Sequence[Path]) -> list[dict[str, Any]]:
+    """The results, and the runs kept in the history folder beside each (``qlab.run.history``), once per run id."""
+    runs: dict[str, dict[str, Any]] = {}
+    for path in results:
+        for run in [*history.runs(history.folder_of(path)), read(path)]:
+            runs.setdefault(str(run.get("run_id") or f"#{len(runs)}"), run)
+    return list(runs.values())
+
+
 def write_reports(
     results: Sequence[Path],
     *,
@@ -65,24 +79,31 @@ def write_reports(
     junit: Path | None = None,
     baseline: Path | None = None,
     title: str | None = None,
+    trend: bool = False,
 ) -> Written:
-    """Load ``results`` (and ``baseline``), render the requested formats and write them atomically.
+    """Load ``results`` (and ``baseline``), render the requested formats and write them atomically. ``trend``: the
+    series also holds the runs kept in each result's history folder; without an output option its trend table
+    goes to stdout.
 
     Raises ``InputError`` (exit 2) for an unreadable or invalid artifact, before anything is written.
     """
     if not results:
         raise UsageError("give at least one result artifact (result.json)")
-    runs = order_runs([read(path) for path in results])
+    runs = order_runs(with_history(results) if trend else [read(path) for path in results])
     base = read(baseline) if baseline is not None else None
     latest = runs[-1]
-    if html is None and markdown is None and junit is None:
-        markdown = STDOUT
     written: list[tuple[str, Path]] = []
+    if html is None and markdown is None and junit is None:
+        if trend:
+            _emit(STDOUT, markdown_report.trend([*([base] if base is not None else []), *runs]))
+            return Written(files=(("trend", STDOUT),), runs=len(runs) + (1 if base is not None else 0))
+        markdown = STDOUT
     if html is not None:
         _emit(html, render_html(runs, baseline=base, title=title))
         written.append(("html", html))
     if markdown is not None:
-        _emit(markdown, markdown_report.render(latest))
+        previous = base if base is not None else runs[-2] if trend and len(runs) >= 2 else None
+        _emit(markdown, markdown_report.render(latest, previous=previous))
         written.append(("markdown", markdown))
     if junit is not None:
         _emit(junit, junit_report.render(latest))
@@ -97,9 +118,7 @@ _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
     "report", context_settings={"help_option_names": ["-h", "--help"]}, epilog=with_examples("report")
 )
 @click.argument("results", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--html", "html_out", type=_OUT, help="Write ONE self-contained HTML file (no script, no network)."
-)
+@click.option("--html", "html_out", type=_OUT, help="Write ONE self-contained HTML file (no network needed).")
 @click.option(
     "--markdown",
     "markdown_out",
@@ -113,6 +132,12 @@ _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
     help="Compare the latest run with this result (the HTML promotion diff) and start the trend series with it.",
 )
 @click.option("--title", help="Title of the HTML page (default: 'qlab report: <project>').")
+@click.option(
+    "--trend",
+    is_flag=True,
+    help="Add the runs kept in the history folder beside each result (output.history): the HTML trends and the "
+    "summary's 'since the last run' use them; alone, print the trend table.",
+)
 def command(
     results: tuple[Path, ...],
     html_out: Path | None,
@@ -120,6 +145,7 @@ def command(
     junit_out: Path | None,
     baseline: Path | None,
     title: str | None,
+    trend: bool,
 ) -> int:
     """Render result artifacts as an HTML report, a Markdown summary or JUnit XML.
 
@@ -127,7 +153,13 @@ def command(
     (fixed, regressed, still failing, new per case) and the trend of every metric.
     """
     done = write_reports(
-        results, html=html_out, markdown=markdown_out, junit=junit_out, baseline=baseline, title=title
+        results,
+        html=html_out,
+        markdown=markdown_out,
+        junit=junit_out,
+        baseline=baseline,
+        title=title,
+        trend=trend,
     )
     for kind, path in done.files:
         if path != STDOUT:

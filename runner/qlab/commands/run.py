@@ -21,6 +21,7 @@ from qlab.governance.learning.suggest import run_learning
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
+from qlab.run import history
 from qlab.run.options import RunEvent, RunOptions
 from qlab.run.outputs import (
     clean_artifact,
@@ -140,9 +141,16 @@ def command(
                 rescrub_logs([log_path, *paths.result.parent.glob("server-*.log")], secrets)
         timings.mark("artifact")
         artifact = clean_artifact(outcome.artifact, secrets)
-        write_outputs(artifact, paths, secrets=secrets)
+        # the run history (not for a shard: its merge keeps the run's): the run before this one, then this one
+        kept = history.folder_of(paths.result) if shard is None and config.output.history > 0 else None
+        before = history.latest(kept) if kept is not None else None
+        write_outputs(artifact, paths, secrets=secrets, previous=before)
+        if kept is not None:
+            history.keep(paths.result, str(artifact.get("run_id")), kept, limit=config.output.history)
         _store_suggestions(project.config, artifact)
-        render_outcome(artifact, paths, quiet=quiet, secrets=secrets)
+        render_outcome(
+            artifact, paths, quiet=quiet, secrets=secrets, config_path=config.path, previous=before
+        )
         timings.mark("outputs")
         return outcome.exit_code
     finally:

@@ -205,7 +205,9 @@ def _skill(name: str, data: Mapping[str, Any], where: Origin) -> ReleaseSkill:
     return ReleaseSkill(name, permissions=_strings(data.get("permissions")), origin=where, **optional)
 
 
-def build_config(data: Mapping[str, Any], *, path: str, digest: str, origin: OriginOf) -> Config:
+def build_config(
+    data: Mapping[str, Any], *, path: str, digest: str, origin: OriginOf, shard_digest: str = ""
+) -> Config:
     """The Config of schema-valid ``data``; ``path`` is the absolute path of qlab.yaml."""
 
     def named(key: str, make: Callable[[str, Mapping[str, Any], Origin], Any]) -> dict[str, Any]:
@@ -227,4 +229,5 @@ def build_config(data: Mapping[str, Any], *, path: str, digest: str, origin: Ori
         budget=Budget(**(data.get("budget") or {})),
         output=OutputConfig(**(data.get("output") or {})),
         digest=digest,
+        shard_digest=shard_digest or digest,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -71,16 +72,49 @@ def _origin_of(doc: Document, rel: str) -> Any:
     return origin
 
 
-def _read_config(config_path: Path, environ: Mapping[str, str]) -> tuple[Document, str, list[Diagnostic]]:
-    """The interpolated config document, its digest, and its interpolation + schema diagnostics."""
+# where an environment listens: read from the environment per runner, so the shards of one matrix may differ here
+WHERE_KEYS = ("base_url", "allowed_hosts")
+WHERE_SERVER_KEYS = ("url", "command")
+
+
+def _read_config(
+    config_path: Path, environ: Mapping[str, str]
+) -> tuple[Document, tuple[str, str], list[Diagnostic]]:
+    """The interpolated config document, its digest and shard digest (``Config.shard_digest``), and its
+    interpolation + schema diagnostics."""
     raw, doc = read_document(config_path, display=display_path(config_path))
+    written = doc.data
     data, found = interpolate(doc, environ)
     doc = Document(doc.file, data, doc.values, doc.keys)
     found.extend(messages.diagnostics(schemas.validate(data, "config"), doc))
     # the digest covers the bytes after interpolation: a run against another port is another configuration
     text = raw.decode("utf-8-sig")
     digest = hashlib.sha256(expand(text, environ, strict=False).encode("utf-8")).hexdigest()
-    return doc, digest, found
+    return doc, (digest, _shard_digest(data, written)), found
+
+
+def _shard_digest(data: Any, written: Any) -> str:
+    """sha256 of the interpolated config with each environment's address as written (see ``WHERE_KEYS``)."""
+    envs = data.get("environments") if isinstance(data, dict) else None
+    raw_envs = written.get("environments") if isinstance(written, dict) else None
+    if isinstance(envs, dict):
+        raws: dict[str, Any] = raw_envs if isinstance(raw_envs, dict) else {}
+        data = {
+            **data,
+            "environments": {name: _as_written(env, raws.get(name)) for name, env in envs.items()},
+        }
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _as_written(env: Any, raw: Any) -> Any:
+    """An environment with its address keys as qlab.yaml writes them (``${PORT}`` unexpanded)."""
+    if not isinstance(env, dict) or not isinstance(raw, dict):
+        return env
+    out = {**env, **{k: raw[k] for k in WHERE_KEYS if k in raw}}
+    server, raw_server = env.get("server"), raw.get("server")
+    if isinstance(server, dict) and isinstance(raw_server, dict):
+        out["server"] = {**server, **{k: raw_server[k] for k in WHERE_SERVER_KEYS if k in raw_server}}
+    return out
 
 
 @contextmanager
@@ -113,10 +147,10 @@ def load_project(
         os.path.normpath(config_path if config_path.is_absolute() else Path.cwd() / config_path)
     )
     base = config_path.parent
-    doc, digest, found = _read_config(config_path, os.environ if environ is None else environ)
+    doc, (digest, shard_digest), found = _read_config(config_path, os.environ if environ is None else environ)
     config: Config | None = None
     if not any(d.severity == "error" for d in found):
-        config = build_config(doc.data, path=str(config_path), digest=digest,
+        config = build_config(doc.data, path=str(config_path), digest=digest, shard_digest=shard_digest,
                               origin=_origin_of(doc, project_relative(config_path, base)))  # fmt: skip
         found.extend(check_config(config, doc))
     suites = dict(config.suites) if config is not None else _salvage_suites(doc.data)

@@ -335,6 +335,7 @@ class OutputConfig:
     junit: str = "junit.xml"
     result: str = "result.json"
     summary: str = "summary.md"
+    history: int = 10  # results of earlier runs kept under dir/history (0: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +355,10 @@ class Config:
     budget: Budget = Budget()
     output: OutputConfig = OutputConfig()
     digest: str = ""  # sha256 of the raw config bytes after interpolation
+    # sha256 the shards of one matrix must share: the interpolated config, but with each environment's base_url,
+    # allowed_hosts and server url/command as written (a port or host read from the environment may differ per
+    # shard runner; ``qlab merge`` records which did)
+    shard_digest: str = ""
 
 
 # --------------------------------------------------------------------------------------------- cases

@@ -127,3 +127,19 @@ def _num(value: Any) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def since_last(change: derive.SinceLast, *, shown: int = 10) -> str:
+    """The "since the last run" lines: newly failing and newly passing cases, the acceptance metrics that moved."""
+    head = f"since the last run ({change.previous_run}, {change.previous_verdict.upper()}):"
+    if change.quiet:
+        return f"{head} nothing changed"
+    lines = [f"{head} {len(change.newly_failing)} newly failing, {len(change.newly_passing)} newly passing"]
+    for label, items in (("newly failing", change.newly_failing), ("newly passing", change.newly_passing)):
+        if items:
+            names = ", ".join(c.case_id for c in items[:shown]) + (" …" if len(items) > shown else "")
+            lines.append(f"  {label}: {names}")
+    for metric, before, after in change.metrics:
+        delta = "" if before is None or after is None else f" ({after - before:+.3f})"
+        lines.append(f"  {metric}: {_num(before)} → {_num(after)}{delta}")
+    return "\n".join(lines)

@@ -10,6 +10,8 @@ missing optional sections (a hand-written or older artifact), so a report never 
 - ``metric_trends``: one value per run for every acceptance metric and scorecard dimension.
 - ``stage_latency``: p50/p95 per stage, from ``metrics.latency_ms`` or else from the cases.
 - ``verdict``: the run's verdict — pass, block or error — that every report prints (PASS / BLOCK / ERROR).
+- ``since_last``: what changed since the run before (newly failing, newly passing, metric deltas), for the
+  console's and the summary's "since the last run" block.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def verdict(decision: Any) -> str:
     if decision.get("exit_code") == 2 or word == "error":
         return "error"
     return word if word in VERDICTS else "unknown"
+
+
+def check_name(guard: Mapping[str, Any]) -> str:
+    """A check as every report names it: ``host_allowlist [execute]``, with its subject when it has one
+    (``auth_readiness [pre-run]: dev``); the JUnit testcase has the same name."""
+    name = f"{guard.get('guard')} [{guard.get('stage')}]"
+    return f"{name}: {guard['subject']}" if guard.get("subject") else name
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
@@ -305,3 +314,45 @@ def stage_latency(result: Artifact) -> dict[str, tuple[float | None, float | Non
                 samples.setdefault(str(stage), []).append(value)
     ordered = [s for s in STAGE_LATENCY_KEYS if s in samples] + sorted(set(samples) - set(STAGE_LATENCY_KEYS))
     return {stage: (percentile(samples[stage], 50), percentile(samples[stage], 95)) for stage in ordered}
+
+
+# --------------------------------------------------------------------------------------------- since the last run
+
+
+@dataclass(frozen=True, slots=True)
+class SinceLast:
+    """What changed between the previous run and this one (``qlab.changes``' classes, like with like)."""
+
+    previous_run: str
+    previous_verdict: str
+    newly_failing: tuple[CaseChange, ...]  # regressed, or a new case that fails
+    newly_passing: tuple[CaseChange, ...]  # fixed
+    metrics: tuple[
+        tuple[str, float | None, float | None], ...
+    ]  # (label, before, after) of the metrics that moved
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing changed: no case changed outcome and no acceptance metric moved."""
+        return not (self.newly_failing or self.newly_passing or self.metrics)
+
+
+def since_last(previous: Artifact, current: Artifact) -> SinceLast:
+    """The changes from ``previous`` to ``current``: newly failing cases (``regressed``, ``new_failing``), newly
+    passing ones (``fixed``) and every acceptance metric whose value moved (``None``: no data in that run)."""
+    diff = case_diff(previous, current)
+    failing = tuple(c for c in diff.changes if c.kind in ("regressed", "new_failing"))
+    passing = tuple(c for c in diff.changes if c.kind == "fixed")
+    moved = []
+    before, after = as_mapping(previous.get("metrics")), as_mapping(current.get("metrics"))
+    for key, label in ACCEPTANCE_METRICS:
+        a, b = number(before.get(key)), number(after.get(key))
+        if a != b and not (a is not None and b is not None and abs(a - b) < 5e-7):
+            moved.append((label, a, b))
+    return SinceLast(
+        previous_run=str(previous.get("run_id") or ""),
+        previous_verdict=verdict(previous.get("decision")),
+        newly_failing=failing,
+        newly_passing=passing,
+        metrics=tuple(moved),
+    )

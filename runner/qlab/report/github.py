@@ -1,9 +1,12 @@
 """GitHub Actions integration: annotations (workflow commands), ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY``.
 
-- Annotations are ``::error file=…,line=…,title=…::message`` pointing at the case's line in its case file (paths
-  relative to the repository root), emitted only when ``GITHUB_ACTIONS=true``, escaped exactly as
-  actions/toolkit escapes them (message: ``%`` ``\\r`` ``\\n``; properties also ``:`` and ``,``). GitHub shows at
-  most 10 per level per step, so at most 10 are printed per level and one notice counts the rest.
+- Annotations are ``::error file=…,line=…,title=…::message`` pointing at the case's line in its case file,
+  emitted only when ``GITHUB_ACTIONS=true``, escaped exactly as actions/toolkit escapes them (message: ``%``
+  ``\\r`` ``\\n``; properties also ``:`` and ``,``). ``file`` is relative to ``$GITHUB_WORKSPACE`` (the command
+  hands in ``root``: where the run's repository root lies in the workspace), so an annotation lands on the pull
+  request's file also when qlab.yaml sits in a subfolder. Errors of the configuration (exit 2) are annotated at
+  their ``file:line:col`` too (``config_annotations``). GitHub shows at most 10 per level per step, so at most
+  10 are printed per level and one notice counts the rest.
 - Raw downstream text (response excerpts, engine messages) is wrapped in ``::stop-commands::<token>`` …
   ``::<token>::`` with a random token, so a line starting ``::`` in it cannot act as a command.
 - ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values).
@@ -12,9 +15,10 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import secrets
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +49,13 @@ def in_actions(environ: Mapping[str, str] | None = None) -> bool:
     return env.get("GITHUB_ACTIONS") == "true"
 
 
-def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """level -> [(message, properties)], most important first."""
+def _case_findings(
+    artifact: Mapping[str, Any], root: str = ""
+) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """The failing cases: ``error`` for those that gate, ``warning`` for those that do not (flaky cases,
+    ``required: false`` suites)."""
     suites = artifact.get("suites") or {}
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {"error": [], "warning": [], "notice": []}
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {"error": [], "warning": []}
     for case in artifact.get("cases") or ():
         if case.get("status") not in ("failed", "error"):
             continue
@@ -60,8 +67,16 @@ def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str
         gating = not case.get("flaky") and (suites.get(case.get("suite")) or {}).get("required", True)
         props: dict[str, Any] = {"title": f"qlab {case.get('suite')}/{case.get('case_id')}"}
         if case.get("file"):
-            props = {"file": case["file"], "line": case.get("line") or 1, **props}
+            props = {"file": _joined(root, str(case["file"])), "line": case.get("line") or 1, **props}
         out["error" if gating else "warning"].append((message, props))
+    return out
+
+
+def _findings(artifact: Mapping[str, Any], root: str = "") -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """level -> [(message, properties)], most important first. ``root`` is prefixed to each case file (the run's
+    repository root relative to the workspace)."""
+    out = _case_findings(artifact, root)
+    out["notice"] = []
     for gate in artifact.get("gates") or ():
         if gate.get("status") in ("blocked", "error"):
             what = "could not decide" if gate.get("status") == "error" else "blocked"
@@ -83,17 +98,30 @@ def _findings(artifact: Mapping[str, Any]) -> dict[str, list[tuple[str, dict[str
         if not guard.get("passed") and guard.get("mode") == "warn":
             out["warning"].append(
                 (
-                    f"{guard.get('guard')} [{guard.get('stage')}]: {guard.get('message')}",
+                    f"{derive.check_name(guard)}: {guard.get('message')}",
                     {"title": "qlab check"},
                 )
             )
     return out
 
 
-def annotation_lines(artifact: Mapping[str, Any], *, limit: int = MAX_PER_LEVEL) -> list[str]:
+def _joined(root: str, file: str) -> str:
+    return posixpath.normpath(posixpath.join(root, file)) if root else file
+
+
+def case_findings(artifact: Mapping[str, Any]) -> dict[str, int]:
+    """How many failing cases each level annotates (``error``: gating, ``warning``: not gating), before GitHub's
+    cap: the counts every other output gives for failed and error cases."""
+    return {level: len(items) for level, items in _case_findings(artifact).items()}
+
+
+def annotation_lines(artifact: Mapping[str, Any], *, limit: int = MAX_PER_LEVEL, root: str = "") -> list[str]:
     """The workflow-command lines for ``artifact``: at most ``limit`` per level, plus one notice counting the
-    rest (notices themselves keep one slot for it)."""
-    found = _findings(artifact)
+    rest (notices themselves keep one slot for it). ``root``: see ``_findings``."""
+    return _capped(_findings(artifact, root), limit)
+
+
+def _capped(found: Mapping[str, list[tuple[str, dict[str, Any]]]], limit: int) -> list[str]:
     lines: list[str] = []
     hidden = 0
     for level in ("error", "warning"):
@@ -113,6 +141,47 @@ def annotation_lines(artifact: Mapping[str, Any], *, limit: int = MAX_PER_LEVEL)
             )
         )
     return lines
+
+
+def config_annotations(
+    diagnostics: Iterable[tuple[str, int, int, str, str]],
+    *,
+    workspace: Path,
+    cwd: Path,
+    limit: int = MAX_PER_LEVEL,
+) -> list[str]:
+    """``::error file=…,line=…,col=…::`` lines for located problems of the configuration (``(file, line, col,
+    severity, message)``; ``file`` as the message shows it, relative to ``cwd`` or absolute). A file outside
+    the workspace is annotated without a location (GitHub could not show it on a file anyway)."""
+    found: dict[str, list[tuple[str, dict[str, Any]]]] = {"error": [], "warning": [], "notice": []}
+    for file, line, col, severity, message in diagnostics:
+        props: dict[str, Any] = {"title": "qlab configuration"}
+        where = workspace_path(cwd / file, workspace) if file else None
+        if where is not None:
+            props = {"file": where, **({"line": line, "col": col} if line > 0 else {}), **props}
+        found["warning" if severity == "warning" else "error"].append((message, props))
+    return _capped(found, limit)
+
+
+def workspace_path(path: Path, workspace: Path) -> str | None:
+    """``path`` relative to ``workspace`` in POSIX form, or None when it lies outside."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(workspace)))
+    except ValueError:
+        return None
+    return rel.as_posix()
+
+
+def run_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The page of this workflow run (``$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID``), where
+    its uploaded artifacts are listed; None outside Actions."""
+    env = os.environ if environ is None else environ
+    parts = [
+        env.get(name, "").rstrip("/") for name in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    ]
+    if not all(parts):
+        return None
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}"
 
 
 def stop_commands(text: str, *, token: str | None = None) -> str:
@@ -182,10 +251,10 @@ def append_summary(text: str, environ: Mapping[str, str] | None = None) -> Path 
     return Path(target)
 
 
-def plain_lines(artifact: Mapping[str, Any]) -> Sequence[str]:
+def plain_lines(artifact: Mapping[str, Any], *, root: str = "") -> Sequence[str]:
     """Outside Actions: the same findings as readable ``path:line: level: message`` lines."""
     lines = []
-    for level, items in _findings(artifact).items():
+    for level, items in _findings(artifact, root).items():
         for message, props in items:
             where = f"{props['file']}:{props['line']}: " if props.get("file") else ""
             lines.append(f"{where}{level}: {message.splitlines()[0]}")

@@ -13,9 +13,14 @@ Shape (flat ``testsuites`` > ``testsuite`` > ``testcase``, (classname, name) uni
 - ``suite.<name>`` per suite: one testcase per case.
 
 Outcomes: ``failure`` = a threshold or assertion was breached; ``error`` = could not be evaluated; ``skipped`` =
-blocked, not applicable, or not gating (flaky cases, ``required: false`` suites, ``warn`` guards — as pytest
-reports xfail). The message goes in the attribute and the element text; metrics go in ``properties``; times are
-``%.3f`` and always present; per-case text is capped (head + tail with a ``[truncated N chars]`` marker).
+blocked or never run (another gate stopped the run, no data). A finding that does not gate (a case of a flaky
+case or ``required: false`` suite, a ``warn`` guard, a threshold on a non-gating suite) is still a ``failure``
+(or ``error``) — hidden as ``skipped`` it would vanish from every dashboard — whose message starts with ``does not
+gate (why)``, and its testsuite's ``qlab.non_gating`` property names it: the decision testcase and the exit code
+say whether the run passed (docs/report.md says what each JUnit consumer then shows). The message goes in the
+attribute and the element text; metrics go in ``properties`` (a value with no data is left out, never written
+``null``); times are ``%.3f`` and always present; per-case text is capped (head + tail with a
+``[truncated N chars]`` marker).
 """
 
 from __future__ import annotations
@@ -118,11 +123,16 @@ class _Suite:
         self.cases: list[str | tuple[str, str, str, str, str | Callable[[], str]]] = []
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.time_ms = 0.0
+        self.non_gating: list[str] = []  # testcases that failed without gating (``qlab.non_gating``)
 
     def case(self, classname: str, name: str, *, ms: Any = 0.0, outcome: str | None = None, kind: str = "",
-             message: str = "", text: str | Callable[[], str] = "") -> None:  # fmt: skip
-        """Add a testcase; ``text`` (or the function that makes it) follows the message in the child's text."""
+             message: str = "", text: str | Callable[[], str] = "", why_not_gating: str = "") -> None:  # fmt: skip
+        """Add a testcase; ``text`` (or the function that makes it) follows the message in the child's text. A
+        failure that ``why_not_gating`` explains is written as one, and named in ``qlab.non_gating``."""
         unique = xml_text(self.report.unique(classname, name))
+        if why_not_gating and outcome in ("failure", "error"):
+            message = f"does not gate ({why_not_gating}): {message}"
+            self.non_gating.append(unique)
         self.counts["tests"] += 1
         self.time_ms += float(ms or 0.0)
         head = (
@@ -194,7 +204,12 @@ class _Report:
             }
             element = ET.SubElement(root, "testsuite", attrs)
             props = ET.SubElement(element, "properties")
-            for key, value in suite.properties.items():
+            properties = dict(suite.properties)
+            if suite.non_gating:
+                properties["qlab.non_gating"] = ", ".join(suite.non_gating)
+            for key, value in properties.items():
+                if value is None:  # no data: left out (a "null" string would read as a value)
+                    continue
                 ET.SubElement(props, "property", {"name": xml_text(key), "value": xml_text(_value(value))})
             if suite.cases:  # stands in for the testcases, written in below (see _Suite)
                 ET.SubElement(element, _BLOCK, {"i": str(index)})
@@ -222,8 +237,6 @@ def _timestamp(iso: str) -> str:
 
 
 def _value(value: Any) -> str:
-    if value is None:
-        return "null"
     if isinstance(value, float):
         return f"{value:.6g}"
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
@@ -272,13 +285,14 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
 def _guard_case(
     suite: _Suite, classname: str, guard: Mapping[str, Any], *, failed_outcome: str = "failure"
 ) -> None:
-    name = f"{guard.get('guard')} [{guard.get('stage')}]"
+    name = derive.check_name(guard)  # with its subject: one gate may run a check more than once
     message = str(guard.get("message", ""))
     if guard.get("passed"):
         suite.case(classname, name)
     elif guard.get("mode") == "warn":
+        kind = str(guard.get("guard"))
         suite.case(
-            classname, name, outcome="skipped", message=f"warn-mode check failed (does not gate): {message}"
+            classname, name, outcome="failure", kind=kind, message=message, why_not_gating="warn-mode check"
         )
     else:
         suite.case(classname, name, outcome=failed_outcome, kind=str(guard.get("guard")), message=message)
@@ -313,19 +327,25 @@ def _gate_suite(report: _Report, gate: Mapping[str, Any], stages: Mapping[str, A
             suite.case(classname, label)
         else:
             text = f"{row.get('metric')} = {row.get('actual')} breaches {row.get('op')} {row.get('value')}"
-            if row.get("gating"):
-                suite.case(classname, label, outcome="failure", kind="threshold", message=text)
-            else:
-                suite.case(classname, label, outcome="skipped", message=f"does not gate: {text}")
+            why = "" if row.get("gating", True) else _threshold_why(gate, row)
+            suite.case(
+                classname, label, outcome="failure", kind="threshold", message=text, why_not_gating=why
+            )
     for stop in gate.get("stops") or ():
         label = f"stop_if {stop.get('condition')}"
         text = f"{stop.get('message', '')} cases: {', '.join(stop.get('case_ids') or ()) or '-'}"
-        if stop.get("gating", True):
-            suite.case(classname, label, outcome="failure", kind=str(stop.get("condition")), message=text)
-        else:
-            suite.case(classname, label, outcome="skipped", message=f"does not gate: {text}")
+        why = "" if stop.get("gating", True) else "only non-gating cases fired it"
+        kind = str(stop.get("condition"))
+        suite.case(classname, label, outcome="failure", kind=kind, message=text, why_not_gating=why)
     for guard in gate.get("guards") or ():
         _guard_case(suite, classname, guard)
+
+
+def _threshold_why(gate: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+    """Why a breached threshold does not gate: its suite is not required, or a shard leaves it to the merge."""
+    if any("deferred" in str(r) for r in gate.get("warnings") or ()):
+        return "deferred: qlab merge judges it on all shards"
+    return "suite is required: false" if row.get("suite") else "not gating"
 
 
 def _case_text(case: Mapping[str, Any]) -> str:
@@ -398,26 +418,17 @@ def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suit
         suite.case(classname, name, ms=ms)
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
-    elif case.get("flaky") or not gating_suite:
-        why = "flaky case" if case.get("flaky") else "suite is required: false"
-        suite.case(
-            classname,
-            name,
-            ms=ms,
-            outcome="skipped",
-            message=f"does not gate ({why}): {message}",
-            text=partial(_case_text, case),
-        )
     else:
-        outcome = "error" if status == "error" else "failure"
+        why = "flaky case" if case.get("flaky") else "" if gating_suite else "suite is required: false"
         suite.case(
             classname,
             name,
             ms=ms,
-            outcome=outcome,
+            outcome="error" if status == "error" else "failure",
             kind=reason,
             message=message,
             text=partial(_case_text, case),
+            why_not_gating=why,
         )
 
 

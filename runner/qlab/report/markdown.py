@@ -1,8 +1,9 @@
 """The Markdown summary of a result (GitHub-flavoured; appended to ``$GITHUB_STEP_SUMMARY`` in Actions).
 
-Sections, most important first: decision and gate table; failing cases with stage and reason; the
-troubleshooting hint per failure class (via ``qlab.reasons``); non-gating findings; metrics;
-guards; artifact links. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
+Sections, most important first: decision, case counts and gate table; failing cases with stage and reason; the
+troubleshooting hint per failure class (via ``qlab.reasons``); what changed since the last run (history);
+artifact links (plain paths and the run's page in Actions: a relative link 404s there); non-gating findings;
+metrics; guards. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
 lowest-priority sections are cut first, then the failing-case table is shortened, always with a notice.
 """
 
@@ -55,6 +56,7 @@ def _header(artifact: Mapping[str, Any]) -> list[str]:
         "",
     ]
     lines += [f"- {_cell(r)}" for r in decision.get("reasons") or ()]
+    lines += ["", counts_line(artifact)]
     lines += ["", "| gate | stage | status | numbers | reasons |", "|---|---|---|---|---|"]
     for gate in artifact.get("gates") or ():
         numbers = ", ".join(
@@ -67,6 +69,17 @@ def _header(artifact: Mapping[str, Any]) -> list[str]:
             f"{_cell(numbers or '—')} | {_cell('; '.join(gate.get('reasons') or ()) or '—')} |"
         )
     return [*lines, ""]
+
+
+def counts_line(artifact: Mapping[str, Any]) -> str:
+    """The cases by status, as every output counts them (result.json, JUnit, annotations, HTML)."""
+    counts = derive.status_counts(artifact)
+    total = sum(counts.values())
+    failing = [c for c in artifact.get("cases") or () if c.get("status") in ("failed", "error")]
+    not_gating = len(failing) - len(_failing(artifact))
+    parts = " · ".join(f"{counts[s]} {s}" for s in derive.STATUSES)
+    note = f" ({not_gating} of the failures do not gate)" if not_gating else ""
+    return f"**Cases:** {total} — {parts}{note}"
 
 
 def _case_rows(cases: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES) -> list[str]:
@@ -209,22 +222,74 @@ def _guards(artifact: Mapping[str, Any]) -> list[str]:
         return [f"All {len(artifact.get('guards') or ())} pre-run and in-run checks passed.", ""]
     lines = ["### Checks that failed", "", "| check | stage | mode | message |", "|---|---|---|---|"]
     lines += [
-        f"| {g.get('guard')} | {g.get('stage')} | {g.get('mode')} | {_cell(g.get('message'))} |"
+        f"| {_cell(derive.check_name(g))} | {g.get('stage')} | {g.get('mode')} | {_cell(g.get('message'))} |"
         for g in failing
     ]
     return [*lines, ""]
 
 
-def _links(links: Mapping[str, str]) -> list[str]:
+def _links(links: Mapping[str, str], run_url: str | None = None) -> list[str]:
+    """The output files. Beside summary.md a relative link opens them; on a GitHub run page it would 404, so there
+    they are named and the run's page (where uploaded artifacts are listed) is linked instead."""
     if not links:
         return []
+    if run_url:
+        named = [f"- {name}: `{path}`" for name, path in links.items()]
+        return [
+            "### Artifacts",
+            "",
+            *named,
+            "",
+            f"Uploaded artifacts are listed on [this run's page]({run_url}).",
+            "",
+        ]
     return ["### Artifacts", "", *(f"- {name}: [`{path}`]({path})" for name, path in links.items()), ""]
 
 
+MAX_CHANGES = 20  # cases listed per class in the "since the last run" block
+
+
+def since_last_lines(change: derive.SinceLast) -> list[str]:
+    """The "since the last run" block: newly failing and newly passing cases, and the metrics that moved."""
+    before = f"`{_cell(change.previous_run)}` ({change.previous_verdict.upper()})"
+    if change.quiet:
+        return ["### Since the last run", "", f"Nothing changed since run {before}.", ""]
+    lines = [
+        "### Since the last run",
+        "",
+        f"Compared with run {before}: **{len(change.newly_failing)} newly failing**, "
+        f"**{len(change.newly_passing)} newly passing**.",
+        "",
+    ]
+    for title, items in (("Newly failing", change.newly_failing), ("Newly passing", change.newly_passing)):
+        if not items:
+            continue
+        shown = ", ".join(
+            f"`{_cell(c.case_id)}`"
+            + (f" (`{_cell(c.after_reason)}`)" if c.after_reason else "")
+            + (" new" if c.kind == "new_failing" else "")
+            for c in items[:MAX_CHANGES]
+        )
+        more = f" and {len(items) - MAX_CHANGES} more" if len(items) > MAX_CHANGES else ""
+        lines += [f"- {title}: {shown}{more}"]
+    if change.metrics:
+        lines += ["", "| metric | last run | this run | change |", "|---|---|---|---|"]
+        for label, a, b in change.metrics:
+            delta = "—" if a is None or b is None else f"{b - a:+.3f}"
+            lines.append(f"| {label} | {_num(a)} | {_num(b)} | {delta} |")
+    return [*lines, ""]
+
+
 def render(
-    artifact: Mapping[str, Any], *, links: Mapping[str, str] | None = None, max_bytes: int = MAX_BYTES
+    artifact: Mapping[str, Any],
+    *,
+    links: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BYTES,
+    run_url: str | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> str:
-    """The summary, at most ``max_bytes`` UTF-8 bytes."""
+    """The summary, at most ``max_bytes`` UTF-8 bytes. ``run_url``: the GitHub run's page (the summary is shown
+    there); ``previous``: the run before this one, for the "since the last run" block."""
     failing = _failing(artifact)
     # (priority, lines): a higher number is cut first
     sections: list[tuple[int, Callable[[], list[str]]]] = [
@@ -238,11 +303,12 @@ def render(
             ),
         ),
         (2, lambda: _hints(artifact)),
-        (3, lambda: _links(links or {})),
-        (4, lambda: _non_gating(artifact, max_bytes)),
-        (5, lambda: _metrics(artifact)),
-        (6, lambda: _categories(artifact)),
-        (7, lambda: _guards(artifact)),
+        (3, lambda: since_last_lines(derive.since_last(previous, artifact)) if previous else []),
+        (4, lambda: _links(links or {}, run_url)),
+        (5, lambda: _non_gating(artifact, max_bytes)),
+        (6, lambda: _metrics(artifact)),
+        (7, lambda: _categories(artifact)),
+        (8, lambda: _guards(artifact)),
     ]
     built = {prio: "\n".join(fn()) for prio, fn in sections}
     order = [prio for prio, _ in sections]
@@ -292,3 +358,32 @@ def _join(built: Mapping[int, str], order: Sequence[int]) -> str:
 
 def _size(text: str) -> int:
     return len(text.encode("utf-8"))
+
+
+def trend(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The runs of a series, oldest first, one row each: verdict, case counts and every acceptance metric (``qlab
+    report --trend``). A metric a run has no data for is ``—``, never 0."""
+    keys = [(key, label) for key, label in derive.ACCEPTANCE_METRICS]
+    head = ["run", "started", "verdict", "cases", "passed", "failed", *(label for _, label in keys)]
+    lines = [
+        f"## qlab trend — {len(runs)} run(s)",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for run in runs:
+        counts = derive.status_counts(run)
+        metrics = derive.as_mapping(run.get("metrics"))
+        cells = [
+            f"`{_cell(run.get('run_id'))}`",
+            _cell(run.get("started_at")),
+            derive.verdict(run.get("decision")).upper(),
+            str(sum(counts.values())),
+            str(counts["passed"]),
+            str(counts["failed"] + counts["error"]),
+            *(_num(derive.number(metrics.get(key))) for key, _ in keys),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(runs) >= 2:
+        lines += ["", *since_last_lines(derive.since_last(runs[-2], runs[-1]))]
+    return "\n".join(lines).rstrip() + "\n"

@@ -38,6 +38,11 @@ class SchemaTally:
     valid: int = 0
 
 
+# the subject of the execute boundary's mutation_safety and host_allowlist checks: every request that went out (the
+# execute stage checks the same guards "before sending")
+SENT = "requests sent"
+
+
 def _mode(gate: Gate | None, guard: str) -> str:
     for g in gate.guards if gate is not None else ():
         if g.name == guard:
@@ -151,7 +156,7 @@ def policy_checks(
             message = f"{sent} mutating case(s) checked"
         else:
             message = f"every request of {len(results)} case(s) stayed on allowed hosts"
-        out.append(GuardResult(guard, "execute", not found, _mode(gate, guard), message))
+        out.append(GuardResult(guard, "execute", not found, _mode(gate, guard), message, subject=SENT))
     return out
 
 

@@ -29,7 +29,7 @@ Everything here works on artifact-level data (case dicts, metric dicts, guard an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -447,11 +447,23 @@ def errored(spec: GateSpec, reason: str, message: str) -> dict[str, Any]:
     return record
 
 
-def roll_back(case: dict[str, Any], *, blocking_stage: str, message: str, error: bool = False) -> None:
+def roll_back(
+    case: dict[str, Any],
+    *,
+    blocking_stage: str,
+    message: str,
+    error: bool = False,
+    keep: Collection[str] | None = None,
+) -> None:
     """Make a case that ran past a stopping gate look as it would have in one unsharded run: ``blocked`` by
     that stage (``skipped``, ``stopped_by_error`` when the gate was an error), without the objects of the stages
-    that would never have run."""
+    that would never have run: those after the blocking stage, or every stage not in ``keep`` (the stages the
+    case went through in the gates that ran)."""
     later = STAGE_ORDER[STAGE_ORDER.index(blocking_stage) + 1 :] if blocking_stage in STAGE_ORDER else ()
+    if keep is not None:
+        later = tuple(s for s in STAGE_ORDER if s not in keep)
+    if "passes" in case:  # no attempt of it counts: it never ran there
+        case["passes"] = 0
     for stage in later:
         for key in STAGE_OBJECTS.get(stage, ()):
             case.pop(key, None)

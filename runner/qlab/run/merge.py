@@ -1,17 +1,19 @@
 """``qlab merge``: shard results → one result, judged again from the merged cases.
 
 Only a complete, consistent set is accepted (else InputError, exit 2 — never a pass on partial data): every
-shard 1..N exactly once, the same N, the same selection fingerprint, config and collection, no case in two
-shards, each shard's cases those of its manifest (``shard.cases``: their count and digest, recorded when it
-ran), and all of them together the selection the fingerprint was made from. A shard whose cases were removed
-or added by hand is refused, however its file was edited. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
-guards), not from the shards' exit codes: thresholds are judged on all cases at once, and when a gate blocks,
-the cases of later gates are reported ``blocked`` exactly as one unsharded run would report them.
+shard 1..N exactly once, the same N, the same selection fingerprint, config (where environments listen aside:
+``shard.config_digest``) and collection, no case in two shards, each shard's cases those of its manifest
+(``shard.cases``: their count and digest, recorded when it ran), and all of them together the selection the
+fingerprint was made from. A shard whose cases were removed or added by hand is refused, however its file was
+edited. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
+checks, combined by ``qlab.run.evidence``), not from the shards' exit codes: thresholds are judged on all cases at
+once, and when a gate blocks, the cases of later gates are reported ``blocked`` exactly as one unsharded run
+would report them — with only the stage objects of the gates that ran. Merging 1, 2 or 3 shards gives the
+unsharded run's decision, metrics, cases and JUnit testcases.
 """
 
 from __future__ import annotations
 
-import copy
 import glob
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -20,7 +22,8 @@ from typing import Any
 
 from qlab import metrics
 from qlab.errors import InputError
-from qlab.run import artifact, gates
+from qlab.metrics import CASE_STAGES, MODE_STAGES
+from qlab.run import artifact, evidence, gates
 from qlab.run.shard import case_manifest, selection_fingerprint
 
 SHARD_GLOB = "qlab-shard-*-of-*.json"
@@ -75,9 +78,15 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
         raise InputError(
             f"incomplete shard set: {'; '.join(parts)}; merge needs every shard 1..{total} exactly once"
         )
+    # the config as the shards share it: environments may listen elsewhere on each runner (``shard.config_digest``)
+    config_key = (
+        ("shard", "config_digest")
+        if all("config_digest" in (d.get("shard") or {}) for _, d in shards)
+        else ("fingerprint", "config_digest")
+    )
     for key, label in (
         (("shard", "selection_fingerprint"), "selection fingerprint (selected cases, config, commit)"),
-        (("fingerprint", "config_digest"), "config digest"),
+        (config_key, "config digest"),
         (("fingerprint", "collection_digest"), "collection digest"),
     ):
         values = {(d.get(key[0]) or {}).get(key[1]) for _, d in shards}
@@ -95,9 +104,8 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
         _check_manifest(path, data)
     first = shards[0][1]
     fp = first.get("fingerprint") or {}
-    union = selection_fingerprint(
-        list(seen), config_digest=str(fp.get("config_digest")), commit=fp.get("git_commit")
-    )
+    digest = first["shard"].get("config_digest") or fp.get("config_digest")
+    union = selection_fingerprint(list(seen), config_digest=str(digest), commit=fp.get("git_commit"))
     if union != first["shard"].get("selection_fingerprint"):
         raise InputError(
             f"the shards' cases together ({len(seen)}) are not the selection they were run from (its "
@@ -120,46 +128,6 @@ def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
             f"{path}: its cases do not match the ones it ran ($.shard.cases: {manifest['count']} case(s); the "
             f"file holds {found['count']}, other ids): cases were removed or added after the run; re-run the shard"
         )
-
-
-def _dedupe(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        out.setdefault(repr(sorted(item.items(), key=lambda kv: kv[0])), dict(item))
-    return list(out.values())
-
-
-def _stages(shards: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for data in shards:
-        for name, stage in (data.get("stages") or {}).items():
-            fresh = name not in out
-            entry = out.setdefault(
-                name,
-                {
-                    "metrics": dict(stage.get("metrics") or {}),
-                    "duration_ms": 0.0,
-                    "guards": [],
-                    "stops": [],
-                    "details": copy.deepcopy(dict(stage.get("details") or {})),
-                },
-            )
-            entry["duration_ms"] = round(entry["duration_ms"] + float(stage.get("duration_ms") or 0.0), 3)
-            entry["guards"] += stage.get("guards") or []
-            entry["stops"] += stage.get("stops") or []
-            if not fresh and "schema" in (stage.get("details") or {}):
-                mine = entry["details"].setdefault("schema", {"checked": 0, "valid": 0})
-                mine["checked"] = int(mine.get("checked", 0)) + int(
-                    stage["details"]["schema"].get("checked", 0)
-                )
-                mine["valid"] = int(mine.get("valid", 0)) + int(stage["details"]["schema"].get("valid", 0))
-    for entry in out.values():
-        entry["guards"] = _dedupe(entry["guards"])
-        entry["stops"] = _dedupe(entry["stops"])
-        schema = entry["details"].get("schema")
-        if schema and schema.get("checked"):
-            entry["metrics"]["schema_validity"] = round(schema["valid"] / schema["checked"], 6)
-    return out
 
 
 def _judge(
@@ -190,12 +158,12 @@ def _judge(
             if any(c["suite"] == s for c in members)
         }
         stage = stages.get(spec.stage) or {}
-        guards = _dedupe([g for r in mine for g in r.get("guards") or ()])
+        guards = evidence.guards(shards, [r.get("guards") or () for r in mine])
         record = gates.evaluate(
             spec,
             cases=members,
             suite_metrics=suite_metrics,
-            stage_metrics=stage.get("metrics") or {},
+            stage_metrics=evidence.stage_metrics(stage.get("shard_metrics") or [], members),
             rules=rules,
             earlier=[specs[i] for i, r in enumerate(records) if r.get("status") != "skipped"],
             reported_stops=stage.get("stops") or (),
@@ -242,7 +210,18 @@ def _roll_back(
             blocking_stage=stage,
             message=f"the {name} gate {what}; this case never ran there",
             error=error,
+            keep=_went_through(case, specs[: index + 1]),
         )
+
+
+def _went_through(case: Mapping[str, Any], specs: Sequence[gates.GateSpec]) -> set[str]:
+    """The case stages the case went through in ``specs`` (the gates before the run stopped, that one included):
+    a plan case of a select gate went through search and select. Their objects are all it keeps once blocked."""
+    kept: set[str] = set()
+    for spec in specs:
+        if case["suite"] in spec.suites and spec.stage in CASE_STAGES:
+            kept.update(CASE_STAGES[: CASE_STAGES.index(spec.stage) + 1])
+    return kept & set(MODE_STAGES.get(str(case.get("mode")), ()))
 
 
 def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool = False) -> dict[str, Any]:
@@ -253,7 +232,7 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
     first = datas[0]
     suite_order = {name: i for i, name in enumerate(first.get("suites") or {})}
     cases = sorted((dict(c) for d in datas for c in d["cases"]), key=artifact.case_sort_key(suite_order))
-    stages = _stages(datas)
+    stages = evidence.stages(datas)
     started = min(str(d.get("started_at", "")) for d in datas)
     ended = max(str(d.get("ended_at", "")) for d in datas)
     provenance = dict(first.get("provenance") or {})
@@ -286,6 +265,7 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
             "total": 1,
             "selection_fingerprint": first["shard"]["selection_fingerprint"],
             "merged_from": [str(p) for p, _ in ordered],
+            "differed": evidence.differed(datas),
         },
         "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
         "cases": cases,
@@ -295,10 +275,12 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         },
         "skipped_suites": list(first.get("skipped_suites") or ()),
         "stages": stages,
-        "prerun": _dedupe([g for d in datas for g in d.get("prerun") or ()]),
+        "prerun": evidence.guards(datas, [d.get("prerun") or () for d in datas]),
         "readiness": first.get("readiness") or {},
     }
     merged["gates"] = _judge(datas, cases, stages)
+    specs = [gates.GateSpec.from_record(g) for g in merged["gates"]]
+    merged["stages"] = evidence.settle(stages, merged["gates"], specs, cases)
     return artifact.summarize(merged, exit_zero=exit_zero)
 
 

@@ -139,24 +139,32 @@ def clean_artifact(artifact: Mapping[str, Any], secrets: SecretSet | None) -> di
 
 
 def _texts(
-    artifact: Mapping[str, Any], paths: OutputPaths, secrets: SecretSet | None
+    artifact: Mapping[str, Any],
+    paths: OutputPaths,
+    secrets: SecretSet | None,
+    previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Callable[[], Iterable[str]]]:
-    """Each role's text (made when written: a large result is never held whole)."""
+    """Each role's text (made when written: a large result is never held whole). ``previous``: the run before
+    (its kept result, ``qlab.run.history``), for the summary's "since the last run" block."""
     clean = clean_artifact(artifact, secrets)
     text = secrets.scrubber().stream if secrets else (lambda pieces: pieces)
     return {
         "result": lambda: chunks(clean),  # already scrubbed as an object: numbers stay JSON numbers
         "junit": lambda: text(junit.chunks(clean)),
-        "summary": lambda: text([markdown.render(clean, links=paths.links())]),
+        "summary": lambda: text([markdown.render(clean, links=paths.links(), previous=previous)]),
     }
 
 
 def write_outputs(
-    artifact: Mapping[str, Any], paths: OutputPaths, *, secrets: SecretSet | None = None
+    artifact: Mapping[str, Any],
+    paths: OutputPaths,
+    *,
+    secrets: SecretSet | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write the result, JUnit and summary as one set and switch it in (see the module docstring); returns the
-    visible paths."""
-    texts = _texts(artifact, paths, secrets)
+    visible paths. ``previous``: see ``_texts``."""
+    texts = _texts(artifact, paths, secrets, previous)
     if not _links_work(paths.store):
         for role, path in paths.by_role().items():
             write_file(path, texts[role]())

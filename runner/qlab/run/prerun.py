@@ -12,7 +12,6 @@ files and URLs, never a secret value.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import shutil
@@ -65,14 +64,11 @@ def _source_problem(source: Source, base: Path) -> str | None:
             if command and shutil.which(command)
             else f"MCP server command not found on PATH: {command!r}"
         )
-    module = (source.location or "").split(":", 1)[0]
-    try:
-        found = importlib.util.find_spec(module) is not None if module else False
-    except (ImportError, ValueError):
-        found = False
-    return (
-        None if found else f"Python module {module!r} cannot be imported (is it installed, or on PYTHONPATH?)"
-    )
+    # found as the build imports it: qlab.yaml's folder first on sys.path (imported here: only a python source
+    # needs the module)
+    from qlab.collection.python_source import module_problem
+
+    return module_problem(source.location or "", base_dir=base)
 
 
 def check_config(config: Config, warnings: Sequence[str]) -> GuardResult:
@@ -136,6 +132,7 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
                 f"environment {label}: {problem}"
                 if problem
                 else f"environment {label}: auth can be resolved",
+                subject=label,
             )
         )
     return out
@@ -197,7 +194,13 @@ def check_environments(
             message = f"environment {name}: {env.base_url} does not answer: {detail}"
             out.append(
                 GuardResult(
-                    "environment_reachable", PRE_RUN, False, "block", message, "environment_unreachable"
+                    "environment_reachable",
+                    PRE_RUN,
+                    False,
+                    "block",
+                    message,
+                    "environment_unreachable",
+                    subject=str(name),
                 )
             )
         else:
@@ -208,6 +211,7 @@ def check_environments(
                     True,
                     "block",
                     f"environment {name}: {env.base_url} answers ({detail})",
+                    subject=str(name),
                 )
             )
     return out

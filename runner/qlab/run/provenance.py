@@ -50,6 +50,12 @@ def _git(args: Sequence[str], cwd: Path) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+def git_root(folder: Path) -> Path | None:
+    """The root of the git checkout ``folder`` is in, or None (no checkout, no git, a refused repository)."""
+    top = _git(["rev-parse", "--show-toplevel"], folder)
+    return Path(top) if top else None
+
+
 def checkout(config_path: str | Path) -> Checkout:
     """The repository root and HEAD commit of the config's folder; ``GITHUB_SHA`` when git is unavailable."""
     folder = Path(config_path).resolve().parent

@@ -101,8 +101,9 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
             f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files{left}"
         )
     repo = checkout(config.path)
+    # the shard digest: shards whose environments listen elsewhere (a port from the environment) are one matrix
     fingerprint = selection_fingerprint(
-        [c.id for c in chosen.cases], config_digest=config.digest, commit=repo.commit
+        [c.id for c in chosen.cases], config_digest=config.shard_digest or config.digest, commit=repo.commit
     )
     cases = list(chosen.cases)
     if options.shard is not None:
@@ -199,7 +200,7 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     guards = list(report.guards)
     budget = boundary.budget_check(state.config, "build", [], started=state.started, gate=gate)
     guards += [budget] if budget else []
-    state.record_stage("build", [report], guards)
+    state.record_stage("build", [report], guards, gate=gate.name)
     record = state.judge(spec, cases=[], report=report, guards=guards)
     if collection is None and record["status"] != "blocked":
         record["status"] = "blocked"
@@ -221,7 +222,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
     if state.blocked_by is not None:
         state.skip(spec, state.stopped_reason())
-        if gate.stage == "learn" and ctx.secrets:
+        if gate.stage == "learn":
             _scrub_only(state, ctx, gate)
         return
     if gate not in state.selected.gates:
@@ -252,7 +253,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     boundary.scrub_engine_text(attempts, ctx.secrets)  # before any check reads it or any byte is written
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
-    state.record_stage(gate.stage, reports, guards)
+    state.record_stage(gate.stage, reports, guards, gate=gate.name)
     merged = reports[0] if len(reports) == 1 else state.merge_reports(gate.stage, reports)
     record = state.judge(spec, cases=gate_cases, report=merged, guards=guards)
     state.gates[gate.name] = record
@@ -304,6 +305,12 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
     check of the learn stage. The decision stays the block that came first."""
     ctx.gate = gate
     module = importlib.import_module("qlab.stages.learn")
+    if not ctx.secrets:  # nothing to look for: the check is recorded all the same, nothing is written to scan
+        guard, stops, details = module.scrub(ctx, [])
+        state.record_stage(
+            "learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard], gate=gate.name
+        )
+        return
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
         emit = state.options.emit or (
             lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
@@ -311,7 +318,9 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
         rescrub_logs(state.log_paths(), _secrets(ctx))
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
-    state.record_stage("learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard])
+    state.record_stage(
+        "learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard], gate=gate.name
+    )
 
 
 def _secrets(ctx: RunContext) -> SecretSet:

@@ -12,12 +12,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from qlab import __version__, metrics
+from qlab.execute.credentials import display_url
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult
 from qlab.run import artifact, boundary, gates
 from qlab.run.gates import GateSpec, SuiteRule
+from qlab.run.guards import once
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunOptions, RunOutcome
 from qlab.run.provenance import Checkout, fingerprint, provenance, relative
@@ -26,10 +29,38 @@ from qlab.run.shard import case_manifest
 from qlab.stages.base import GuardResult, StageReport, StopHit
 
 
-def guard_dict(g: GuardResult) -> dict[str, Any]:
-    out = {"guard": g.guard, "stage": g.stage, "passed": g.passed, "mode": g.mode, "message": g.message}
+def guard_dict(g: GuardResult, *, gate: str | None = None) -> dict[str, Any]:
+    """A guard's record; ``gate`` names the gate whose boundary ran it (a pre-run check has none)."""
+    out: dict[str, Any] = {
+        "guard": g.guard,
+        "stage": g.stage,
+        "passed": g.passed,
+        "mode": g.mode,
+        "message": g.message,
+    }
     if g.reason:
         out["reason"] = g.reason
+    if gate:
+        out["gate"] = gate
+    if g.subject:
+        out["subject"] = g.subject
+    return out
+
+
+def environment_addresses(config: Config) -> dict[str, dict[str, Any]]:
+    """Where each environment listens in this run (a shard records it: ``qlab merge`` says which differed). URLs
+    without userinfo, query or fragment: nothing a credential could hide in."""
+
+    def address(url: str) -> str:
+        parts = urlsplit(display_url(url))
+        return urlunsplit(parts._replace(query="", fragment=""))
+
+    out: dict[str, dict[str, Any]] = {}
+    for name, env in config.environments.items():
+        entry: dict[str, Any] = {"base_url": address(env.base_url), "allowed_hosts": list(env.allowed_hosts)}
+        if env.server is not None:
+            entry["server_url"] = address(env.server.url)
+        out[name] = entry
     return out
 
 
@@ -93,7 +124,7 @@ class RunState:
             rules=self.rules(),
             earlier=list(self.judged),
             reported_stops=[stop_dict(s) for s in report.stops],
-            guards=[guard_dict(g) for g in guards],
+            guards=once(guard_dict(g, gate=spec.name) for g in guards),  # once per check, however many lanes
             defer_thresholds=self.options.shard is not None and self.options.shard.total > 1,
         )
         self.judged.append(spec)
@@ -177,7 +208,10 @@ class RunState:
             duration_ms=sum(r.duration_ms for r in reports),
         )
 
-    def record_stage(self, stage: str, reports: Sequence[StageReport], guards: Sequence[GuardResult]) -> None:
+    def record_stage(
+        self, stage: str, reports: Sequence[StageReport], guards: Sequence[GuardResult], *, gate: str = ""
+    ) -> None:
+        """Add what ``gate`` found at ``stage`` to the stage's entry (each check once: ``qlab.run.guards``)."""
         entry = self.stages.setdefault(
             stage, {"metrics": {}, "duration_ms": 0.0, "guards": [], "stops": [], "details": {}}
         )
@@ -185,7 +219,7 @@ class RunState:
             entry["metrics"].update(report.metrics)
             entry["details"].update(_jsonable(report.details))
         entry["duration_ms"] = round(entry["duration_ms"] + sum(r.duration_ms for r in reports), 3)
-        entry["guards"] += [guard_dict(g) for g in guards]
+        entry["guards"] = once([*entry["guards"], *(guard_dict(g, gate=gate) for g in guards)])
         entry["stops"] += [stop_dict(s) for r in reports for s in r.stops]
         tally = self.schema.get(stage)
         if tally is not None and tally.checked:
@@ -264,6 +298,8 @@ class RunState:
                 "total": self.options.shard.total,
                 "selection_fingerprint": self.selection_fingerprint,
                 "cases": case_manifest(c.id for c in self.cases),  # checked by qlab merge
+                "config_digest": self.config.shard_digest or self.config.digest,
+                "environments": environment_addresses(self.config),  # may differ per shard runner
             },
             "warnings": [str(w) for w in self.project.warnings] + list(self.selected.warnings),
             "cases": cases,
@@ -271,7 +307,7 @@ class RunState:
             "skipped_suites": [dict(s) for s in self.selected.skipped],
             "stages": self.stages,
             "gates": records,
-            "prerun": [guard_dict(g) for g in self.prerun],
+            "prerun": once(guard_dict(g) for g in self.prerun),
             "readiness": build.get("readiness", build),
         }
         return artifact.summarize(
@@ -305,7 +341,7 @@ class RunState:
             result["duration_ms"] = round((time.monotonic() - self.started) * 1000, 3)
             result["stages"] = self.stages
             result["gates"] = [self.gates[g.name] for g in self.config.gates if g.name in self.gates]
-            result["prerun"] = [guard_dict(g) for g in self.prerun]
+            result["prerun"] = once(guard_dict(g) for g in self.prerun)
             result["metrics"] = dict(result["metrics"])
             result = artifact.conclude(
                 result, exit_zero=self.options.exit_zero, budget=self.config.budget, reviews=self.reviews()

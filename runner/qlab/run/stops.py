@@ -32,6 +32,21 @@ def failed_at_stage(case: Case, stage: str) -> bool:
     return failure.get("stage") == stage and case.get("status") in ("failed", "error")
 
 
+def _cases_message(ids: Sequence[str], cases: Sequence[Case]) -> str:
+    """A stop's message from its cases alone (how many, the first few, their reasons): the same words whether one
+    run or the merge of its shards found them, whatever each stage wrote."""
+    wanted = set(ids)
+    reasons = sorted(
+        {
+            str((c.get("failure") or {}).get("reason"))
+            for c in cases
+            if str(c.get("case_id")) in wanted and (c.get("failure") or {}).get("reason")
+        }
+    )
+    shown = f"{len(ids)} case(s): {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}"
+    return f"{shown} ({', '.join(reasons)})" if reasons else shown
+
+
 def derive_stops(
     stop_if: Sequence[tuple[str, float | None]],
     *,
@@ -87,5 +102,13 @@ def derive_stops(
     out = []
     for hit in found.values():
         ids = sorted(hit["case_ids"])
-        out.append({**hit, "case_ids": ids, "gating": not ids or any(i in gating_ids for i in ids)})
+        message = _cases_message(ids, cases) if ids else hit["message"]
+        out.append(
+            {
+                **hit,
+                "case_ids": ids,
+                "message": message,
+                "gating": not ids or any(i in gating_ids for i in ids),
+            }
+        )
     return sorted(out, key=lambda h: list(wanted).index(h["condition"]))

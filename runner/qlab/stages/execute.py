@@ -35,6 +35,7 @@ from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
 from qlab.scrub import SecretSet, scrub_text
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+from qlab.stages.plan import plan_case
 
 STAGE = "execute"
 AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
@@ -43,6 +44,10 @@ SAFETY_REASONS = frozenset(
 )
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
+PLANNED_HERE = "execute.planned"
+# the subject of this stage's mutation_safety and host_allowlist checks: what it refused before sending
+# (``qlab.run.boundary`` checks the same guards on the requests sent)
+BEFORE_SENDING = "before sending"  # ctx.shared key: ids of the cases this stage planned itself
 
 
 def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
@@ -158,9 +163,15 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
 
 def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: dict[str, Plan]) -> None:
     ready: list[tuple[Case, Plan, Environment, CaseResult]] = []
+    planned: set[str] = ctx.shared.setdefault(PLANNED_HERE, set())
     for case, env, result in items:
-        suite = ctx.config.suites.get(case.suite)
-        plan = plan_for(case, result, shared=plans, engine=ctx.engine, k=suite.k if suite else 8)
+        if result.plan is None and (case.id not in plans or case.id in planned):
+            # no plan gate planned it: the plan stage's own search → select → plan, checks included, so the case
+            # keeps every stage object it went through (``plan.user_input_slots`` for a plan failure); each
+            # attempt of a repeated case is planned on its own
+            plan_case(ctx, case, result)
+            planned.add(case.id)
+        plan = None if result.done else plan_for(case, result, shared=plans)
         if plan is not None:
             plans.setdefault(case.id, plan)  # a later stage (learn) sees the plan that was executed
             ready.append((case, plan, env, result))
@@ -276,7 +287,9 @@ def _report(
     for guard, guard_codes in guards:
         refused = sorted(i for code in guard_codes for i in reasons.get(code, ()))
         message = f"refused: {', '.join(refused)}" if refused else "no unsafe request was attempted"
-        report.guards.append(GuardResult(guard, STAGE, not refused, modes.get(guard, "block"), message))
+        report.guards.append(
+            GuardResult(guard, STAGE, not refused, modes.get(guard, "block"), message, subject=BEFORE_SENDING)
+        )
     report.details = _details(ctx, rows, reasons)
     return report
 

@@ -26,6 +26,11 @@ from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 STAGE = "learn"
 
 
+# the subject of this stage's scrub check (the files the run wrote); the learn boundary's own scrub check reads
+# the case objects
+WRITTEN = "written outputs"
+
+
 def _mode(ctx: RunContext) -> str:
     return next((g.mode for g in ctx.gate.guards if g.name == "scrub"), "block")
 
@@ -46,12 +51,12 @@ def scrub(ctx: RunContext, paths: Sequence[Path]) -> tuple[GuardResult, list[Sto
             f"{len(leaks)} secret value(s) found in {', '.join(files)} (secret #{leaks[0].secret_index + 1})"
         )
         stop = StopHit("scrub_failed", (), message)
-        return GuardResult("scrub", STAGE, False, _mode(ctx), message), [stop], details
+        return GuardResult("scrub", STAGE, False, _mode(ctx), message, subject=WRITTEN), [stop], details
     if not secrets:
         message = "no secret value was resolved in this run: nothing to look for"
     else:
         message = f"{len(secrets)} secret(s) checked in {len(paths)} written output(s): none found"
-    return GuardResult("scrub", STAGE, True, _mode(ctx), message), [], details
+    return GuardResult("scrub", STAGE, True, _mode(ctx), message, subject=WRITTEN), [], details
 
 
 def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
+import json
 import re
 import shutil
 import struct
@@ -61,7 +64,7 @@ def test_single_result_has_every_run_section_and_balanced_markup() -> None:
     page = render_html([samples.result()], generated_at=FIXED_TIME)
     parsed = _parse(page)
     assert parsed.sections == [
-        "overview", "gates", "metrics", "latency", "hitk", "failures", "scorecard", "suites", "readiness", "guards", "cases"
+        "overview", "cases", "gates", "metrics", "latency", "hitk", "failures", "scorecard", "suites", "readiness", "guards"
     ]  # fmt: skip
     assert "promotion" not in parsed.sections and "trends" not in parsed.sections
     assert ">BLOCK<" in page
@@ -71,12 +74,89 @@ def test_single_result_has_every_run_section_and_balanced_markup() -> None:
 
 def test_the_page_is_self_contained() -> None:
     page = render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME)
-    assert "<script" not in page.lower()
+    # one inline script, the case filter, allowed by its hash in the CSP (no other script could run)
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", page, re.S)
+    assert [attrs for attrs, _ in scripts] == [""] and page.lower().count("<script") == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0][1].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in html.unescape(page)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "@import" not in page and "url(" not in page
     # the only URL is the SVG namespace, which is an identifier, not a fetch
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) == {"http://www.w3.org/2000/svg"}
     assert "default-src 'none'" in html.unescape(page)  # a CSP that forbids every fetch
+
+
+def _case_rows(page: str) -> list[dict[str, str]]:
+    table = page.split('<table id="case-table">', 1)[1].split("</table>", 1)[0]
+    return [
+        {**dict(re.findall(r'data-(\w+)="([^"]*)"', attrs)), "case": html.unescape(case)}
+        for attrs, case in re.findall(r"<tr( data-[^>]*)><td>([^<]*)</td>", table)
+    ]
+
+
+def test_cases_that_did_not_pass_come_right_after_the_decision_failures_first() -> None:
+    result = samples.result()
+    result["cases"].insert(0, {**result["cases"][6]})  # a blocked case first in configuration order
+    result["cases"][0]["case_id"] = "blocked-first"
+    page = render_html([result], generated_at=FIXED_TIME)
+    assert page.index('<section id="cases">') < page.index('<section id="gates">')
+    rows = _case_rows(page)
+    assert [r["status"] for r in rows] == ["failed", "failed", "blocked", "blocked"]
+    assert rows[0] == {
+        "status": "failed",
+        "stage": "search",
+        "suite": "search_core",
+        "reason": "expected_target_absent",
+        "case": "member-search-004",
+    }
+    cases = page.split('<section id="cases">', 1)[1].split("</section>", 1)[0]
+    assert "what to inspect: " + html.escape(REASONS["expected_target_absent"].hint) in cases  # the cause
+    assert "never ran:" in cases and "<details" not in cases  # not collapsed
+
+
+def test_the_filter_works_without_a_server_and_the_page_without_scripts() -> None:
+    page = render_html([samples.result()], generated_at=FIXED_TIME)
+    # scripts off: the filter form stays hidden and every row is shown
+    assert '<form id="case-filter" class="filter" hidden>' in page
+    table = page.split('<table id="case-table">', 1)[1].split("</table>", 1)[0]
+    assert " hidden" not in table
+    for name in ("status", "stage", "suite", "reason"):
+        assert f'<select name="{name}">' in page
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the filter script itself is not run")
+    script = re.search(r"<script>(.*?)</script>", page, re.S)
+    assert script is not None
+    rows = _case_rows(page)
+    # the script against a small stand-in for the DOM: the form, the rows' data-* attributes, the counter
+    harness = (
+        "const rows=" + json.dumps(rows) + ".map(d=>({dataset:d,hidden:false}));"
+        "const selects=['status','stage','suite','reason'].map(n=>({name:n,value:''}));"
+        "let onchange=null;const form={hidden:true,querySelectorAll:()=>selects,"
+        "addEventListener:(e,f)=>{onchange=f}};const counter={textContent:''};"
+        "globalThis.document={getElementById:i=>({'case-filter':form,'case-shown':counter})[i],"
+        "querySelectorAll:()=>rows};"
+        + script.group(1)
+        + "selects[0].value='failed';onchange();const a=rows.map(r=>r.hidden);const ta=counter.textContent;"
+        "selects[0].value='';selects[2].value='plan_e2e';onchange();"
+        "console.log(JSON.stringify({form:form.hidden,a,ta,b:rows.map(r=>r.hidden),tb:counter.textContent}))"
+    )
+    done = subprocess.run([node, "-e", harness], capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["form"] is False  # the script shows the filter
+    assert seen["a"] == [r["status"] != "failed" for r in rows] and seen["ta"] == f"2 of {len(rows)} shown"
+    assert seen["b"] == [r["suite"] != "plan_e2e" for r in rows]
+
+
+def test_blocked_cases_are_no_failure_class() -> None:
+    result = samples.result()
+    template = result["cases"][6]
+    result["cases"] += [{**template, "case_id": f"b{i}"} for i in range(20)]
+    page = render_html([result], generated_at=FIXED_TIME)
+    failures = page.split('<section id="failures">', 1)[1].split("</section>", 1)[0]
+    assert "blocked_by_stage" not in failures.split("<p><b>Never ran</b>", 1)[1].split("</p>", 1)[1]
+    assert "21 case(s) blocked by stage at plan" in failures
 
 
 def test_scorecard_shows_null_dimensions_as_no_data() -> None:
@@ -124,7 +204,7 @@ def test_every_artifact_string_is_escaped() -> None:
     result["decision"]["reasons"] = [evil]
     result["fingerprint"][evil] = evil
     page = render_html([result, samples.fixed_result()], generated_at=FIXED_TIME)
-    assert "<script" not in page
+    assert page.count("<script") == 1 and "<script>alert" not in page  # only the filter's own
     assert "<img" not in page
     assert "&lt;script&gt;" in page
     _parse(page)

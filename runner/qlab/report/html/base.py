@@ -163,6 +163,8 @@ svg.chart .line{fill:none;stroke-width:2}
 .s3{fill:var(--s3);stroke:var(--s3)} .s4{fill:var(--s4);stroke:var(--s4)} .s5{fill:var(--s5);stroke:var(--s5)}
 polyline.s0,polyline.s1,polyline.s2,polyline.s3,polyline.s4,polyline.s5{fill:none}
 details summary{cursor:pointer;color:var(--info)}
+form.filter{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:6px 0;font-size:13px}
+form.filter select{font:inherit;margin-left:4px} [hidden]{display:none!important}
 footer{padding:12px 32px;color:var(--muted);font-size:12px;border-top:1px solid var(--line)}
 @media print{nav{display:none} section{break-inside:avoid}}
 """

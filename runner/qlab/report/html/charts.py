@@ -51,10 +51,32 @@ def hit_curve(result: Artifact) -> Markup:
     )
 
 
+NEVER_RAN = frozenset({"blocked_by_stage", "stopped_by_error", "budget_exceeded"})
+
+
 def failures(result: Artifact) -> Markup:
-    classes = derive.failure_classes(derive.cases_of(result))
+    """The real failure classes (chart and table); the cases that never ran are counted apart, by the stage that
+    stopped them: twenty cases blocked by one search failure are one cause, not the biggest class."""
+    cases = derive.cases_of(result)
+    ran = [c for c in cases if str(as_mapping(c.get("failure")).get("reason")) not in NEVER_RAN]
+    classes = derive.failure_classes(ran)
+    stopped: dict[str, int] = {}
+    for case in cases:
+        failure = as_mapping(case.get("failure"))
+        if str(failure.get("reason")) in NEVER_RAN:
+            key = f"{failure.get('reason')} at {failure.get('stage')}"
+            stopped[key] = stopped.get(key, 0) + 1
+    apart = (
+        Markup(
+            "<p><b>Never ran</b> (not a failure class): "
+            + esc(", ".join(f"{n} case(s) {k.replace('_', ' ')}" for k, n in stopped.items()))
+            + ".</p>"
+        )
+        if stopped
+        else Markup("")
+    )
     if not classes:
-        return section("failures", "Failure classes", empty("No case failed."))
+        return section("failures", "Failure classes", empty("No case failed."), apart)
     rows = [(f"{c.reason} ({c.stage})", [float(c.count)]) for c in classes[:20]]
     chart = bar_chart(rows, series=["cases"], label="Failing cases by reason code")
     table_rows = [
@@ -64,6 +86,7 @@ def failures(result: Artifact) -> Markup:
     return section(
         "failures",
         "Failure classes",
+        apart,
         Markup(chart),
         table(["reason", "stage", "cases", "meaning", "what to inspect", "example cases"], table_rows),
         note="Each failure is classified by the stage that broke it; hints come from qlab's reason table.",

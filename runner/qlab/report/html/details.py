@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from qlab.report import derive
 from qlab.report.derive import Artifact, as_mapping, number
 from qlab.report.html.base import Markup, badge, empty, kv, section, show, table, text
 from qlab.report.html.svg import esc, fmt
@@ -53,7 +54,7 @@ def guards(result: Artifact) -> Markup:
         passed = g.get("passed")
         rows.append(
             (
-                g.get("guard", g.get("name", "")),
+                derive.check_name(g) if g.get("guard") else g.get("name", ""),
                 g.get("stage", ""),
                 g.get("mode", ""),
                 badge("passed" if passed else "failed"),

@@ -1,10 +1,10 @@
-"""The table sections of the HTML report for one run: header, decision, gates, acceptance metrics and failing
-cases. Each takes the artifact dict and returns ``Markup``. The chart sections
-are in ``qlab.report.html.charts``, suites, readiness and guards in ``qlab.report.html.details``."""
+"""The table sections of the HTML report for one run: header, decision, gates and acceptance metrics. Each takes
+the artifact dict and returns ``Markup``. The case table is in ``qlab.report.html.cases``, the chart sections in
+``qlab.report.html.charts``, suites, readiness and guards in ``qlab.report.html.details``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from qlab.report import derive
@@ -12,7 +12,6 @@ from qlab.report.derive import Artifact, as_mapping, number
 from qlab.report.html.base import Markup, badge, capped, empty, kv, section, show, table, text, tiles
 from qlab.report.html.svg import esc, fmt
 
-MAX_CASE_ROWS = 500
 _COUNT_KEYS = ("total", "passed", "failed", "error", "blocked", "skipped")
 
 
@@ -228,34 +227,3 @@ def acceptance_metrics(result: Artifact) -> Markup:
             )
         body.append(table(["category", "pass rate", *_COUNT_KEYS], cat_rows))
     return section("metrics", "Acceptance metrics", *body, note="The acceptance metrics over the whole run.")
-
-
-def failing_cases(result: Artifact) -> Markup:
-    bad = [c for c in derive.cases_of(result) if c.get("status") not in ("passed", None)]
-    if not bad:
-        return section("cases", "Failing cases", empty("Every case passed."))
-    rows: list[Sequence[object]] = []
-    for case in bad:
-        failure = as_mapping(case.get("failure"))
-        where = f"{case.get('file')}:{case.get('line')}" if case.get("file") else ""
-        rows.append(
-            (
-                case.get("case_id", ""),
-                case.get("suite", ""),
-                case.get("mode", ""),
-                badge(str(case.get("status", ""))),
-                failure.get("stage", ""),
-                Markup(f"<code>{esc(failure.get('reason', ''))}</code>"),
-                show(failure.get("message")),
-                where,
-            )
-        )
-    shown, note = capped(rows, MAX_CASE_ROWS)
-    return section(
-        "cases",
-        f"Failing cases ({len(bad)})",
-        Markup("<details open><summary>show or hide</summary>"),
-        table(["case", "suite", "mode", "status", "stage", "reason", "message", "file"], shown),
-        note,
-        Markup("</details>"),
-    )

@@ -1,0 +1,99 @@
+"""Run history: the result of each run kept under the output folder, a bounded number of them.
+
+``<out>/history/<n>-<run_id>.json`` is the result artifact exactly as the run wrote it — scrubbed, since it is
+the very file of the output set (a hard link to it, so keeping it costs no copy; a copy where the file system has
+no hard links). ``n`` counts up from the newest entry, so the names sort oldest first (two runs may start in the
+same second). After each run the
+oldest entries beyond ``output.history`` (qlab.yaml; 0 keeps none) are removed, under the output folder's lock
+(``qlab.run.outputs``) like the output sets themselves.
+
+Readers: ``latest`` (the run before this one: the "since the last run" block of the console and the summary) and
+``runs`` (``qlab report --trend``: every metric over the kept runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from qlab.errors import InputError
+from qlab.run import artifact
+
+FOLDER = "history"
+DEFAULT_LIMIT = 10
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def folder_of(result: Path) -> Path:
+    """The history folder beside a result file."""
+    return result.parent / FOLDER
+
+
+_NUMBERED = re.compile(r"^(\d+)-")
+
+
+def _number(path: Path) -> int:
+    found = _NUMBERED.match(path.name)
+    return int(found.group(1)) if found else 0
+
+
+def entries(folder: Path) -> list[Path]:
+    """The kept results, oldest first (by the number their names start with)."""
+    try:
+        found = [
+            p for p in folder.iterdir() if p.suffix == ".json" and not p.name.startswith(".") and p.is_file()
+        ]
+    except OSError:
+        return []
+    return sorted(found, key=lambda p: (_number(p), p.name))
+
+
+def latest(folder: Path) -> dict[str, Any] | None:
+    """The newest kept result that can be read (an unreadable one is passed over: history is a convenience)."""
+    for path in reversed(entries(folder)):
+        try:
+            return artifact.read(path)
+        except InputError:
+            continue
+    return None
+
+
+def runs(folder: Path) -> list[dict[str, Any]]:
+    """Every kept result that can be read, oldest first."""
+    out = []
+    for path in entries(folder):
+        with contextlib.suppress(InputError):
+            out.append(artifact.read(path))
+    return out
+
+
+def keep(written: Path, run_id: str, folder: Path, *, limit: int = DEFAULT_LIMIT) -> Path | None:
+    """Keep the result file ``written`` (as the run wrote it) as ``<folder>/<run_id>.json``, then remove the
+    oldest entries beyond ``limit``. Returns the kept file; None when ``limit`` is 0 or it could not be kept (a
+    full disk loses the history entry, never the run's outputs)."""
+    if limit <= 0:
+        return None
+    number = max((_number(p) for p in entries(folder)), default=0) + 1
+    name = f"{number:06d}-{_UNSAFE.sub('_', run_id or 'run')}.json"
+    target = folder / name
+    temporary = folder / f".{name}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        source = Path(os.path.realpath(written))
+        try:
+            os.link(source, temporary)  # the set's own bytes: nothing copied, nothing scrubbed again
+        except OSError:
+            shutil.copyfile(source, temporary)
+        os.replace(temporary, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return None
+    for old in entries(folder)[:-limit]:
+        with contextlib.suppress(OSError):
+            old.unlink()
+    return target
