@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
+from qlab.report.derive import since_last
 from qlab.run import history
 from qlab.run.artifact import write
 from run import story
@@ -46,3 +49,38 @@ def test_an_unreadable_entry_is_passed_over_and_limit_0_keeps_none(tmp_path: Pat
 def test_a_run_id_cannot_name_a_file_elsewhere(tmp_path: Path) -> None:
     entry = history.keep(_result(tmp_path, "r"), "../../etc/passwd", tmp_path / "history")
     assert entry is not None and entry.parent == tmp_path / "history"
+
+
+@pytest.mark.parametrize("scenario", story.SCENARIOS)
+def test_the_brief_previous_run_says_what_the_whole_one_says(tmp_path: Path, scenario: str) -> None:
+    """``latest_brief`` reads the previous run line by line and keeps each case's comparison fields: its cases
+    are the whole file's cut to those fields, its other sections are the whole file's, and the "since the last
+    run" block it gives is the one the whole file gives (pass, blocked and hostile text alike)."""
+    current = {**story.story(scenario).whole, "run_id": "20261202T000000Z-b"}
+    previous = {**story.story(scenario).whole, "run_id": "20261201T000000Z-a"}
+    previous["cases"] = [dict(c) for c in previous["cases"]]
+    if previous["cases"]:  # make the two runs differ: one case's status flipped
+        first = previous["cases"][0]
+        first["status"] = "failed" if first.get("status") == "passed" else "passed"
+    kept = tmp_path / "history"
+    history.keep(write(tmp_path / "prev.json", previous), previous["run_id"], kept)
+    whole, brief = history.latest(kept), history.latest_brief(kept)
+    assert whole is not None and brief is not None
+    fields = ("case_id", "suite", "status", "failure", "critical", "flaky")
+    assert brief["cases"] == [{k: c[k] for k in fields if k in c} for c in whole["cases"]]
+    assert {k: v for k, v in brief.items() if k != "cases"} == {
+        k: v for k, v in whole.items() if k != "cases"
+    }
+    assert since_last(brief, current) == since_last(whole, current)
+
+
+def test_a_previous_run_in_another_layout_is_read_whole(tmp_path: Path) -> None:
+    import json
+
+    run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    kept = tmp_path / "history"
+    kept.mkdir()
+    (kept / "000001-x.json").write_text(json.dumps(run, indent=2), encoding="utf-8")  # not qlab's layout
+    brief = history.latest_brief(kept)
+    assert brief is not None and brief["run_id"] == run["run_id"]
+    assert [c["case_id"] for c in brief["cases"]] == [c["case_id"] for c in run["cases"]]

@@ -14,6 +14,7 @@ Readers: ``latest`` (the run before this one: the "since the last run" block of 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -60,6 +61,74 @@ def latest(folder: Path) -> dict[str, Any] | None:
         except InputError:
             continue
     return None
+
+
+def latest_brief(folder: Path) -> dict[str, Any] | None:
+    """``latest``, with each case cut to what a comparison of two runs reads (``case_id``, ``suite``, ``status``,
+    ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line from the file as
+    qlab writes it (one case per line, ``qlab.run.artifact.chunks``), so the previous run is never held whole;
+    a passing case's line is read from its first fields alone. A file in another layout is read whole."""
+    for path in reversed(entries(folder)):
+        try:
+            return _brief(path)
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass
+        try:
+            full = artifact.read(path)
+        except InputError:
+            continue
+        full["cases"] = [_brief_case(c) for c in full.get("cases") or () if isinstance(c, dict)]
+        return full
+    return None
+
+
+_BRIEF_KEYS = ("case_id", "suite", "status", "failure", "critical", "flaky")
+_STRING = r'"(?:[^"\\]|\\.)*"'
+# the head of a passing case's line as qlab writes it: case_id, suite, mode, status first (CaseResult.to_dict)
+_PASSED = re.compile(
+    r'\{"case_id":(' + _STRING + r'),"suite":(' + _STRING + r'),"mode":"[a-z]+","status":"passed"[,}]'
+)
+
+
+def _brief_case(case: dict[str, Any]) -> dict[str, Any]:
+    return {key: case[key] for key in _BRIEF_KEYS if key in case}
+
+
+def _brief(path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    cases: list[dict[str, Any]] = []
+    with path.open(encoding="utf-8") as handle:
+        if handle.readline().strip() != "{":
+            raise ValueError("not qlab's layout")
+        in_cases = False
+        for line in handle:
+            text = line.strip()
+            if in_cases:
+                if text in ("]", "],"):
+                    in_cases = False
+                    continue
+                text = text.removesuffix(",")
+                found = _PASSED.match(text)
+                if found is not None:
+                    cases.append(
+                        {"case_id": json.loads(found[1]), "suite": json.loads(found[2]), "status": "passed"}
+                    )
+                else:
+                    cases.append(_brief_case(json.loads(text)))
+                continue
+            text = text.removesuffix(",")
+            if text == '"cases": [':
+                in_cases = True
+            elif text == "}":
+                break
+            elif text:
+                out.update(json.loads("{" + text + "}"))
+    if "run_id" not in out:
+        raise ValueError("not a result artifact")
+    out.setdefault("cases", cases)
+    if cases:
+        out["cases"] = cases
+    return out
 
 
 def runs(folder: Path) -> list[dict[str, Any]]:
