@@ -20,7 +20,7 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = make_project(tmp_path)
+    config = make_project(tmp_path, aliases="{}\n")
     failing = write(
         tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)], collection="sha256:a")
     )
@@ -45,12 +45,44 @@ def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "key difference: failed at search/expected_target_absent" in out
     assert json.loads(proposals[0].read_text())["status"] == "pending_review"
 
+    # the quality gate: the case does not pass on the project as it is, so it cannot gate yet
     code, out, err = _cli(
         ["accept-case", str(proposals[0]), "--by", "alice", "--config", str(config)], capsys
     )
+    assert code == 2 and "case reg-s-parcel cannot gate yet: the sandbox replay fails at search" in err, err
+    assert not load_project(config).cases_for("regression")
+    # a draft runs and is reported, never gates
+    code, out, err = _cli(
+        ["accept-case", str(proposals[0]), "--by", "alice", "--status", "draft", "--config", str(config)],
+        capsys,
+    )
     assert code == 0, err
-    assert "case reg-s-parcel joins required suite 'regression'" in out
-    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel"]
+    assert "case reg-s-parcel joins suite 'regression' as a draft" in out
+    (case,) = load_project(config).cases_for("regression")
+    assert (case.id, case.status, case.trace["case_id"]) == ("reg-s-parcel", "draft", "s-parcel")
+    # the fix (a reviewed alias) lands; the draft becomes active once its replay passes
+    (tmp_path / "gates" / "aliases.yaml").write_text(
+        "trackDelivery: [where is my parcel]\n", encoding="utf-8"
+    )
+    code, out, err = _cli(
+        [
+            "accept-case",
+            "--case",
+            "reg-s-parcel",
+            "--status",
+            "active",
+            "--by",
+            "bob",
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "case reg-s-parcel: draft → active" in out
+    (case,) = load_project(config).cases_for("regression")
+    assert case.status == "active"
+    assert "active since" in (tmp_path / "gates" / "regression" / "reg-s-parcel.yaml").read_text()
 
 
 def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

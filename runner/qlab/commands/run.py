@@ -74,6 +74,10 @@ def _previous(path: Path) -> dict[str, Any] | None:
 @click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines; only the decision.")
 @click.option("--no-server", is_flag=True, help="Do not start the environments' dev servers.")
+@click.option(
+    "--target-version",
+    help="The version of what the run evaluates (e.g. member-delivery-skill@1.2.0); overrides target_version in qlab.yaml.",
+)
 def command(
     config_path: str | None,
     suites: tuple[str, ...],
@@ -89,6 +93,7 @@ def command(
     exit_zero: bool,
     quiet: bool,
     no_server: bool,
+    target_version: str | None = None,
 ) -> int:
     timings.mark("imports")
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
@@ -110,6 +115,7 @@ def command(
             shard=shard,
             durations=durations,
             previous=previous,
+            target_version=target_version,
             exit_zero=exit_zero,
             start_servers=not no_server,
             log_dir=paths.result.parent,

@@ -164,6 +164,9 @@ def _suite(name: str, data: Mapping[str, Any], where: Origin) -> Suite:
             "repeat",
             "min_pass",
             "description",
+            "target_type",
+            "target_ref",
+            "created_at",
         ),
     )
 
@@ -227,4 +230,5 @@ def build_config(data: Mapping[str, Any], *, path: str, digest: str, origin: Ori
         budget=Budget(**(data.get("budget") or {})),
         output=OutputConfig(**(data.get("output") or {})),
         digest=digest,
+        target_version=data.get("target_version"),
     )

@@ -398,8 +398,14 @@ def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suit
         suite.case(classname, name, ms=ms)
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
-    elif case.get("flaky") or not gating_suite:
-        why = "flaky case" if case.get("flaky") else "suite is required: false"
+    elif case.get("flaky") or case.get("lifecycle") == "draft" or not gating_suite:
+        why = (
+            "flaky case"
+            if case.get("flaky")
+            else "draft case"
+            if case.get("lifecycle") == "draft"
+            else "suite is required: false"
+        )
         suite.case(
             classname,
             name,

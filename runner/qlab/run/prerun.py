@@ -75,6 +75,18 @@ def _source_problem(source: Source, base: Path) -> str | None:
     )
 
 
+def _knowledge_problem(config: Config, base: Path) -> str | None:
+    """The project knowledge file reads (a missing one is fine: nothing learned yet)."""
+    from qlab.engine.knowledge import load_knowledge
+    from qlab.errors import QlabError
+
+    try:
+        load_knowledge(config.learning.knowledge_file, base_dir=base)
+    except QlabError as exc:
+        return f"$.learning.knowledge_file: {exc}"
+    return None
+
+
 def check_config(config: Config, warnings: Sequence[str]) -> GuardResult:
     """The config passed schema and semantic validation (``load_project`` raised otherwise)."""
     note = f"; {len(warnings)} warning(s)" if warnings else ""
@@ -92,6 +104,9 @@ def check_sources(config: Config) -> GuardResult:
     aliases = config.collection.aliases_file
     if aliases and not (base / aliases).is_file():
         problems.append(f"$.collection.aliases: file not found: {base / aliases}")
+    problem = _knowledge_problem(config, base)
+    if problem:
+        problems.append(problem)
     if problems:
         return GuardResult("sources_resolvable", PRE_RUN, False, "block", "; ".join(problems))
     return GuardResult(

@@ -61,8 +61,13 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
     registry = importlib.import_module("qlab.engine.registry")  # the engine is built only when learning runs
     base = Path(ctx.config.path).parent
 
+    knowledge = importlib.import_module("qlab.engine.knowledge")
+    known = knowledge.load_knowledge(ctx.config.learning.knowledge_file, base_dir=base)
+
     def engine_factory(collection: Collection) -> Engine:
-        engine: Engine = registry.make_engine(ctx.config.engine, collection, base_dir=base)
+        engine: Engine = knowledge.with_knowledge(
+            registry.make_engine(ctx.config.engine, collection, base_dir=base), known
+        )
         return engine
 
     return ctx.learner(
