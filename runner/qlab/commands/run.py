@@ -16,8 +16,10 @@ import click
 from qlab.commands import _timings as timings
 from qlab.commands.examples import with_examples
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
+from qlab.errors import QlabError
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
+from qlab.governance.records import sha256_digest
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
@@ -27,9 +29,25 @@ from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations
 
+PREVIOUS_MAX_BYTES = 64 * 1024 * 1024  # a larger previous result is read only for --last-failed
 
-def _previous(path: Path) -> dict[str, Any] | None:
-    return artifact_io.read(path) if path.is_file() else None
+
+def _previous(path: Path, *, needed: bool) -> dict[str, Any] | None:
+    """The last result in the output folder: --last-failed needs it; the learn gate compares with it (the signals
+    that need two runs) when it is small enough to read at no real cost, and readable."""
+    if not path.is_file():
+        return None
+    if needed:
+        return artifact_io.read(path)
+    try:
+        if path.stat().st_size > PREVIOUS_MAX_BYTES:
+            return None
+        data = artifact_io.read(path)
+    except (OSError, QlabError):
+        return None  # not a result this qlab reads: the learn gate compares with nothing
+    data["_digest"] = sha256_digest(path.read_bytes())
+    data["_path"] = str(path)
+    return data
 
 
 @click.command(
@@ -104,7 +122,7 @@ def command(
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
     check_ci_files()
-    previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
+    previous = _previous(output_paths(config, out_dir=out_dir).result, needed=last_failed)
     stderr = sys.stderr
     progress = console.Progress(
         stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)

@@ -16,8 +16,7 @@ from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.errors import InputError
-from qlab.governance.learning import suggestions
-from qlab.governance.release import skill as release
+from qlab.governance.learning import reviews
 from qlab.project import Project, find_config, load_project
 from qlab.project.model import Config
 
@@ -55,16 +54,10 @@ def collection_and_engines(config: Config) -> tuple[Collection, EngineFactory]:
 
 
 def review_decisions(config: Config) -> list[str]:
-    """Every human decision on record, for the scorecard's ``human_acceptance``: the status of each reviewed
-    learning suggestion (accepted / rejected) and each release review (approved / rejected)."""
-    decisions = [s for s in suggestions.review_statuses(config) if s != "pending_review"]
-    seen: set[Path] = set()
-    for skill in config.release.values():
-        path = release.approvals_path(config, skill)
-        if path not in seen:
-            seen.add(path)
-            decisions += [str(a.get("decision")) for a in release.load_approvals(path)]
-    return decisions
+    """Every human decision on record, for the scorecard's ``human_acceptance``: each reviewed learning proposal
+    (accepted / rejected), each reviewed regression case proposal and each release review (approved / rejected /
+    regenerate); see ``qlab.governance.learning.reviews``."""
+    return reviews.decisions(config)
 
 
 def default_result(config: Config) -> Path:

@@ -156,6 +156,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         gate=build_gate,
         log=options.log,
         learner=options.learner,
+        previous=options.previous,
     )
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
     if not options.start_servers:

@@ -67,6 +67,7 @@ class Learner(Protocol):
         engine_factory: Callable[[Collection], Engine],
         cases: Sequence[Case] | None,
         secrets: Sequence[str],
+        previous: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -84,6 +85,7 @@ class RunContext:
     )  # per-run state a stage hands to a later one (e.g. the HTTP client)
     secrets: set[str] = field(default_factory=set)  # every secret value resolved so far (for scrubbing)
     learner: Learner | None = None  # the learn stage's suggestions; None: the stage only checks scrubbing
+    previous: Mapping[str, Any] | None = None  # the run before (the learning signals that compare two runs)
 
 
 class StageRun(Protocol):

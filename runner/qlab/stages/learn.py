@@ -77,6 +77,7 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
         engine_factory=engine_factory,
         cases=list(cases) or None,
         secrets=sorted(ctx.secrets),
+        previous=ctx.previous,
     )
 
 
@@ -119,9 +120,11 @@ def run(
                 )
             )
         if learned is not None:
+            details["signals"] = learned.get("signals", [])
             details["suggestions"] = learned.get("suggestions", [])
             details["shadow"] = learned.get("shadow", {})
             metrics["suggestions"] = float(len(details["suggestions"]))
+            metrics["signals"] = float(len(details["signals"]))
             _per_case(details["suggestions"], results)
             if not learned.get("scrub", {}).get("passed", True):
                 stops.append(StopHit("scrub_failed", (), "a suggestion would have carried a secret value"))

@@ -44,7 +44,7 @@ from qlab.project.build_case import build_case
 from qlab.project.model import NO_ORIGIN, Case, Config, Gate
 from qlab.results import CaseResult
 from qlab.run import artifact as artifact_mod
-from qlab.run import gates
+from qlab.run import gates, postrun
 from qlab.run.lanes import new_result
 from qlab.run.selection import gate_suites
 from qlab.stages.base import RunContext
@@ -101,7 +101,9 @@ def replay(
     for case in cases:
         if case.mode == "execute" and not results[case.id].done:
             _stored_execute(results[case.id], stored.get(case.id))
-    return [results[c.id].to_dict() for c in cases]
+    dicts = [results[c.id].to_dict() for c in cases]
+    postrun.annotate(dicts, {c.id: c.expected_plan_tools for c in cases if c.expected_plan_tools})
+    return dicts
 
 
 def _stored_execute(result: CaseResult, before: Mapping[str, Any] | None) -> None:

@@ -152,7 +152,8 @@ def human_review(
     details = {"result_digest": artifact.digest, "reviewer": latest.get("reviewer"), "at": latest.get("at")}
     if latest.get("decision") != "approved":
         note = f": {latest.get('note')}" if latest.get("note") else ""
+        what = "asked for a new run of" if latest.get("decision") == "regenerate" else "rejected"
         return gate_result(
-            "human_review", [f"{latest.get('reviewer')} rejected this result{note}"], {}, details
+            "human_review", [f"{latest.get('reviewer')} {what} this result{note}"], {}, details
         )
     return gate_result("human_review", [], {}, details)
