@@ -107,3 +107,53 @@ def test_the_old_from_spelling_still_works_for_one_release(
     assert err == "warning: --from is deprecated and goes away in the next release; write --result\n"
     code, _, err = _cli(["propose-case", "--case", "s-parcel", "--config", str(config)], capsys)
     assert code == 2 and "Missing option '--result'" in err
+
+
+def test_a_reviewer_rejects_a_proposal_and_archives_a_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_project(tmp_path)
+    failing = write(tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)]))
+    code, _, err = _cli(
+        ["propose-case", "--result", str(failing), "--case", "s-parcel", "--config", str(config)], capsys
+    )
+    assert code == 0, err
+    (proposal,) = (tmp_path / "gates" / "proposals").glob("prop-*.json")
+    code, out, err = _cli(
+        [
+            "accept-case",
+            str(proposal),
+            "--reject",
+            "--reason",
+            "noise",
+            "--by",
+            "carol",
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    assert code == 0 and "rejected proposal prop-" in out, err
+    stored = json.loads(proposal.read_text())
+    assert (stored["status"], stored["rejected_by"], stored["reject_reason"]) == (
+        "rejected",
+        "carol",
+        "noise",
+    )
+    assert not load_project(config).cases_for("regression")
+    from qlab.governance.env import review_decisions
+
+    assert review_decisions(load_project(config).config) == ["rejected"]  # human_acceptance counts it
+    # archiving: the case stays in its file, marked, and no run runs it
+    code, out, err = _cli(
+        ["accept-case", "--case", "s-parcel", "--status", "archived", "--by", "dan", "--config", str(config)],
+        capsys,
+    )
+    assert code == 0 and "case s-parcel: active → archived" in out, err
+    (case,) = load_project(config).cases_for("search_core")
+    assert case.status == "archived"
+    code, _, err = _cli(
+        ["accept-case", "--case", "s-parcl", "--status", "draft", "--by", "dan", "--config", str(config)],
+        capsys,
+    )
+    assert code == 2 and "Did you mean 's-parcel'?" in err

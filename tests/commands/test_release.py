@@ -177,3 +177,19 @@ def test_a_result_judged_under_another_policy_or_a_missing_regression_suite_is_a
     config.write_text(text, encoding="utf-8")
     code, _, err = _cli(["release", "member-delivery-skill", "--config", str(config)], capsys)
     assert code == 2 and "pre-run check policy_exists failed" in err and "names no regression suite" in err
+
+
+def test_a_reviewer_who_asks_for_a_new_run_keeps_the_skill_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, digest = _setup(tmp_path)
+    result = _result(tmp_path, digest, "r.json")
+    base = ["--result", str(result), "--by", "bo", "--config", str(config)]
+    code, out, err = _cli(["approve", "member-delivery-skill", *base, "--regenerate"], capsys)
+    assert code == 0 and out.startswith("regenerate member-delivery-skill for result sha256:"), err
+    code, out, _ = _cli(
+        ["release", "member-delivery-skill", "--result", str(result), "--config", str(config)], capsys
+    )
+    assert code == 1 and "FAIL  human_review: bo asked for a new run of this result" in out
+    code, _, err = _cli(["approve", "member-delivery-skill", *base, "--regenerate", "--reject"], capsys)
+    assert code == 2 and "two different decisions" in err

@@ -238,8 +238,31 @@ def test_review_decisions_gathers_suggestions_and_release_reviews(tmp_path: Path
     (tmp_path / ".qlab" / "suggestions.json").write_text(
         json.dumps({"version": 1, "suggestions": suggestions})
     )
-    approvals = [{"skill": "s", "decision": "approved"}, {"skill": "s", "decision": "rejected"}]
+    approvals = [
+        {"skill": "s", "decision": "approved"},
+        {"skill": "s", "decision": "rejected"},
+        {"skill": "s", "decision": "regenerate"},
+    ]
     (tmp_path / ".qlab" / "approvals.json").write_text(json.dumps({"version": 1, "approvals": approvals}))
+    proposals = tmp_path / "gates" / "proposals"
+    proposals.mkdir()
+    (proposals / "prop-000000000001.json").write_text(
+        json.dumps({"id": "prop-000000000001", "status": "accepted"})
+    )
+    (proposals / "prop-000000000002.json").write_text(
+        json.dumps({"id": "prop-000000000002", "status": "pending_review"})
+    )
     decisions = review_decisions(config)
-    assert sorted(decisions) == ["accepted", "accepted", "approved", "rejected", "rejected"]
-    assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == 0.6
+    assert sorted(decisions) == [
+        "accepted",
+        "accepted",
+        "accepted",
+        "approved",
+        "regenerate",
+        "rejected",
+        "rejected",
+    ]
+    # 4 accepted of 7 decisions
+    assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == pytest.approx(
+        4 / 7, abs=1e-6
+    )

@@ -120,18 +120,32 @@ def details(
 
 def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
     """The dimensions computable on one case alone, by the run's formulas; a dimension without data is left
-    out (cost, latency and human acceptance are the run's, not a case's)."""
-    one = [case]
+    out (cost, latency and human acceptance are the run's, not a case's). Runs once per case of a run (100,000
+    search cases in the run benchmark): only the formulas whose data the case has are asked."""
+    status = case.get("status")
     out: dict[str, float] = {}
-    for name, (num, den) in (
-        ("correctness", _correctness(one)),
-        ("coverage", _coverage(one)),
-        ("citation_quality", _citations(one)),
-        ("schema_validity", _schema_validity(one, ())),
-        ("policy_compliance", _policy(one, ())),
-        ("tool_selection_accuracy", _tool_selection(one)),
-        ("retry_recovery", _retry_recovery(one)),
+    if status in EVALUATED:
+        out["correctness"] = 1.0 if status == "passed" else 0.0
+    execute = case.get("execute")
+    one = [case]
+    formulas: list[tuple[str, Callable[[], tuple[float, float]]]] = []
+    if "trajectory" in case or (isinstance(execute, Mapping) and "claims" in execute):
+        formulas.append(("coverage", lambda: _coverage(one)))
+    if "citations" in case or (
+        isinstance(execute, Mapping) and ("claims" in execute or "citations" in execute)
     ):
+        formulas.append(("citation_quality", lambda: _citations(one)))
+    if isinstance(execute, Mapping):
+        formulas += [
+            ("schema_validity", lambda: _schema_validity(one, ())),
+            ("policy_compliance", lambda: _policy(one, ())),
+        ]
+    if "target_selector" in case:
+        formulas.append(("tool_selection_accuracy", lambda: _tool_selection(one)))
+    if isinstance(execute, Mapping) or "attempts" in case:
+        formulas.append(("retry_recovery", lambda: _retry_recovery(one)))
+    for name, formula in formulas:
+        num, den = formula()
         if den > 0:
             out[name] = round(num / den, 6)
     return out
