@@ -105,6 +105,8 @@ def test_the_first_run_passes_with_its_drafts_failing_and_its_archived_case_list
     assert code == 0, text
     result = _result(demo)
     assert (result["status"], result["target_version"]) == ("completed", "member-delivery-skill@1.3.0")
+    bindings = next(g for g in result["prerun"] if g["guard"] == "skill_bindings")
+    assert bindings["passed"] and bindings["message"] == "1 skill(s) bound"
     assert result["suites"]["business_manual_20"]["counts"]["passed"] == 20
     assert result["suites"]["business_manual_20"]["cadence"] == "every_release_candidate"
     assert (
@@ -188,6 +190,72 @@ def test_every_scorecard_dimension_recomputed_by_hand(demo: Path) -> None:
     for name, value in by_hand.items():
         assert result["scorecard"][name] == pytest.approx(value, abs=1e-6), name
     assert result["scorecard"]["correctness"] < 1.0  # the two drafts failed; they count in correctness
+
+
+def test_policy_proposals_from_a_budget_breach_and_a_check_that_only_warned(
+    demo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first run's result, as if it had run 400 s against its 300 s budget and its citation check only
+    warned: the learning loop proposes a budget and a guard-mode change (policy), and the sandbox re-judges the
+    stored run under each — the budget one lets it through, qlab.yaml stays as it is."""
+    result = _result(demo)
+    result["duration_ms"] = 400_000.0
+    warned = [
+        {
+            "guard": "budget",
+            "stage": "execute",
+            "passed": False,
+            "mode": "warn",
+            "message": "run time 400s > 300s",
+        },
+        {
+            "guard": "citation_coverage",
+            "stage": "execute",
+            "passed": False,
+            "mode": "warn",
+            "message": "e-1 0.5 < 1",
+        },
+    ]
+    result["stages"]["execute"]["guards"] += warned
+    result["guards"] += warned
+    stored = demo.parent / "slow.json"
+    stored.write_text(json.dumps(result), encoding="utf-8")
+    code, text = _cli(["learn", "shadow", "--result", str(stored), "--config", str(demo), "--json"], capsys)
+    assert code == 0, text
+    proposals = {p["kind"]: p for p in json.loads(text)["suggestions"] if p["type"] == "policy"}
+    assert proposals["budget"]["change"] == {"budget": {"max_duration_sec": 500}}
+    assert proposals["guard_mode"]["change"] == {
+        "gate": "execute",
+        "guard": "citation_coverage",
+        "mode": "block",
+    }
+    config_before = demo.read_text()
+    code, text = _cli(
+        [
+            "learn",
+            "sandbox",
+            proposals["budget"]["id"],
+            "--result",
+            str(stored),
+            "--config",
+            str(demo),
+            "--json",
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    (outcome,) = json.loads(text).values()
+    assert outcome["decisions"] == [{"run_id": result["run_id"], "before": "block", "after": "pass"}]
+    assert outcome["improvementCheck"]["passed"] and outcome["qualityGate"]["passed"]
+    assert outcome["scorecardDelta"]["latency"] == pytest.approx(1 - 400 / 500, abs=1e-6)
+    code, text = _cli(
+        ["learn", "accept", proposals["budget"]["id"], "--by", "carol", "--config", str(demo)], capsys
+    )
+    assert (
+        code == 0
+        and "make this edit in qlab.yaml (qlab never edits it):\nbudget:\n  max_duration_sec: 500" in text
+    )
+    assert demo.read_text() == config_before
 
 
 def test_the_learning_loop_from_signal_to_a_published_memory_write(

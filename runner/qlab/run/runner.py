@@ -149,6 +149,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         _close_engine(engine)
         return _never_ran(state)
     state.prerun += prerun.check_auth(config, cases)
+    state.prerun += prerun.check_skill_bindings(config, collection)
     ctx = RunContext(
         config=config,
         collection=collection,

@@ -214,7 +214,9 @@ def test_a_draft_regression_case_is_listed_not_required(tmp_path: Path) -> None:
 
     config = _project(tmp_path)
     drafts = [replace(REGRESSION[0], status="draft"), replace(REGRESSION[0], id="reg-2")]
-    passing = write(tmp_path / "two.json", artifact([plan_case("reg-2", suite="regression")], collection="sha256:demo"))
+    passing = write(
+        tmp_path / "two.json", artifact([plan_case("reg-2", suite="regression")], collection="sha256:demo")
+    )
     skill = skill_named(config, "member-delivery")
     gate = regression_eval(skill, config=config, suite_cases=drafts, collection=demo_collection(),
                            artifact=load_artifact(passing))  # fmt: skip

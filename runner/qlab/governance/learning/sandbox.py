@@ -207,7 +207,8 @@ def budget_guards(config: Config, data: Mapping[str, Any]) -> dict[str, list[Map
     if limits.max_duration_sec is not None and seconds > limits.max_duration_sec:
         over.append(f"run time {seconds:.1f}s > {limits.max_duration_sec:g}s")
     message = "budget_exceeded: " + "; ".join(over) if over else "within budget"
-    last = next((g.stage for g in reversed(config.gates) if g.stage != "build"), "learn")
+    # the last gate the sandbox judges carries it (it judges no build or learn gate)
+    last = next((g.stage for g in reversed(config.gates) if g.stage not in ("build", "learn")), "execute")
     mode = next((g.mode for gate in config.gates for g in gate.guards if g.name == "budget"), "block")
     out.setdefault(last, []).append(
         {"guard": "budget", "stage": last, "passed": not over, "mode": mode, "message": message}
