@@ -182,8 +182,9 @@ def case_view(case: dict[str, Any]) -> None:
     case["duration_ms"] = postrun.duration_ms(case)
     if case.get("status") in postrun.EVALUATED:
         case["actual_output"] = postrun.actual_output(case)
-    else:
+    else:  # a case a merge rolled back to blocked keeps nothing it never did
         case.pop("actual_output", None)
+        case.pop("trajectory", None)
     case["metrics"] = scorecard_mod.case_metrics(case)
 
 

@@ -166,7 +166,11 @@ def actual_output(case: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _trajectories(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    found = [c["trajectory"] for c in cases if isinstance(c.get("trajectory"), Mapping)]
+    found = [
+        c["trajectory"]
+        for c in cases
+        if isinstance(c.get("trajectory"), Mapping) and c.get("status") in EVALUATED
+    ]
     if not found:
         return None
     expected = sum(len(dict.fromkeys(t["expected"])) for t in found)
