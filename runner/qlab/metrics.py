@@ -165,8 +165,13 @@ def measured(case: Case, stage: str) -> bool:
 
 
 def gating(case: Case) -> bool:
-    """A flaky case is reported but does not gate."""
-    return not case.get("flaky", False)
+    """A flaky case, and a draft case (``status: draft`` in its file), is reported but does not gate."""
+    return not case.get("flaky", False) and case.get("lifecycle") != "draft"
+
+
+def draft(case: Case) -> bool:
+    """A case of lifecycle ``draft``: it runs and is reported, never gates."""
+    return case.get("lifecycle") == "draft"
 
 
 def pass_ratio(case: Case) -> float:
@@ -184,8 +189,9 @@ def unstable(case: Case) -> bool:
 
 def counts(cases: Iterable[Case]) -> dict[str, int]:
     """How many cases ended in each status, plus ``total``, ``flaky_failed`` (non-gating failures of
-    ``flaky: true`` cases) and ``flaky_passed`` (passed, but not on every repeat)."""
-    out = dict.fromkeys(("total", *STATUSES, "flaky_failed", "flaky_passed"), 0)
+    ``flaky: true`` cases), ``flaky_passed`` (passed, but not on every repeat), ``draft`` and ``draft_failed``
+    (draft cases, and those of them that failed: they never gate)."""
+    out = dict.fromkeys(("total", *STATUSES, "flaky_failed", "flaky_passed", "draft", "draft_failed"), 0)
     for case in cases:
         status = str(case.get("status", "passed"))
         out["total"] += 1
@@ -194,6 +200,9 @@ def counts(cases: Iterable[Case]) -> dict[str, int]:
             out["flaky_failed"] += 1
         elif status == "passed" and unstable(case):
             out["flaky_passed"] += 1
+        if case.get("lifecycle") == "draft":
+            out["draft"] += 1
+            out["draft_failed"] += status in ("failed", "error")
     return out
 
 

@@ -214,12 +214,30 @@ REASONS: dict[str, Reason] = {
             "the suite names no usable environment",
             "Set suites.<name>.environment.",
         ),
+        _R(
+            "citation_coverage_below",
+            "execute",
+            "claims in a response do not cite existing evidence items as often as the case's min_citation_coverage asks (the in-run citation_coverage check)",
+            "Read execute.claims.problems: which claims cite nothing or an id the evidence list lacks; check the claims check's JSONPaths.",
+        ),
+        _R(
+            "evidence_quality_below",
+            "execute",
+            "too few of a response's evidence items are usable: an id, a source and an excerpt, cited by a claim, not a duplicate (the in-run evidence_quality check)",
+            "Read execute.claims.problems for the items that lack a source or an excerpt, duplicate another or are cited by no claim.",
+        ),
         # learn
         _R(
             "scrub_failed",
             "learn",
             "a secret value was found in an output artifact",
             "Payload scrubbing fails: report this as a bug; rotate the leaked secret.",
+        ),
+        _R(
+            "not_replayed",
+            "learn",
+            "the sandbox did not replay this execute case: it sends no request, and no stored run executed the plan the proposal leads to",
+            "Run it as a draft (qlab run), then run the sandbox again with that result (qlab learn sandbox --result).",
         ),
         _R(
             "shadow_regressed",
@@ -248,6 +266,20 @@ REASONS: dict[str, Reason] = {
             "run",
             "the engine under test returned an error or an invalid reply",
             "Check the engine's logs and its reply against schemas/engine-*.schema.json.",
+        ),
+        _R(
+            "skill_binding_unknown",
+            "run",
+            "a release skill names a permission or a tool the collection does not declare (a tool id, family or tag)",
+            "Fix the name in qlab.yaml or the skill's case files; the message says which name was meant.",
+            "error",
+        ),
+        _R(
+            "policy_unpublished",
+            "run",
+            "the result a release is judged on was not judged under the policy in force (qlab.yaml changed since the run), or the release names no regression suite that every run runs",
+            "Run `qlab run` again with the qlab.yaml the release uses, then approve and release that result.",
+            "error",
         ),
         _R(
             "budget_exceeded",

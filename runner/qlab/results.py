@@ -113,6 +113,8 @@ class CaseResult:
     # execute cases: the case's mutation_safety (read_only | allow_mutation); "execute read success rate" counts
     # the read_only ones. Empty for search and plan cases.
     mutation_safety: str = ""
+    # the case's lifecycle when it is not active: "draft" (runs and is reported, never gates)
+    lifecycle: str = ""
 
     def fail(self, stage: str, reason: str, message: str = "", *, status: CaseStatus = "failed") -> None:
         """Record the first failure; later calls keep the first one (the stage that broke it)."""
@@ -163,4 +165,6 @@ class CaseResult:
             out["line"] = self.line
         if self.mutation_safety:
             out["mutation_safety"] = self.mutation_safety
+        if self.lifecycle:
+            out["lifecycle"] = self.lifecycle
         return out

@@ -34,12 +34,12 @@ def test_sources_in_order_with_collisions_and_aliases(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "python" / "sample_tools.py", tmp_path / "sample_tools.py")
     out = build_collection(cfg, use_cache=False)
     ids = [t.id for t in out.collection.tools]
-    assert ids[:14] == [t for t in ids[:14] if not t.startswith("mcp.")] and len(ids) == 14 + 2 + 3
-    assert ids[14:] == ["mcp.getMember", "get_health", "Store.find_item", "Store.ping", "Store.open_store"]
+    assert ids[:15] == [t for t in ids[:15] if not t.startswith("mcp.")] and len(ids) == 15 + 2 + 3
+    assert ids[15:] == ["mcp.getMember", "get_health", "Store.find_item", "Store.ping", "Store.open_store"]
     detail = out.collection.tool("getMemberDeliveryDetail")
     assert detail is not None and detail.aliases == ("delivery status",)
     sources = out.collection.sources
-    assert [(s["name"], s["kind"], s["tools"]) for s in sources] == [("demo", "openapi", 14), ("mcp", "mcp", 2),
+    assert [(s["name"], s["kind"], s["tools"]) for s in sources] == [("demo", "openapi", 15), ("mcp", "mcp", 2),
                                                                     ("py", "python", 3)]  # fmt: skip
     assert sources[0]["dialect"] == "openapi-3.0" and sources[0]["location"] == "demo.yaml"
     assert [c["kind"] for c in sources[1]["collisions"]] == ["between_sources", "similar_names"]

@@ -31,7 +31,7 @@ def test_demo_list_produces_the_delivery_id_for_the_detail() -> None:
     assert pairs[("getOrder", "orderId")][0][:2] == ("listOrders", "$.data[*].orderId")
     assert all(c.producer != "cancelOrder" for c in contracts)  # destructive tools never produce
     assert all(c.producer != c.consumer for c in contracts)
-    assert len({(c.consumer, c.parameter) for c in contracts}) == 10
+    assert len({(c.consumer, c.parameter) for c in contracts}) == 11
 
 
 def test_an_id_field_of_the_entity_feeds_a_qualified_parameter() -> None:

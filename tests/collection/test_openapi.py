@@ -49,7 +49,7 @@ def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:
 
 def test_demo_spec_tools() -> None:
     tools = {t.id: t for t in load_tools(str(DEMO_SPEC), source_name="demo")}
-    assert len(tools) == 14
+    assert len(tools) == 15
     detail = tools["getMemberDeliveryDetail"]
     assert (detail.method, detail.path, detail.family, detail.kind) == (
         "GET",

@@ -63,16 +63,16 @@ def test_table_and_artifact(
     code, out, err = run(["build", "--config", str(config)], capsys)
     assert code == 0, out + err
     lines = out.splitlines()
-    assert lines[0] == "collection         14 tools from api (openapi-3.0, 14)"
-    assert "schema coverage    93.6% (threshold 80%)" in lines
-    assert "contract coverage  100.0% (10/10 reference inputs have a producer)" in lines
+    assert lines[0] == "collection         15 tools from api (openapi-3.0, 15)"
+    assert "schema coverage    93.3% (threshold 80%)" in lines
+    assert "contract coverage  100.0% (11/11 reference inputs have a producer)" in lines
     assert "auth               ok (profile bearer)" in lines and "verdict            READY" in lines
     assert "tools pulling coverage down:" in lines and "artifact           out/collection.json" in lines
     assert "needs entity       2 required input(s) have no producer: rescheduleDelivery.date (value), " \
            "createOrder.items (value)" in lines  # fmt: skip
     artifact = tmp_path / "out" / "collection.json"
     data = json.loads(artifact.read_text(encoding="utf-8"))
-    assert len(data["tools"]) == 14 and f"digest             {data['digest']}" in lines
+    assert len(data["tools"]) == 15 and f"digest             {data['digest']}" in lines
     code, out, _ = run(["build", "--config", str(config)], capsys)
     assert code == 0 and out.splitlines()[0].endswith("[cached]")
 
@@ -83,18 +83,18 @@ def test_json_report_and_no_cache(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, out, err = run(["build", "--config", str(config), "--json", "--no-cache"], capsys)
     assert code == 0, err
     report = json.loads(out)
-    assert report["collection"]["cached"] is False and report["collection"]["tools"] == 14
+    assert report["collection"]["cached"] is False and report["collection"]["tools"] == 15
     assert report["collection"]["artifact"] == str(tmp_path / "out" / "collection.json")
-    assert report["metrics"] == {"schema_coverage": 0.9357, "contract_coverage": 1.0, "tools": 14.0}
+    assert report["metrics"] == {"schema_coverage": 0.9333, "contract_coverage": 1.0, "tools": 15.0}
     assert report["readiness"]["verdict"] == "ready" and report["stops"] == [] and report["exit_code"] == 0
-    assert len(report["readiness"]["tools"]) == 14
+    assert len(report["readiness"]["tools"]) == 15
 
 
 def test_low_coverage_exits_1_and_names_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = _project(tmp_path, threshold=0.99)
     code, out, err = run(["build", "--config", str(config)], capsys)
     assert code == 1, out + err
-    assert "stop: schema_coverage_below: schema coverage 0.94 is below 0.99 (9 of 14 tools under it); lowest: " \
+    assert "stop: schema_coverage_below: schema coverage 0.93 is below 0.99 (10 of 15 tools under it); lowest: " \
            "cancelOrder 0.90 (examples: orderId)" in out  # fmt: skip
     assert (tmp_path / "out" / "collection.json").is_file()  # written all the same, for inspection
     code, out, _ = run(["build", "--config", str(config), "--json"], capsys)

@@ -28,7 +28,7 @@ def test_a_fresh_demo_project_validates(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.chdir(tmp_path / "demo")
     code, out, err = run(["validate"], capsys)
     assert (code, err) == (0, "")
-    assert out == "valid: 50 cases in 9 files, 5 suites, 6 gates\n"
+    assert out == "valid: 71 cases in 10 files, 6 suites, 6 gates\n"
 
 
 def test_init_does_not_overwrite_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,7 +53,7 @@ def test_init_from_openapi_pins_the_spec_and_its_first_run_passes(
     spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
     code, out, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec), "--offline"], capsys)
     assert code == 0, err
-    assert err == "measuring: build + search of 14 operation(s)\n"
+    assert err == "measuring: build + search of 15 operation(s)\n"
     project = tmp_path / "api"
     assert (project / "specs" / "openapi.yaml").read_bytes() == spec.read_bytes()  # pinned, not pointed at
     config = (project / "qlab.yaml").read_text()
@@ -65,7 +65,7 @@ def test_init_from_openapi_pins_the_spec_and_its_first_run_passes(
     monkeypatch.chdir(project)
     code, out, err = run(["validate"], capsys)
     assert (code, err) == (0, "")
-    assert out == "valid: 19 cases in 2 files, 2 suites, 2 gates\n"
+    assert out == "valid: 20 cases in 2 files, 2 suites, 2 gates\n"
     code, out, err = run(["run", "-q"], capsys)
     assert (code, out) == (0, "PASS (exit 0)\n"), err
 

@@ -1,4 +1,4 @@
-"""``qlab learn`` in process: list, accept (writes the reviewed aliases file), reject."""
+"""``qlab learn`` in process: list, sandbox, accept (writes the reviewed aliases file), reject."""
 
 from __future__ import annotations
 
@@ -42,8 +42,14 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def _setup(tmp_path: Path) -> Path:
+    """The project, its two pending proposals, and the last run's result (the sandbox replays its cases)."""
+    from governance.builders import artifact, search_case, write
+
     config = make_project(tmp_path, aliases="getMemberDeliveryList:\n  - my deliveries\n")
     write_json(tmp_path / ".qlab" / "suggestions.json", {"version": 1, "suggestions": [SUGGESTION, NOTE]})
+    (tmp_path / ".qlab" / "out").mkdir(parents=True)
+    miss = search_case("s-parcel", rank=None, top=["listCarriers"], top_k=5)
+    write(tmp_path / ".qlab" / "out" / "result.json", artifact([miss]))
     return config
 
 
@@ -51,11 +57,13 @@ def test_list_accept_and_reject(tmp_path: Path, capsys: pytest.CaptureFixture[st
     config = _setup(tmp_path)
     code, out, err = _cli(["learn", "list", "--config", str(config)], capsys)
     assert code == 0, err
-    assert "sg-0123456789ab  pending_review  alias  trackDelivery += parcel  (1 case(s))" in out
+    assert "sg-0123456789ab  pending_review  collection_metadata (alias, signal -)" in out
+    assert "change:   aliases of trackDelivery += 'parcel'" in out and "sandbox:  not run yet" in out
 
     code, out, err = _cli(["learn", "accept", "sg-0123", "--by", "alice", "--config", str(config)], capsys)
     assert code == 0, err
-    assert "added 'parcel' to trackDelivery in gates/aliases.yaml" in out
+    assert err == "running the sandbox eval of sg-0123456789ab first\n"
+    assert "added 'parcel' to gates/aliases.yaml" in out
     text = (tmp_path / "gates" / "aliases.yaml").read_text()
     assert "trackDelivery:\n  - parcel  # accepted by alice at " in text
     # the collection loader (the project's reference check) still accepts the file
@@ -72,7 +80,7 @@ def test_list_accept_and_reject(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert stored["sg-ba9876543210"]["reject_reason"] == "noise"
 
     code, out, _ = _cli(["learn", "list", "--config", str(config)], capsys)
-    assert code == 0 and "no pending review suggestions" in out
+    assert code == 0 and "no pending review proposals" in out
     code, out, _ = _cli(["learn", "list", "--status", "all", "--json", "--config", str(config)], capsys)
     assert {s["status"] for s in json.loads(out)} == {"accepted", "rejected"}
 
@@ -103,6 +111,34 @@ def test_accept_twice_or_an_unknown_id_exits_2(tmp_path: Path, capsys: pytest.Ca
     assert code == 2 and "no suggestion 'sg-ffff'" in err
 
 
+def test_sandbox_shows_a_and_b_side_by_side_and_a_failed_quality_gate_blocks_publishing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _setup(tmp_path)
+    aliases = tmp_path / "gates" / "aliases.yaml"
+    before = aliases.read_text()
+    code, out, err = _cli(["learn", "sandbox", "sg-0123", "--config", str(config)], capsys)
+    assert code == 0, err
+    assert (
+        "A (as is)   B (with it)" in out
+        and "correctness                    0.000         1.000    +1.000" in out
+    )
+    assert "improvementCheck: passed (s-parcel)" in out and "quality gate:     PASSED" in out
+    assert aliases.read_text() == before  # the sandbox applied nothing
+    stored = json.loads((tmp_path / ".qlab" / "suggestions.json").read_text())["suggestions"][0]
+    assert stored["sandbox"]["scorecardDelta"]["correctness"] == 1.0
+    assert set(stored["sandbox"]) >= {"regressionCheck", "improvementCheck", "costDelta", "latencyDelta"}
+    # a proposal whose quality gate failed is not published, whoever accepts it
+    stored["sandbox"]["qualityGate"] = {
+        "passed": False,
+        "checks": [{"name": "regression_evals", "passed": False}],
+    }
+    write_json(tmp_path / ".qlab" / "suggestions.json", {"version": 1, "suggestions": [stored, NOTE]})
+    code, _, err = _cli(["learn", "accept", "sg-0123", "--by", "alice", "--config", str(config)], capsys)
+    assert code == 2 and "cannot be published: its quality gate failed (regression_evals)" in err
+    assert aliases.read_text() == before
+
+
 def _files(root: Path) -> dict[str, bytes]:
     # .qlab/ holds qlab's own state (the collection cache, the suggestions file), not project files
     return {
@@ -124,7 +160,8 @@ def test_shadow_stores_pending_suggestions_and_changes_no_project_file(
     before = _files(tmp_path)
     code, out, err = _cli(["learn", "shadow", "--result", str(result), "--config", str(config)], capsys)
     assert code == 0, err
-    assert "trackDelivery += parcel" in out
+    assert "signals:\n  search_miss: 1 case(s) missed their expected tool in the Top-K" in out
+    assert "aliases of trackDelivery += 'parcel'" in out
     assert "shadow rank over" in out and "improved s-parcel" in out
     assert _files(tmp_path) == before
     stored = json.loads((tmp_path / ".qlab" / "suggestions.json").read_text())["suggestions"]

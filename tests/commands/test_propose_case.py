@@ -20,7 +20,7 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = make_project(tmp_path)
+    config = make_project(tmp_path, aliases="{}\n")
     failing = write(
         tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)], collection="sha256:a")
     )
@@ -45,12 +45,46 @@ def test_propose_then_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "key difference: failed at search/expected_target_absent" in out
     assert json.loads(proposals[0].read_text())["status"] == "pending_review"
 
+    # the quality gate: the case does not pass on the project as it is, so it cannot gate yet
     code, out, err = _cli(
         ["accept-case", str(proposals[0]), "--by", "alice", "--config", str(config)], capsys
     )
+    assert code == 2 and "case reg-s-parcel cannot gate yet: the sandbox replay fails at search" in err, err
+    assert [c.id for c in load_project(config).cases_for("regression")] == ["r-health"]  # only the seed case
+    # a draft runs and is reported, never gates
+    code, out, err = _cli(
+        ["accept-case", str(proposals[0]), "--by", "alice", "--status", "draft", "--config", str(config)],
+        capsys,
+    )
     assert code == 0, err
-    assert "case reg-s-parcel joins required suite 'regression'" in out
-    assert [c.id for c in load_project(config).cases_for("regression")] == ["reg-s-parcel", "r-health"]
+    assert "case reg-s-parcel joins suite 'regression' as a draft" in out
+    cases = {c.id: c for c in load_project(config).cases_for("regression")}
+    assert list(cases) == ["reg-s-parcel", "r-health"]
+    case = cases["reg-s-parcel"]
+    assert (case.status, case.trace["case_id"]) == ("draft", "s-parcel")
+    # the fix (a reviewed alias) lands; the draft becomes active once its replay passes
+    (tmp_path / "gates" / "aliases.yaml").write_text(
+        "trackDelivery: [where is my parcel]\n", encoding="utf-8"
+    )
+    code, out, err = _cli(
+        [
+            "accept-case",
+            "--case",
+            "reg-s-parcel",
+            "--status",
+            "active",
+            "--by",
+            "bob",
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "case reg-s-parcel: draft → active" in out
+    case = {c.id: c for c in load_project(config).cases_for("regression")}["reg-s-parcel"]
+    assert case.status == "active"
+    assert "active since" in (tmp_path / "gates" / "regression" / "reg-s-parcel.yaml").read_text()
 
 
 def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,3 +109,53 @@ def test_the_old_from_spelling_still_works_for_one_release(
     assert err == "warning: --from is deprecated and goes away in the next release; write --result\n"
     code, _, err = _cli(["propose-case", "--case", "s-parcel", "--config", str(config)], capsys)
     assert code == 2 and "Missing option '--result'" in err
+
+
+def test_a_reviewer_rejects_a_proposal_and_archives_a_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = make_project(tmp_path)
+    failing = write(tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)]))
+    code, _, err = _cli(
+        ["propose-case", "--result", str(failing), "--case", "s-parcel", "--config", str(config)], capsys
+    )
+    assert code == 0, err
+    (proposal,) = (tmp_path / "gates" / "proposals").glob("prop-*.json")
+    code, out, err = _cli(
+        [
+            "accept-case",
+            str(proposal),
+            "--reject",
+            "--reason",
+            "noise",
+            "--by",
+            "carol",
+            "--config",
+            str(config),
+        ],
+        capsys,
+    )
+    assert code == 0 and "rejected proposal prop-" in out, err
+    stored = json.loads(proposal.read_text())
+    assert (stored["status"], stored["rejected_by"], stored["reject_reason"]) == (
+        "rejected",
+        "carol",
+        "noise",
+    )
+    assert [c.id for c in load_project(config).cases_for("regression")] == ["r-health"]  # only the seed case
+    from qlab.governance.env import review_decisions
+
+    assert review_decisions(load_project(config).config) == ["rejected"]  # human_acceptance counts it
+    # archiving: the case stays in its file, marked, and no run runs it
+    code, out, err = _cli(
+        ["accept-case", "--case", "s-parcel", "--status", "archived", "--by", "dan", "--config", str(config)],
+        capsys,
+    )
+    assert code == 0 and "case s-parcel: active → archived" in out, err
+    (case,) = load_project(config).cases_for("search_core")
+    assert case.status == "archived"
+    code, _, err = _cli(
+        ["accept-case", "--case", "s-parcl", "--status", "draft", "--by", "dan", "--config", str(config)],
+        capsys,
+    )
+    assert code == 2 and "Did you mean 's-parcel'?" in err

@@ -33,12 +33,12 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return int(exc.value.code or 0), out.out, out.err
 
 
-def _setup(tmp_path: Path) -> tuple[Path, str]:
+def _setup(tmp_path: Path, release: str = RELEASE) -> tuple[Path, str]:
     """The demo's trigger and golden cases, one regression case; returns qlab.yaml and the collection digest."""
     (tmp_path / "release").mkdir()
     for name in ("trigger-cases.json", "golden-cases.json"):
         shutil.copy(REPO / "gates" / "release" / name, tmp_path / "release" / name)
-    config = make_project(tmp_path, extra=RELEASE, regression_seed=False)
+    config = make_project(tmp_path, extra=release, regression_seed=False)
     (tmp_path / "gates" / "regression" / "r.yaml").write_text(
         "id: reg-1\nquery: track delivery D-5001\nexpected_target: trackDelivery\n", encoding="utf-8"
     )
@@ -47,8 +47,11 @@ def _setup(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _result(tmp_path: Path, digest: str, name: str, *, passed: bool = True) -> Path:
+    """A result judged under the project's qlab.yaml as it is (the policy in force)."""
     case: dict[str, Any] = plan_case("reg-1", suite="regression", selected="trackDelivery", correct=passed)
-    return write(tmp_path / name, artifact([case], collection=digest))
+    data = artifact([case], collection=digest)
+    data["fingerprint"]["config_digest"] = load_project(tmp_path / "qlab.yaml").config.digest
+    return write(tmp_path / name, data)
 
 
 def test_approve_then_release_publishes_and_a_new_result_needs_a_new_review(
@@ -120,3 +123,73 @@ def test_unknown_skill_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     config, _ = _setup(tmp_path)
     code, _, err = _cli(["release", "member-delivery", "--config", str(config)], capsys)
     assert code == 2 and "Did you mean 'member-delivery-skill'?" in err
+
+
+def test_a_permission_the_collection_does_not_declare_stops_the_release_before_its_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo binds nothing: it is an ERROR with "Did you mean" before any gate, not a misleading recall."""
+    config, digest = _setup(tmp_path, RELEASE.replace("[members, deliveries]", "[members, deliveriez]"))
+    result = _result(tmp_path, digest, "r.json")
+    code, out, err = _cli(
+        ["release", "member-delivery-skill", "--result", str(result), "--config", str(config)], capsys
+    )
+    assert code == 2, out + err
+    assert "pre-run check skill_bindings failed (skill_binding_unknown)" in err
+    assert (
+        "qlab.yaml:" in err
+        and "$.release['member-delivery-skill'].permissions[1]: permission 'deliveriez'" in err
+    )
+    assert "Did you mean 'deliveries'?" in err and "trigger_eval" not in out + err
+    assert not (tmp_path / ".qlab" / "releases.json").exists()  # nothing judged, nothing recorded
+    code, out, err = _cli(["validate", "--config", str(config)], capsys)
+    assert code == 2 and "permission 'deliveriez'" in err
+
+
+def test_a_golden_case_tool_the_collection_lacks_is_a_binding_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, _digest = _setup(tmp_path)
+    golden = tmp_path / "release" / "golden-cases.json"
+    golden.write_text(golden.read_text().replace('"trackDelivery"]', '"trackDelivry"]'), encoding="utf-8")
+    code, _, err = _cli(["release", "member-delivery-skill", "--config", str(config)], capsys)
+    assert (
+        code == 2 and "golden-cases.json:" in err and "'trackDelivry' is not a tool of the collection" in err
+    )
+    assert "Did you mean 'trackDelivery'?" in err
+
+
+def test_a_result_judged_under_another_policy_or_a_missing_regression_suite_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, digest = _setup(tmp_path)
+    result = _result(tmp_path, digest, "r.json")
+    with config.open("a", encoding="utf-8") as handle:  # the policy changes after the run
+        handle.write("budget:\n  max_duration_sec: 60\n")
+    code, _, err = _cli(
+        ["release", "member-delivery-skill", "--result", str(result), "--config", str(config)], capsys
+    )
+    assert code == 2 and "pre-run check policy_published failed (policy_unpublished)" in err
+    assert "was judged under another version of qlab.yaml" in err
+    text = config.read_text().replace(
+        "  regression_suite: regression\n", "  proposals_dir: gates/proposals\n"
+    )
+    config.write_text(text, encoding="utf-8")
+    code, _, err = _cli(["release", "member-delivery-skill", "--config", str(config)], capsys)
+    assert code == 2 and "pre-run check policy_exists failed" in err and "names no regression suite" in err
+
+
+def test_a_reviewer_who_asks_for_a_new_run_keeps_the_skill_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, digest = _setup(tmp_path)
+    result = _result(tmp_path, digest, "r.json")
+    base = ["--result", str(result), "--by", "bo", "--config", str(config)]
+    code, out, err = _cli(["approve", "member-delivery-skill", *base, "--regenerate"], capsys)
+    assert code == 0 and out.startswith("regenerate member-delivery-skill for result sha256:"), err
+    code, out, _ = _cli(
+        ["release", "member-delivery-skill", "--result", str(result), "--config", str(config)], capsys
+    )
+    assert code == 1 and "FAIL  human_review: bo asked for a new run of this result" in out
+    code, _, err = _cli(["approve", "member-delivery-skill", *base, "--regenerate", "--reject"], capsys)
+    assert code == 2 and "two different decisions" in err

@@ -93,14 +93,14 @@ def test_dogfood_config_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["validate", "--config", str(ROOT / "qlab.yaml")], capsys)
     assert code == 0, err
     assert err == ""
-    assert out == "valid: 50 cases in 9 files, 5 suites, 6 gates\n"
+    assert out == "valid: 71 cases in 10 files, 6 suites, 6 gates\n"
 
 
 def test_config_is_found_upwards(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(ROOT / "gates" / "search_core")
     code, out, _ = run(["validate"], capsys)
     assert code == 0
-    assert out.startswith("valid: 50 cases")
+    assert out.startswith("valid: 71 cases")
 
 
 def test_json_report_of_a_valid_project(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,9 +108,9 @@ def test_json_report_of_a_valid_project(capsys: pytest.CaptureFixture[str]) -> N
     report = json.loads(out)
     assert (code, err) == (0, "")
     assert report["valid"] is True
-    assert report["suites"] == {"search_core": 30, "plan_e2e": 10, "execute_read": 5, "execute_mutation": 3,
-                                "regression": 2}  # fmt: skip
-    assert report["cases"] == 50
+    assert report["suites"] == {"search_core": 30, "business_manual_20": 20, "plan_e2e": 10, "execute_read": 6,
+                                "execute_mutation": 3, "regression": 2}  # fmt: skip
+    assert report["cases"] == 71
     assert {f["path"] for f in report["case_files"]} >= {"gates/plan_e2e/member-plan-001.yaml"}
     assert len(report["digest"]) == 64
 
@@ -199,7 +199,7 @@ def test_unknown_tool_names_fail_validation_with_a_suggestion(
     )
     code, out, err = run(["validate", "--config", str(config), "--json"], capsys)
     assert (code, err) == (0, "")
-    assert json.loads(out)["tool_names"] == {"checked": True, "tools": 14, "names": 1, "unknown": []}
+    assert json.loads(out)["tool_names"] == {"checked": True, "tools": 15, "names": 1, "unknown": []}
 
 
 def test_validate_says_when_it_could_not_check_tool_names(

@@ -95,6 +95,14 @@ def test_every_operation_matches_the_spec(api: httpx.Client) -> None:
     check(api.get("/members/M-1002/deliveries/D-5001"), "getMemberDeliveryDetail", 404, done)
     assert len(check(api.get("/deliveries/D-5003/tracking"), "trackDelivery", 200, done)["data"]) == 2
     check(api.get("/deliveries/D-0000/tracking"), "trackDelivery", 404, done)
+    # the explanation warms up: 503 with Retry-After on the first request for a delivery, then its claims
+    first = api.get("/deliveries/D-5001/explanation")
+    check(first, "explainDeliveryStatus", 503, done)
+    assert first.headers["Retry-After"] == "0"
+    explained = check(api.get("/deliveries/D-5001/explanation"), "explainDeliveryStatus", 200, done)["data"]
+    cited = {ref for claim in explained["claims"] for ref in claim["evidence"]}
+    assert cited == {item["id"] for item in explained["evidence"]} and len(explained["claims"]) == 3
+    check(api.get("/deliveries/D-0000/explanation"), "explainDeliveryStatus", 404, done)
     assert {c["carrierCode"] for c in check(api.get("/carriers"), "listCarriers", 200, done)["data"]} == {
         "CJ",
         "HJ",

@@ -52,7 +52,7 @@ def test_qlab_run_on_the_demo_passes(
     out = tmp_path / "out"
     code, text = _cli(["run", "--config", str(ROOT / "qlab.yaml"), "--out", str(out)], capsys)
     assert code == 0, text
-    assert "PASS: 47 passed (exit 0)" in text and "skipped suite execute_mutation: cadence: manual" in text
+    assert "PASS: 68 passed (exit 0)" in text and "skipped suite execute_mutation: cadence: manual" in text
     result = _result(out)
     assert result["decision"]["verdict"] == "pass"
     assert [s["suite"] for s in result["skipped_suites"]] == ["execute_mutation"]

@@ -31,12 +31,13 @@ def test_the_dogfood_project(project: Project) -> None:
     )
     assert [g.name for g in config.gates] == ["build", "search", "select", "plan", "execute", "learn"]
     assert {name: len(project.cases_for(name)) for name in config.suites} == {
-        "search_core": 30, "plan_e2e": 10, "execute_read": 5, "execute_mutation": 3, "regression": 2,
+        "search_core": 30, "business_manual_20": 20, "plan_e2e": 10, "execute_read": 6, "execute_mutation": 3,
+        "regression": 2,
     }  # fmt: skip
     assert project.warnings == ()
-    assert len(project.case_files) == 9
+    assert len(project.case_files) == 10
     assert all(isinstance(f, CaseFile) and len(f.digest) == 64 for f in project.case_files)
-    assert sum(f.count for f in project.case_files) == len(project.cases) == 50
+    assert sum(f.count for f in project.case_files) == len(project.cases) == 71
 
 
 def test_config_mapping(project: Project) -> None:
@@ -179,7 +180,10 @@ def test_digest_covers_the_interpolated_bytes() -> None:
     assert (
         default
         == hashlib.sha256(
-            raw.replace("${QLAB_DEMO_PORT:-8765}", "8765").replace("$${", "${").encode()
+            raw.replace("${QLAB_DEMO_PORT:-8765}", "8765")
+            .replace("${QLAB_TARGET_VERSION:-dev}", "dev")
+            .replace("$${", "${")
+            .encode()
         ).hexdigest()
     )
     assert other != default

@@ -581,3 +581,43 @@ def test_a_case_that_passes_two_of_three_repeats_is_reported_flaky(tmp_path: Pat
     assert artifact["suites"]["execute_read"]["counts"]["flaky_passed"] == 1
     assert artifact["decision"]["verdict"] == "pass"
     assert "1 passed (1 flaky: not every repeat passed)" in _console(artifact)
+
+
+def test_a_draft_case_runs_and_is_reported_but_never_gates_and_an_archived_case_never_runs(
+    tmp_path: Path,
+) -> None:
+    cases = [
+        *f.demo_cases()[:4],
+        f.case("e1", "execute_read", "execute", "assert:x", status="draft"),  # fails: reported, not gating
+        f.case("e2", "execute_read", "execute", status="archived"),
+    ]
+    artifact = _run(tmp_path, cases)
+    assert _case(artifact, "e1")["status"] == "failed" and _case(artifact, "e1")["lifecycle"] == "draft"
+    assert all(c["case_id"] != "e2" for c in artifact["cases"])
+    assert [a["case_id"] for a in artifact["archived_cases"]] == ["e2"]
+    gate = _gate(artifact, "execute")
+    assert gate["status"] == "warned"
+    assert any(w.startswith("1 draft case(s) failed and do not gate: e1") for w in gate["warnings"])
+    assert artifact["decision"]["verdict"] == "pass" and artifact["status"] == "completed"
+    assert artifact["suites"]["execute_read"]["counts"]["draft_failed"] == 1
+    jsonschema.Draft7Validator(load_schema("result")).validate(artifact)
+
+
+def test_every_case_carries_its_duration_what_it_produced_and_its_metrics(tmp_path: Path) -> None:
+    artifact = _run(tmp_path, target_version="skill@1.2.0")
+    assert artifact["target_version"] == "skill@1.2.0"
+    case = _case(artifact, "p1")
+    assert case["duration_ms"] == round(sum(case["latency_ms"].values()), 3)
+    assert case["actual_output"]["selected_target"] == case["target_selector"]["selected_target"]
+    assert case["metrics"]["correctness"] == 1.0 and case["metrics"]["tool_selection_accuracy"] == 1.0
+
+
+def test_a_run_that_could_not_decide_is_a_failed_eval_run() -> None:
+    from qlab.run.artifact import conclude
+
+    error = {"reason": "llm_unreachable", "case_ids": ["p1"]}
+    done = conclude(
+        {"metrics": {}, "gates": [{"name": "g", "status": "error", "errors": [error]}], "stages": {}}
+    )
+    assert done["status"] == "failed" and done["decision"]["verdict"] == "error"
+    assert conclude({"metrics": {}, "gates": [], "stages": {}}, with_scorecard=False)["status"] == "running"

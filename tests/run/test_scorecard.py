@@ -12,6 +12,20 @@ from qlab.project.model import Budget
 from qlab.run.scorecard import DIMENSIONS, compute, details
 
 
+def _trajectory(expected: list[str], actual: list[str], missing: list[str]) -> dict[str, Any]:
+    return {"expected": expected, "actual": actual, "missing": missing}
+
+
+def _claims(claims: int, cited: int, citations: int, valid: int) -> dict[str, Any]:
+    return {
+        "claims": claims,
+        "needing_citation": claims,
+        "cited": cited,
+        "citations": citations,
+        "valid_citations": valid,
+    }
+
+
 def _run() -> dict[str, Any]:
     """Ten cases, every number below is counted by hand in the comments."""
     cases = [
@@ -28,8 +42,9 @@ def _run() -> dict[str, Any]:
                 "reason_codes": [],
                 "llm_usage": {"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.02},
             },
+            trajectory=_trajectory(["a", "b"], ["a", "b"], []),  # 2 of 2 expected tools called
         ),
-        plan_case("p-2", correct=False),  # failed at select: a wrong choice
+        plan_case("p-2", correct=False, trajectory=_trajectory(["a", "c"], ["a"], ["c"])),  # 1 of 2
         plan_case("p-3", attempts=3, passes=2),  # a failed attempt, passed in the end: recovered
         plan_case(
             "p-4",
@@ -43,14 +58,26 @@ def _run() -> dict[str, Any]:
             "suite": "exec",
             "mode": "execute",
             "status": "passed",
-            "execute": {"http_status": 200, "citations": [{"valid": True}, {"valid": False}]},
+            # 3 claims, 2 cite existing evidence; 4 citations, 3 valid; 2 retried requests, 1 recovered
+            "execute": {
+                "http_status": 200,
+                "claims": _claims(3, 2, 4, 3),
+                "retries": 3,
+                "retried_requests": 2,
+                "recovered_requests": 1,
+            },
         },
         {
             "case_id": "e-2",
             "suite": "exec",
             "mode": "execute",
             "status": "failed",
-            "execute": {"http_status": 200},
+            # a mutating plan refused without allow_mutation: the approval was triggered correctly
+            "execute": {
+                "http_status": 200,
+                "safety": {"read_only": False, "allowed": False, "mutating_calls": ["step 0 createOrder"]},
+                "events": [],
+            },
             "failure": {"stage": "execute", "reason": "schema_mismatch"},
         },
         {
@@ -58,8 +85,13 @@ def _run() -> dict[str, Any]:
             "suite": "exec",
             "mode": "execute",
             "status": "failed",
+            # a mutating request sent without the approval: triggered wrongly
+            "execute": {
+                "safety": {"read_only": False, "allowed": False, "mutating_calls": ["step 0 createOrder"]},
+                "events": [{"event": "request_sent", "method": "POST"}],
+            },
             "failure": {"stage": "execute", "reason": "mutation_not_allowed"},
-            "citations": [{"valid": True}],
+            "citations": [{"valid": True}],  # an engine's own citation list
         },
     ]
     guards = [
@@ -89,24 +121,55 @@ def test_every_dimension_on_a_hand_computed_run() -> None:
     assert list(score) == list(DIMENSIONS)
     # evaluated = 9 (all but s-3); passed = s-1, p-1, p-3, e-1 = 4
     assert score["correctness"] == pytest.approx(4 / 9, abs=1e-6)
-    assert score["coverage"] == pytest.approx(9 / 10)
-    # citations: e-1 has 1 of 2 valid, e-3 has 1 of 1
-    assert score["citation_quality"] == pytest.approx(2 / 3, abs=1e-6)
+    # sub-questions: p-1 2 of 2, p-2 1 of 2; sources: e-1 2 of 3 claims cited -> (3 + 2) / (4 + 3)
+    assert score["coverage"] == pytest.approx(5 / 7, abs=1e-6)
+    # citations: e-1 3 of 4 valid, e-3 1 of 1 -> 4 / 5
+    assert score["citation_quality"] == pytest.approx(4 / 5)
     # schema: 2 guards (1 passed) + e-1 (valid) + e-2 (schema_mismatch) -> 2 / 4
     assert score["schema_validity"] == 0.5
-    # policy: scrub + budget guards (2 passed) + e-2 (ok) + e-3 (mutation_not_allowed) -> 3 / 4
-    # (e-1 reached execute too -> 4 / 5)
-    assert score["policy_compliance"] == pytest.approx(4 / 5)
+    # policy: scrub + budget guards (2 passed) + approvals: e-2 correct, e-3 not -> 3 / 4
+    assert score["policy_compliance"] == pytest.approx(3 / 4)
     # cost 0.02 of 0.10 -> 1 - 0.2
     assert score["cost_efficiency"] == pytest.approx(0.8)
     # 30 s of 120 s -> 1 - 0.25
     assert score["latency"] == pytest.approx(0.75)
     # target_selector on p-1..p-4: p-2 failed at select -> 3 / 4
     assert score["tool_selection_accuracy"] == pytest.approx(0.75)
-    # failed attempts: p-3 (recovered), p-4 (not) -> 1 / 2
+    # repeated: p-3 (recovered), p-4 (not); requests: e-1 1 of 2 -> 2 / 4
     assert score["retry_recovery"] == 0.5
     # accepted 2, rejected 1 (pending does not count) -> 2 / 3
     assert score["human_acceptance"] == pytest.approx(2 / 3, abs=1e-6)
+
+
+def test_a_case_carries_the_dimensions_it_has_data_for() -> None:
+    from qlab.run.scorecard import case_metrics
+
+    cases = {c["case_id"]: c for c in _run()["cases"]}
+    assert case_metrics(cases["s-1"]) == {"correctness": 1.0}
+    assert case_metrics(cases["s-3"]) == {}  # blocked: nothing evaluated
+    assert case_metrics(cases["p-2"]) == {"correctness": 0.0, "coverage": 0.5, "tool_selection_accuracy": 0.0}
+    assert case_metrics(cases["e-1"]) == {
+        "correctness": 1.0,
+        "coverage": pytest.approx(2 / 3, abs=1e-6),
+        "citation_quality": 0.75,
+        "schema_validity": 1.0,
+        "retry_recovery": 0.5,
+    }
+    assert case_metrics(cases["e-3"])["policy_compliance"] == 0.0
+
+
+def test_a_regenerate_request_counts_as_not_accepted() -> None:
+    assert (
+        compute(artifact([search_case("s-1")]), reviews=["approved", "regenerate"])["human_acceptance"] == 0.5
+    )
+
+
+def test_a_builtin_engine_without_an_llm_spends_nothing_against_a_cost_budget() -> None:
+    data = artifact([search_case("s-1")])
+    data["provenance"]["run_configuration"] = {"engine": "builtin", "budget": {"max_llm_cost_usd": 0.5}}
+    assert compute(data)["cost_efficiency"] == 1.0
+    data["provenance"]["run_configuration"]["engine"] = "http"  # its LLM spend is not known: no data
+    assert compute(data)["cost_efficiency"] is None
 
 
 def test_reviews_given_by_the_caller_count_as_human_decisions() -> None:
@@ -118,8 +181,9 @@ def test_reviews_given_by_the_caller_count_as_human_decisions() -> None:
 def test_a_run_without_data_gives_none_never_a_made_up_number() -> None:
     data = artifact([search_case("s-1")])
     score = compute(data)
-    assert score["correctness"] == 1.0 and score["coverage"] == 1.0
+    assert score["correctness"] == 1.0
     for name in (
+        "coverage",
         "citation_quality",
         "schema_validity",
         "policy_compliance",
@@ -174,8 +238,31 @@ def test_review_decisions_gathers_suggestions_and_release_reviews(tmp_path: Path
     (tmp_path / ".qlab" / "suggestions.json").write_text(
         json.dumps({"version": 1, "suggestions": suggestions})
     )
-    approvals = [{"skill": "s", "decision": "approved"}, {"skill": "s", "decision": "rejected"}]
+    approvals = [
+        {"skill": "s", "decision": "approved"},
+        {"skill": "s", "decision": "rejected"},
+        {"skill": "s", "decision": "regenerate"},
+    ]
     (tmp_path / ".qlab" / "approvals.json").write_text(json.dumps({"version": 1, "approvals": approvals}))
+    proposals = tmp_path / "gates" / "proposals"
+    proposals.mkdir()
+    (proposals / "prop-000000000001.json").write_text(
+        json.dumps({"id": "prop-000000000001", "status": "accepted"})
+    )
+    (proposals / "prop-000000000002.json").write_text(
+        json.dumps({"id": "prop-000000000002", "status": "pending_review"})
+    )
     decisions = review_decisions(config)
-    assert sorted(decisions) == ["accepted", "accepted", "approved", "rejected", "rejected"]
-    assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == 0.6
+    assert sorted(decisions) == [
+        "accepted",
+        "accepted",
+        "accepted",
+        "approved",
+        "regenerate",
+        "rejected",
+        "rejected",
+    ]
+    # 4 accepted of 7 decisions
+    assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == pytest.approx(
+        4 / 7, abs=1e-6
+    )

@@ -25,9 +25,9 @@ BEARER = {"b": AuthProfile(name="b", type="bearer", token_env="T")}
 def test_metrics_and_details(tmp_path: Path) -> None:
     cfg = config(tmp_path, [openapi("demo", DEMO_SPEC)], auth="b", profiles=BEARER)
     collection, report = run_build(cfg, build_gate(0.8))
-    assert collection is not None and len(collection.tools) == 14
+    assert collection is not None and len(collection.tools) == 15
     assert report.stage == "build" and report.stops == []
-    assert report.metrics == {"schema_coverage": 0.9357, "contract_coverage": 1.0, "tools": 14.0}
+    assert report.metrics == {"schema_coverage": 0.9333, "contract_coverage": 1.0, "tools": 15.0}
     assert report.details["readiness"]["verdict"] == "ready"
     assert report.details["collection"]["digest"] == collection.digest
     assert report.details["collection"]["cached"] is False and report.duration_ms > 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qlab.collection import skill_bindings
 from qlab.collection.builder import build_collection
 from qlab.collection.documents import is_url
 from qlab.collection.model import Collection
@@ -90,9 +91,10 @@ def not_local(config: Config) -> str:
 
 
 def check_tool_names(config: Config, cases: Sequence[Case]) -> ToolNames:
-    """Check every tool name of ``cases`` against the collection of ``config``; see the module docstring."""
+    """Check every tool name of ``cases`` against the collection of ``config``; see the module docstring. The
+    release skills' bindings are checked on the same collection (``qlab.collection.skill_bindings``)."""
     written = [(case, at, name) for case in cases for at, name in named_tools(case)]
-    if not written:
+    if not written and not config.release:
         return ToolNames()
     why = not_local(config)
     if why:
@@ -109,6 +111,7 @@ def check_tool_names(config: Config, cases: Sequence[Case]) -> ToolNames:
         _diagnostic(case, at, f"{name!r} is not a tool of the collection.{did_you_mean(name, ids)}", base)
         for case, at, name in unknown
     ]
+    diagnostics += skill_bindings.check(config, collection)
     return ToolNames(
         diagnostics=tuple(sorted(diagnostics)),
         tools=len(ids),

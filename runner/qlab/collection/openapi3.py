@@ -92,7 +92,7 @@ def security_schemes(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     components = data.get("components")
     schemes = components.get("securitySchemes") if isinstance(components, Mapping) else None
     out: dict[str, dict[str, Any]] = {}
-    for name, scheme in (schemes or {}).items():
+    for name, scheme in (schemes if isinstance(schemes, Mapping) else {}).items():
         if not isinstance(scheme, Mapping):
             continue
         entry: dict[str, Any] = {"type": str(scheme.get("type", ""))}

@@ -128,7 +128,8 @@ def param_schema(raw: Mapping[str, Any]) -> dict[str, Any]:
 def security_schemes(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """``securityDefinitions`` in OpenAPI 3 terms: ``basic`` is ``http``/``basic``; apiKey and oauth2 keep theirs."""
     out: dict[str, dict[str, Any]] = {}
-    for name, scheme in (data.get("securityDefinitions") or {}).items():
+    found = data.get("securityDefinitions")
+    for name, scheme in (found if isinstance(found, Mapping) else {}).items():
         if not isinstance(scheme, Mapping):
             continue
         kind = str(scheme.get("type", ""))

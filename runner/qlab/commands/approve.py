@@ -27,18 +27,31 @@ from qlab.governance.release.skill import approve
 @click.option(
     "--reject", is_flag=True, help="Record a rejection: the human review gate fails for this result."
 )
+@click.option(
+    "--regenerate",
+    is_flag=True,
+    help="Ask for a new run before deciding: the human review gate fails for this result, and the scorecard's "
+    "human_acceptance counts it as not accepted.",
+)
 @click.option("--note", default="", help="The reviewer's note.")
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
 )
 def command(
-    skill_name: str, result_path: str, by: str, reject: bool, note: str, config_path: str | None
+    skill_name: str,
+    result_path: str,
+    by: str,
+    reject: bool,
+    note: str,
+    config_path: str | None,
+    regenerate: bool = False,
 ) -> int:
+    if reject and regenerate:
+        raise click.UsageError("--reject and --regenerate are two different decisions: give one")
     config = project(config_path).config
     artifact = load_artifact(result_path)
-    entry = approve(
-        config, skill_name, artifact, by=by, decision="rejected" if reject else "approved", note=note
-    )
+    decision = "rejected" if reject else "regenerate" if regenerate else "approved"
+    entry = approve(config, skill_name, artifact, by=by, decision=decision, note=note)
     click.echo(
         f"{entry['decision']} {skill_name} for result {entry['result_digest']} by {entry['reviewer']} at {entry['at']}"
     )

@@ -60,22 +60,45 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ),
     ),
     "learn": (
-        ("qlab learn shadow", "suggest from the last run, shadow-rank, store pending review"),
-        ("qlab learn accept sug-1a2b3c4d --by alice", "a reviewed alias goes to the aliases file"),
+        (
+            "qlab learn sandbox",
+            "each pending proposal replayed A/B against the last run, then its quality gate",
+        ),
+        (
+            "qlab learn accept sg-1a2b3c4d5e6f --by alice",
+            "a proposal that passed its quality gate is published",
+        ),
     ),
     "learn list": (
-        ("qlab learn list", "the suggestions pending review"),
-        ("qlab learn list --status all --json", "every suggestion, as JSON"),
+        ("qlab learn list", "the proposals pending review, each with its sandbox eval side by side"),
+        ("qlab learn list --status all --json", "every proposal, as JSON"),
+    ),
+    "learn signals": (
+        ("qlab learn signals", "the learning signals of the last run"),
+        (
+            "qlab learn signals --result pr.json --previous main.json --json",
+            "two stored runs compared, as JSON",
+        ),
+    ),
+    "learn sandbox": (
+        ("qlab learn sandbox sg-1a2b3c4d5e6f", "one proposal replayed against the last run"),
+        (
+            "qlab learn sandbox --result main.json --result pr.json --json",
+            "every pending one, against two runs",
+        ),
     ),
     "learn shadow": (
         ("qlab learn shadow", "from the last `qlab run` output"),
-        ("qlab learn shadow --result main.json --json", "from a stored result, as JSON"),
+        ("qlab learn shadow --result pr.json --previous main.json --json", "two stored runs, as JSON"),
     ),
     "learn accept": (
-        ("qlab learn accept sug-1a2b3c4d --by alice", "the alias is written with who and when"),
+        (
+            "qlab learn accept sg-1a2b3c4d5e6f --by alice",
+            "published with who and when, once its quality gate passed",
+        ),
     ),
     "learn reject": (
-        ('qlab learn reject sug-1a2b3c4d --by alice --reason "too broad"', "nothing is written"),
+        ('qlab learn reject sg-1a2b3c4d5e6f --by alice --reason "too broad"', "nothing is written"),
     ),
     "propose-case": (
         (
@@ -84,7 +107,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ),
     ),
     "accept-case": (
-        ("qlab accept-case gates/proposals/prop-1a2b3c4d.json --by alice", "into the regression suite"),
+        ("qlab accept-case gates/proposals/prop-1a2b3c4d5e6f.json --by alice", "into the regression suite"),
+        (
+            "qlab accept-case --case reg-member-search-003 --status active --by alice",
+            "a draft case starts to gate",
+        ),
     ),
     "release": (
         ("qlab release member-delivery-skill", "the five release gates on the last run"),
@@ -94,6 +121,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         (
             'qlab approve member-delivery-skill --result .qlab/out/result.json --by alice --note "golden cases read"',
             "the human review, bound to the result's digest",
+        ),
+        (
+            "qlab approve member-delivery-skill --result .qlab/out/result.json --by alice --regenerate",
+            "ask for a new run before deciding",
         ),
     ),
 }

@@ -1,4 +1,5 @@
-"""``qlab release SKILL``: run the skill's five release gates in order; 0 published, 1 draft."""
+"""``qlab release SKILL``: the pre-run checks (bindings, policy), then the skill's five release gates in order;
+0 published, 1 draft, 2 a pre-run check failed (nothing judged)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import click
 
 from qlab.commands.deprecated import json_option, json_target
 from qlab.commands.examples import with_examples
+from qlab.errors import InputError
 from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
+from qlab.governance.release import prerun
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
 
 
@@ -51,6 +54,17 @@ def command(
     # without a result the first three gates still run; regression and human review will say what is missing
     artifact = load_artifact(path) if result_path or path.is_file() else None
     collection, factory = collection_and_engines(config)
+    failed = [
+        c
+        for c in prerun.checks(skill, config=config, collection=collection, artifact=artifact)
+        if not c.passed
+    ]
+    if failed:
+        lines = [
+            f"pre-run check {c.name} failed ({c.reason}):\n  {c.message.replace(chr(10), chr(10) + '  ')}"
+            for c in failed
+        ]
+        raise InputError("\n".join([*lines, f"nothing was judged: {skill.name} keeps its status (ERROR)"]))
     suite = skill.regression_suite or config.learning.regression_suite
     outcome = evaluate(
         skill,

@@ -16,8 +16,10 @@ import click
 from qlab.commands import _timings as timings
 from qlab.commands.examples import with_examples
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
+from qlab.errors import QlabError
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
+from qlab.governance.records import sha256_digest
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
@@ -37,9 +39,26 @@ from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations
 from qlab.scrub import SecretSet, watch_console
 
+PREVIOUS_MAX_BYTES = 64 * 1024 * 1024  # a larger previous result is read only for --last-failed
 
-def _previous(path: Path) -> dict[str, Any] | None:
-    return artifact_io.read(path) if path.is_file() else None
+
+def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | None:
+    """The last result in the output folder: --last-failed needs it; the learn gate (``wanted``) compares with it
+    (the signals that need two runs) when it is small enough to read at no real cost, and readable. A run with
+    neither does not read it."""
+    if not path.is_file() or not (needed or wanted):
+        return None
+    if needed:
+        return artifact_io.read(path)
+    try:
+        if path.stat().st_size > PREVIOUS_MAX_BYTES:
+            return None
+        data = artifact_io.read(path)
+    except (OSError, QlabError):
+        return None  # not a result this qlab reads: the learn gate compares with nothing
+    data["_digest"] = sha256_digest(path.read_bytes())
+    data["_path"] = str(path)
+    return data
 
 
 @click.command(
@@ -84,6 +103,10 @@ def _previous(path: Path) -> dict[str, Any] | None:
 @click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines; only the decision.")
 @click.option("--no-server", is_flag=True, help="Do not start the environments' dev servers.")
+@click.option(
+    "--target-version",
+    help="The version of what the run evaluates (e.g. member-delivery-skill@1.2.0); overrides target_version in qlab.yaml.",
+)
 def command(
     config_path: str | None,
     suites: tuple[str, ...],
@@ -99,6 +122,7 @@ def command(
     exit_zero: bool,
     quiet: bool,
     no_server: bool,
+    target_version: str | None = None,
 ) -> int:
     timings.mark("imports")
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
@@ -110,7 +134,9 @@ def command(
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
     try:
         check_ci_files()
-        previous = _previous(output_paths(config, out_dir=out_dir).result) if last_failed else None
+        # --last-failed needs the previous result; the learn gate's two-run signals compare with it
+        learns = any(g.stage == "learn" for g in config.gates)
+        previous = _previous(output_paths(config, out_dir=out_dir).result, needed=last_failed, wanted=learns)
         secrets = SecretSet()  # every writer below, the console included, scrubs with it
         watch_console(secrets)
         stderr = sys.stderr
@@ -124,6 +150,7 @@ def command(
                 shard=shard,
                 durations=durations,
                 previous=previous,
+                target_version=target_version,
                 exit_zero=exit_zero,
                 start_servers=not no_server,
                 log_dir=paths.result.parent,

@@ -54,6 +54,7 @@ class Store:
         self.orders: dict[str, dict[str, Any]] = {o["orderId"]: o for o in seeded["orders"]}
         self.deliveries: dict[str, dict[str, Any]] = {d["deliveryId"]: d for d in seeded["deliveries"]}
         self.next_order = 1 + max(int(k.split("-")[1]) for k in self.orders)
+        self.explained: set[str] = set()  # deliveries whose explanation is ready (see ``explanation``)
 
     # ------------------------------------------------------------------------------------------ reads
 
@@ -88,6 +89,36 @@ class Store:
 
     def tracking(self, q: dict[str, str], delivery_id: str) -> Reply:
         return 200, {"data": self._delivery(delivery_id)["events"]}
+
+    def explanation(self, q: dict[str, str], delivery_id: str) -> Reply:
+        """Claims about the delivery, each citing the carrier records it rests on. The first request for a
+        delivery answers 503 (Retry-After: 0) while the explanation is prepared: the demo's retry path."""
+        delivery = self._delivery(delivery_id)
+        if delivery_id not in self.explained:
+            self.explained.add(delivery_id)
+            raise HttpProblem(503, "the explanation is being prepared; retry")
+        carrier = next((c for c in self.carriers if c["carrierCode"] == delivery.get("carrierCode")), None)
+        claims: list[dict[str, Any]] = []
+        evidence: list[dict[str, Any]] = []
+        for n, event in enumerate(delivery["events"], start=1):
+            where = event.get("location", "an unknown place")
+            said = event["status"].replace("_", " ")
+            evidence.append({"id": f"ev-{n}", "source": "carrier-tracking",
+                             "excerpt": f"{delivery_id} {said} at {where} on {event['at'][:10]}"})  # fmt: skip
+            claims.append({"text": f"Delivery {delivery_id} was {said} at {where}", "evidence": [f"ev-{n}"]})
+        if carrier is not None:
+            evidence.append({"id": "ev-carrier", "source": "carrier-registry",
+                             "excerpt": f"{carrier['name']} ({carrier['carrierCode']}) carries delivery {delivery_id}"})  # fmt: skip
+            claims.append(
+                {"text": f"{carrier['name']} carries delivery {delivery_id}", "evidence": ["ev-carrier"]}
+            )
+        status = delivery["status"].replace("_", " ")
+        answer = f"Delivery {delivery_id} is {status}" + (
+            f", expected on {delivery['eta']}" if delivery.get("eta") else ""
+        )
+        return 200, {
+            "data": {"deliveryId": delivery_id, "answer": answer, "claims": claims, "evidence": evidence}
+        }
 
     def list_carriers(self, q: dict[str, str]) -> Reply:
         return 200, {"data": self.carriers}
@@ -195,6 +226,7 @@ ROUTES: tuple[tuple[str, re.Pattern[str], str, bool, bool], ...] = tuple(
         ("GET", r"/members/([^/]+)/deliveries", "member_deliveries", False, False),
         ("GET", r"/members/([^/]+)/deliveries/([^/]+)", "delivery_detail", False, False),
         ("GET", r"/deliveries/([^/]+)/tracking", "tracking", False, False),
+        ("GET", r"/deliveries/([^/]+)/explanation", "explanation", False, False),
         ("POST", r"/deliveries/([^/]+)/reschedule", "reschedule", True, True),
         ("GET", r"/carriers", "list_carriers", False, False),
         ("GET", r"/orders", "list_orders", False, False),
@@ -273,6 +305,8 @@ class DemoHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
         if status == 401:
             self.send_header("WWW-Authenticate", 'Bearer realm="qlab-demo"')
+        if status == 503:
+            self.send_header("Retry-After", "0")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if body:

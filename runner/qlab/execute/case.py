@@ -17,7 +17,7 @@ from qlab import http, jsonpath
 from qlab.collection.model import MutationClass, Tool
 from qlab.engine.types import Plan
 from qlab.errors import InputError
-from qlab.execute import assertions, safety, verdict
+from qlab.execute import assertions, claims, safety, verdict
 from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolver, requires_auth
 from qlab.execute.cleanup import run_cleanup
@@ -33,6 +33,14 @@ from qlab.execute.request import (
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
 from qlab.scrub import Scrubber, SecretSet, scrubber
+
+
+def _claims_record(view: ResponseView, case: Case) -> dict[str, Any]:
+    """The in-run claims check of the final response (``qlab.execute.claims``); the boundary guards judge it."""
+    assert case.claims is not None
+    if view.json_error is not None:
+        return {"error": f"the response is not JSON: {view.json_error}", "passed": False}
+    return claims.check(view.json(), case.claims)
 
 
 class CaseRunner:
@@ -214,6 +222,8 @@ class CaseRunner:
         if state.final is not None:
             # the final response's assertions are recorded even when its status already failed the case
             self._assert(case, result, state, state.final)
+            if case.claims is not None:
+                state.claims = _claims_record(state.final, case)
 
     def send_one(
         self,

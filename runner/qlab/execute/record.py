@@ -17,6 +17,7 @@ from qlab.engine.types import Plan
 from qlab.execute import verdict
 from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import AuthResolution
+from qlab.execute.client import RETRY_STATUSES
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
 from qlab.execute.safety import SafetyVerdict
@@ -44,6 +45,9 @@ class CaseState:
     auth: AuthResolution | None = None
     final: ResponseView | None = None
     safety: SafetyVerdict | None = None
+    claims: dict[str, Any] | None = (
+        None  # the in-run claims check of the final response (qlab.execute.claims)
+    )
 
 
 def record(
@@ -68,6 +72,9 @@ def record(
         out["captures"] = sorted(state.captures)  # names only: values may be ids
     if state.cleanup:
         out["cleanup"] = state.cleanup
+    out.update(retry_counts([*state.steps, *state.cleanup]))
+    if state.claims is not None:
+        out["claims"] = state.claims
     out["events"] = state.events.events
     if result.failure is not None and final is not None:
         document = final.json() if final.json_error is None else None
@@ -93,6 +100,19 @@ def record(
         )
     if result.failure is not None:
         result.failure.message = clean(result.failure.message)
+
+
+def retry_counts(requests: list[dict[str, Any]]) -> dict[str, int]:
+    """What the client's retries did (``qlab.execute.client``: 429, 503, connection errors), over the case's
+    requests: ``retries`` made, ``retried_requests`` that needed one, and ``recovered_requests`` of those that got
+    a usable answer in the end (not 429/503, not a transport error) — the scorecard's ``retry_recovery``."""
+    retried = [r for r in requests if int(r.get("attempts") or 1) > 1]
+    recovered = [r for r in retried if r.get("status") is not None and r["status"] not in RETRY_STATUSES]
+    return {
+        "retries": sum(int(r["attempts"]) - 1 for r in retried),
+        "retried_requests": len(retried),
+        "recovered_requests": len(recovered),
+    }
 
 
 def display_path(request: PreparedRequest, *, secret_params: Mapping[str, str] | None = None) -> str:

@@ -2,7 +2,8 @@
 
 Kept in one place so the commands stay thin: ``promote`` works without a qlab.yaml (the built-in rules), the others
 need one; ``learn shadow`` and ``release`` build the collection (``qlab.collection.build_collection``) and
-make engines through the engine registry (``qlab.engine.registry.make_engine``), exactly as ``qlab run`` does.
+make engines through the engine registry (``qlab.engine.registry.make_engine``) with the project's knowledge applied
+(``qlab.engine.knowledge``), exactly as ``qlab run`` does.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
+from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.errors import InputError
-from qlab.governance.learning import suggestions
-from qlab.governance.release import skill as release
+from qlab.governance.learning import reviews
 from qlab.project import Project, find_config, load_project
 from qlab.project.model import Config
 
@@ -44,25 +45,19 @@ def collection_and_engines(config: Config) -> tuple[Collection, EngineFactory]:
     collection: Collection = builder.build_collection(config).collection
     registry = importlib.import_module("qlab.engine.registry")
     base = Path(config.path).parent
+    knowledge = load_knowledge(config.learning.knowledge_file, base_dir=base)
 
     def factory(target: Collection) -> Engine:
-        engine: Engine = registry.make_engine(config.engine, target, base_dir=base)
-        return engine
+        return with_knowledge(registry.make_engine(config.engine, target, base_dir=base), knowledge)
 
     return collection, factory
 
 
 def review_decisions(config: Config) -> list[str]:
-    """Every human decision on record, for the scorecard's ``human_acceptance``: the status of each reviewed
-    learning suggestion (accepted / rejected) and each release review (approved / rejected)."""
-    decisions = [s for s in suggestions.review_statuses(config) if s != "pending_review"]
-    seen: set[Path] = set()
-    for skill in config.release.values():
-        path = release.approvals_path(config, skill)
-        if path not in seen:
-            seen.add(path)
-            decisions += [str(a.get("decision")) for a in release.load_approvals(path)]
-    return decisions
+    """Every human decision on record, for the scorecard's ``human_acceptance``: each reviewed learning proposal
+    (accepted / rejected), each reviewed regression case proposal and each release review (approved / rejected /
+    regenerate); see ``qlab.governance.learning.reviews``."""
+    return reviews.decisions(config)
 
 
 def default_result(config: Config) -> Path:

@@ -20,6 +20,8 @@ from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.resultschema import artifact_problem
 
+PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
+
 # The stage objects of a case (the result shape), in pipeline order, plus what explains a failure.
 STAGE_KEYS: tuple[str, ...] = ("search", "target_selector", "plan", "execute", "auth_readiness", "learning")
 EVIDENCE_KEYS: tuple[str, ...] = (*STAGE_KEYS, "failure", "assertions", "latency_ms")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, cast
 
-from qlab.project.model import Assertion, Capture, Case, CleanupStep, Mode, Origin, Suite
+from qlab.project.model import Assertion, Capture, Case, ClaimsCheck, CleanupStep, Mode, Origin, Suite
 
 # assertion type -> {synonym: canonical argument name}
 SYNONYMS: dict[str, dict[str, str]] = {
@@ -42,8 +42,16 @@ def build_cleanup(data: Mapping[str, Any]) -> CleanupStep:
 
 
 _OPTIONAL = frozenset({"expected_target", "expected_top_k", "llm_target", "mutation_safety", "timeout_sec", "flaky",
-                       "follow_redirects", "description"})  # fmt: skip
+                       "follow_redirects", "description", "name", "status", "created_at", "trace"})  # fmt: skip
 _NO_ENTITIES: Mapping[str, Any] = MappingProxyType({})  # shared by the cases that provide none
+
+
+def _claims(data: Any) -> ClaimsCheck | None:
+    """The case's claims check (``claims: {}`` uses every default), None when the case has none."""
+    if not isinstance(data, Mapping):
+        return None
+    keys = ("claims", "evidence", "citation_required", "min_citation_coverage", "min_evidence_quality")
+    return ClaimsCheck(**{key: data[key] for key in keys if key in data})
 
 
 def build_case(
@@ -79,6 +87,7 @@ def build_case(
         else (),
         tags=tuple(sys.intern(str(t)) for t in tags) if tags else (),
         expected_plan_tools=tuple(str(t) for t in tools) if tools else (),
+        claims=_claims(get("claims")),
         raw=data,
         **optional,
     )

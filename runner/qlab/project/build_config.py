@@ -164,6 +164,9 @@ def _suite(name: str, data: Mapping[str, Any], where: Origin) -> Suite:
             "repeat",
             "min_pass",
             "description",
+            "target_type",
+            "target_ref",
+            "created_at",
         ),
     )
 
@@ -230,4 +233,5 @@ def build_config(
         output=OutputConfig(**(data.get("output") or {})),
         digest=digest,
         shard_digest=shard_digest or digest,
+        target_version=data.get("target_version"),
     )

@@ -38,6 +38,12 @@ STAGE_MODES: dict[str, tuple[str, ...]] = {
 }
 MutationSafety = Literal["read_only", "allow_mutation"]
 GuardMode = Literal["block", "warn"]
+# a case's lifecycle: active cases run and gate, draft cases run and report but never gate, archived ones do not run
+Lifecycle = Literal["draft", "active", "archived"]
+LIFECYCLES: tuple[Lifecycle, ...] = ("draft", "active", "archived")
+# what a suite evaluates (the eval suite's target type)
+TargetType = Literal["flow", "skill", "artifact", "evidence", "policy"]
+TARGET_TYPES: tuple[TargetType, ...] = ("flow", "skill", "artifact", "evidence", "policy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +214,9 @@ class Suite:
     repeat: int = 1  # run each case n times ...
     min_pass: int = 1  # ... and require this many passes
     description: str = ""
+    target_type: TargetType | None = None  # what the suite evaluates: flow, skill, artifact, evidence, policy
+    target_ref: str | None = None  # which one, e.g. member-delivery-skill@1.2.0
+    created_at: str | None = None
     origin: Origin = NO_ORIGIN
 
 
@@ -249,7 +258,15 @@ class StopCondition:
 class Guard:
     """An in-run check at a stage boundary : schema, policy, budget. ``mode`` says block or warn."""
 
-    name: Literal["output_schema", "mutation_safety", "host_allowlist", "scrub", "budget"]
+    name: Literal[
+        "output_schema",
+        "mutation_safety",
+        "host_allowlist",
+        "scrub",
+        "budget",
+        "citation_coverage",
+        "evidence_quality",
+    ]
     mode: GuardMode = "block"
 
 
@@ -327,6 +344,7 @@ class LearningConfig:
     suggestions_file: str = ".qlab/suggestions.json"
     proposals_dir: str = "gates/proposals"
     regression_suite: str | None = None
+    knowledge_file: str | None = None  # project knowledge (query rewrites, entity defaults) the run applies
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +377,9 @@ class Config:
     # allowed_hosts and server url/command as written (a port or host read from the environment may differ per
     # shard runner; ``qlab merge`` records which did)
     shard_digest: str = ""
+    target_version: str | None = (
+        None  # the version the run evaluates (``qlab run --target-version`` overrides)
+    )
 
 
 # --------------------------------------------------------------------------------------------- cases
@@ -394,8 +415,21 @@ class Capture:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimsCheck:
+    """Where an execute case's response carries claims and evidence items, and the in-run minimums
+    (``qlab.execute.claims``): citation coverage and evidence quality."""
+
+    claims: str = "$.claims"  # JSONPath of the list of claims
+    evidence: str = "$.evidence"  # JSONPath of the list of evidence items
+    citation_required: bool = True  # every claim must cite an evidence item
+    min_citation_coverage: float = 1.0
+    min_evidence_quality: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
-    """One case (the search / plan / execute shapes; fields are additive)."""
+    """One case (the search / plan / execute shapes; fields are additive). ``status`` is the case's lifecycle
+    (draft, active, archived), not a result."""
 
     id: str
     mode: Mode
@@ -417,4 +451,9 @@ class Case:
     follow_redirects: bool | None = None
     expected_plan_tools: tuple[str, ...] = ()
     description: str = ""
+    name: str = ""
+    status: Lifecycle = "active"
+    created_at: str = ""
+    trace: Mapping[str, Any] = field(default_factory=dict)  # the run and case it was proposed from
+    claims: ClaimsCheck | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)  # the case as written (for proposals / provenance)

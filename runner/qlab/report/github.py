@@ -64,7 +64,11 @@ def _case_findings(
         text = f"{case.get('case_id')}: {failure.get('stage')}: {reason}: {failure.get('message', '')}"
         tip = hint(reason)
         message = f"{text}\nhint: {tip}" if tip else text
-        gating = not case.get("flaky") and (suites.get(case.get("suite")) or {}).get("required", True)
+        gating = (
+            not case.get("flaky")
+            and case.get("lifecycle") != "draft"
+            and (suites.get(case.get("suite")) or {}).get("required", True)
+        )
         props: dict[str, Any] = {"title": f"qlab {case.get('suite')}/{case.get('case_id')}"}
         if case.get("file"):
             props = {"file": _joined(root, str(case["file"])), "line": case.get("line") or 1, **props}

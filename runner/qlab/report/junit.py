@@ -419,7 +419,15 @@ def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suit
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
     else:
-        why = "flaky case" if case.get("flaky") else "" if gating_suite else "suite is required: false"
+        why = (
+            "flaky case"
+            if case.get("flaky")
+            else "draft case"
+            if case.get("lifecycle") == "draft"
+            else ""
+            if gating_suite
+            else "suite is required: false"
+        )
         suite.case(
             classname,
             name,

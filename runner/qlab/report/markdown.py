@@ -38,6 +38,7 @@ def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         for c in artifact.get("cases") or ()
         if c.get("status") in ("failed", "error")
         and not c.get("flaky")
+        and c.get("lifecycle") != "draft"
         and (suites.get(c.get("suite")) or {}).get("required", True)
     ]
 

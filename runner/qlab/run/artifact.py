@@ -19,14 +19,28 @@ from qlab.errors import InputError
 from qlab.results import EncodedJSON, plain
 from qlab.resultschema import artifact_problem
 from qlab.run import gates as gates_mod
+from qlab.run import postrun
 from qlab.run import scorecard as scorecard_mod
 from qlab.run.categories import by_category
 
 SCHEMA_VERSION = 1
+# what the artifact records of a suite's configuration (its ``suites`` section adds metrics and counts)
+SUITE_KEYS = (
+    "mode",
+    "category",
+    "required",
+    "must_pass",
+    "cadence",
+    "target_type",
+    "target_ref",
+    "created_at",
+)
 # top-level keys in the order they are written (readers diff artifacts; a stable order helps)
 KEY_ORDER = (
     "schema_version",
     "run_id",
+    "status",
+    "target_version",
     "started_at",
     "ended_at",
     "duration_ms",
@@ -39,11 +53,13 @@ KEY_ORDER = (
     "cases",
     "suites",
     "skipped_suites",
+    "archived_cases",
     "stages",
     "gates",
     "metrics",
     "categories",
     "scorecard",
+    "postrun",
     "guards",
     "readiness",
     "decision",
@@ -87,6 +103,9 @@ def suite_section(
             "required": bool(info.get("required", True)),
             "must_pass": gates_mod.suite_rule(info).must_pass,
             "cadence": info.get("cadence"),
+            "target_type": info.get("target_type"),
+            "target_ref": info.get("target_ref"),
+            "created_at": info.get("created_at"),
             "metrics": figures,
             "counts": metrics.counts(grouped[name]),
         }
@@ -110,13 +129,17 @@ def summarize(
     with_scorecard: bool = True,
     reviews: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """(Re)compute every section derived from the cases and gates: suite metrics and counts, acceptance
-    metrics, categories, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
+    """(Re)compute every section derived from the cases and gates: each case's ``duration_ms``,
+    ``actual_output`` and ``metrics``, suite metrics and counts, acceptance metrics, categories, the post-run
+    section, run-level guards, scorecard and decision. ``artifact["suites"]`` must hold each suite's
     ``{mode, category, required, cadence}``; ``prerun`` the pre-run guard results. Returns the artifact."""
     cases = artifact["cases"]
+    for case in cases:
+        case_view(case)
     artifact["suites"] = suite_section(artifact.get("suites", {}), cases, extra=extra_suite_metrics)
     artifact["metrics"] = metrics.acceptance(cases)
     artifact["categories"] = by_category(artifact)  # all seven eval categories, with their suites
+    artifact["postrun"] = postrun.section(cases)
     return conclude(
         artifact, exit_zero=exit_zero, budget=budget, with_scorecard=with_scorecard, reviews=reviews
     )
@@ -140,12 +163,29 @@ def conclude(
     prerun = artifact.get("prerun", [])
     artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
     artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
+    # the eval run's status: the provisional copy is written while the run is still going
+    if not with_scorecard:
+        artifact["status"] = "running"
+    else:
+        artifact["status"] = "failed" if artifact["decision"]["verdict"] == "error" else "completed"
     card = scorecard(artifact, budget=budget, reviews=reviews) if with_scorecard else None
     if card is not None:
         artifact["scorecard"] = card
     else:
         artifact.pop("scorecard", None)
     return ordered(artifact)
+
+
+def case_view(case: dict[str, Any]) -> None:
+    """A case's derived fields, from its stage objects (in place): ``duration_ms``, ``actual_output`` (only for
+    cases that ran) and ``metrics`` (the scorecard dimensions it has data for)."""
+    case["duration_ms"] = postrun.duration_ms(case)
+    if case.get("status") in postrun.EVALUATED:
+        case["actual_output"] = postrun.actual_output(case)
+    else:  # a case a merge rolled back to blocked keeps nothing it never did
+        case.pop("actual_output", None)
+        case.pop("trajectory", None)
+    case["metrics"] = scorecard_mod.case_metrics(case)
 
 
 def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,11 @@ After a stage ran, each check becomes a GuardResult for that stage:
 - policy: ``mutation_safety`` and ``host_allowlist`` re-check, from the runner events, that no mutating request
   went out without its allowances (an independent check of the execute stage), and ``scrub`` looks for
   every known secret value in the stage's objects;
-- ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml.
+- ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml;
+- ``citation_coverage`` and ``evidence_quality`` (execute cases with a ``claims:`` check): each response's claims
+  cite existing evidence items, and its evidence items are usable, as often as the case asks
+  (``qlab.execute.claims``). A draft or flaky case, or one of a ``required: false`` suite, below its minimum is
+  named in the message but does not fail the check.
 
 The mode (``block`` or ``warn``) is ``block`` unless the gate's ``guards`` say otherwise. Messages name cases,
 never a secret.
@@ -169,6 +173,48 @@ def _host_port(url: str) -> str:
         port = 0
     host = (parts.hostname or "").lower()
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def claims_checks(config: Config, gate: Gate | None, results: Sequence[CaseResult]) -> list[GuardResult]:
+    """citation_coverage and evidence_quality over the execute cases that ran a claims check (none when no case
+    has one)."""
+    records = [(r, (r.execute or {}).get("claims")) for r in results]
+    checked = [(r, rec) for r, rec in records if isinstance(rec, Mapping)]
+    if not checked:
+        return []
+    out = []
+    for guard, figure, floor, reason in (
+        ("citation_coverage", "citation_coverage", "min_citation_coverage", "citation_coverage_below"),
+        ("evidence_quality", "evidence_quality", "min_evidence_quality", "evidence_quality_below"),
+    ):
+        below: list[str] = []
+        quiet: list[str] = []
+        for result, record in checked:
+            value = record.get(figure)
+            if "error" in record:
+                text = f"{result.case_id}: {record['error']}"
+            elif value is not None and value < float(record.get(floor) or 0.0):
+                text = f"{result.case_id}: {value:g} < {record.get(floor):g}"
+            else:
+                continue
+            gating = (
+                not result.flaky
+                and result.lifecycle != "draft"
+                and config.suites.get(result.suite) is not None
+                and config.suites[result.suite].required
+            )
+            (below if gating else quiet).append(text)
+        message = (
+            _summary(below, len(checked), f"cases below their {floor}")
+            if below
+            else f"{len(checked)} case(s) checked"
+        )
+        if quiet:
+            message += f"; not gating: {'; '.join(quiet[:3])}"
+        out.append(
+            GuardResult(guard, "execute", not below, _mode(gate, guard), message, "" if not below else reason)
+        )
+    return out
 
 
 def scrub_check(

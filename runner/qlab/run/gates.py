@@ -13,12 +13,13 @@ A gate judges the cases of its suites. Rule, in the order a release manager appl
    ``max_failures: N`` (per suite), else a threshold ``metric >= r`` (or ``> r``, ``== r``) on a share-of-cases
    metric (``qlab.metrics.Metric.counts_cases``) measured on the suite — ``floor((1 - r) * n)`` of its ``n``
    measured cases — else none. A suite of category ``regression`` or marked ``must_pass: true`` tolerates none,
-   whatever the gate states. ``flaky: true`` cases and ``required: false`` suites only warn.
+   whatever the gate states. ``flaky: true`` cases, draft cases (``status: draft``) and ``required: false``
+   suites only warn; archived cases (``status: archived``) never run (the artifact lists them).
 4. **Thresholds and stops** block on their own: a breached threshold on a required suite, a ``stop_if`` that
    fired on a gating case, a ``block``-mode guard that failed.
 
 A gate is **error** (1), else **blocked** (2-4), else **warned** (non-gating findings: a ``required: false``
-suite, a flaky case — declared, or one that passed only some of its repeats —, a ``warn`` guard, a threshold
+suite, a flaky case — declared, or one that passed only some of its repeats —, a draft case, a ``warn`` guard, a threshold
 deferred to ``qlab merge``), else **passed**; **skipped** when it did not run. The run is ERROR (exit 2) when a
 pre-run check failed or a gate is error, else BLOCK (exit 1; 0 with ``--exit-zero``) when a gate blocked, else
 PASS (0).
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from qlab.metrics import METRICS, STAGE_OBJECTS, Case, denominator, earlier_failures, gating, unstable
+from qlab.metrics import METRICS, STAGE_OBJECTS, Case, denominator, draft, earlier_failures, gating, unstable
 from qlab.project.model import Gate
 from qlab.reasons import REASONS, is_infrastructure
 from qlab.run.stops import derive_stops
@@ -250,9 +251,12 @@ def judge_failures(
             warnings.append(f"{text}; deferred: qlab merge counts the failing cases of all shards")
         else:
             blocking.append(text)
-    flaky = [c for c in mine if not gating(c)]
+    flaky = [c for c in mine if not gating(c) and not draft(c)]
     if flaky:
         warnings.append(f"{len(flaky)} flaky case(s) failed and do not gate: {_listed(flaky)}")
+    drafts = [c for c in mine if draft(c)]
+    if drafts:
+        warnings.append(f"{len(drafts)} draft case(s) failed and do not gate: {_listed(drafts)}")
     optional = [c for c in mine if gating(c) and not rules.get(str(c.get("suite")), SuiteRule()).required]
     if optional:
         warnings.append(f"{len(optional)} case(s) of required: false suites failed: {_listed(optional)}")

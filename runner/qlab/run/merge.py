@@ -270,10 +270,12 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         "warnings": list(dict.fromkeys(w for d in datas for w in d.get("warnings") or ())),
         "cases": cases,
         "suites": {
-            name: {k: s.get(k) for k in ("mode", "category", "required", "must_pass", "cadence")}
+            name: {k: s.get(k) for k in artifact.SUITE_KEYS}
             for name, s in (first.get("suites") or {}).items()
         },
         "skipped_suites": list(first.get("skipped_suites") or ()),
+        "archived_cases": list(first.get("archived_cases") or ()),
+        "target_version": first.get("target_version"),
         "stages": stages,
         "prerun": evidence.guards(datas, [d.get("prerun") or () for d in datas]),
         "readiness": first.get("readiness") or {},

@@ -64,7 +64,9 @@ class RunOptions:
     selection: SelectionSpec = field(default_factory=SelectionSpec)
     shard: ShardSpec | None = None
     durations: Mapping[str, float] | None = None  # case id -> seconds, balances --shard
-    previous: Mapping[str, Any] | None = None  # the earlier result artifact, for --last-failed
+    # the earlier result artifact: --last-failed selects from it, and the learn gate compares with it
+    previous: Mapping[str, Any] | None = None
+    target_version: str | None = None  # what the run evaluates (--target-version); else qlab.yaml's
     exit_zero: bool = False
     start_servers: bool = True
     log_dir: Path | None = None  # dev-server logs; default: the config's output dir

@@ -1,7 +1,7 @@
 """Pre-run checks ("Pre-run: static validation before run creation"): before any case runs, the
 config is valid, the sources resolve, and the dependencies answer — the engine service, the LLM endpoint, the
 environments the execute cases will call — so a run never burns its budget on a dead dependency; and the execute
-suites' auth can be resolved.
+suites' auth can be resolved, and the release skills' permissions and tools are bound to the collection.
 
 Each check is a GuardResult with ``stage="pre-run"``. A failed ``block`` check means the run cannot be judged:
 verdict ERROR (exit 2), no case runs; an unreachable dependency carries its reason code (``engine_unreachable``,
@@ -18,6 +18,8 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from qlab.collection import skill_bindings
+from qlab.collection.model import Collection
 from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
 
@@ -71,6 +73,18 @@ def _source_problem(source: Source, base: Path) -> str | None:
     return module_problem(source.location or "", base_dir=base)
 
 
+def _knowledge_problem(config: Config, base: Path) -> str | None:
+    """The project knowledge file reads (a missing one is fine: nothing learned yet)."""
+    from qlab.engine.knowledge import load_knowledge
+    from qlab.errors import QlabError
+
+    try:
+        load_knowledge(config.learning.knowledge_file, base_dir=base)
+    except QlabError as exc:
+        return f"$.learning.knowledge_file: {exc}"
+    return None
+
+
 def check_config(config: Config, warnings: Sequence[str]) -> GuardResult:
     """The config passed schema and semantic validation (``load_project`` raised otherwise)."""
     note = f"; {len(warnings)} warning(s)" if warnings else ""
@@ -88,6 +102,9 @@ def check_sources(config: Config) -> GuardResult:
     aliases = config.collection.aliases_file
     if aliases and not (base / aliases).is_file():
         problems.append(f"$.collection.aliases: file not found: {base / aliases}")
+    problem = _knowledge_problem(config, base)
+    if problem:
+        problems.append(problem)
     if problems:
         return GuardResult("sources_resolvable", PRE_RUN, False, "block", "; ".join(problems))
     return GuardResult(
@@ -136,6 +153,21 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
             )
         )
     return out
+
+
+def check_skill_bindings(config: Config, collection: Collection) -> list[GuardResult]:
+    """The release skills' bindings on the collection this run built (``qlab.collection.skill_bindings``): a
+    permission or golden-case tool it does not declare. ``warn``: the run judges cases, not releases; ``qlab
+    release`` stops on it (ERROR) before its gates."""
+    if not config.release:
+        return []
+    found = skill_bindings.check(config, collection)
+    if not found:
+        return [GuardResult("skill_bindings", PRE_RUN, True, "warn", f"{len(config.release)} skill(s) bound")]
+    shown = "; ".join(d.render() for d in found[:3]) + (
+        f" (+{len(found) - 3} more)" if len(found) > 3 else ""
+    )
+    return [GuardResult("skill_bindings", PRE_RUN, False, "warn", shown, "skill_binding_unknown")]
 
 
 def check_engine(config: Config, engine_name: str, *, reach: Probe = probe) -> GuardResult:

@@ -108,7 +108,25 @@ def fingerprint(
         "git_commit": commit,
         "selection_digest": selection_digest,
     }
+    knowledge = _knowledge_digest(config)
+    if (
+        knowledge is not None
+    ):  # only when qlab.yaml names a knowledge file: other fingerprints stay as they were
+        body["knowledge_digest"] = knowledge
     return {"digest": canonical_digest(body), **body}
+
+
+def _knowledge_digest(config: Config) -> str | None:
+    """sha256 of the project knowledge file the run applied ("none" when it names one that does not exist)."""
+    location = config.learning.knowledge_file
+    if not location:
+        return None
+    path = Path(location)
+    path = path if path.is_absolute() else Path(config.path).parent / path
+    try:
+        return sha256_bytes(path.read_bytes())
+    except OSError:
+        return "none"
 
 
 def dataset(

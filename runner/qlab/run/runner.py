@@ -49,9 +49,15 @@ def _real_build(config: Config, gate: Gate) -> tuple[Collection | None, StageRep
 
 
 def _real_engine(config: Config, collection: Collection) -> Engine:
+    """The engine under test, with the project's knowledge (``learning.knowledge_file``) applied."""
     module = importlib.import_module("qlab.engine.registry")
-    engine: Engine = module.make_engine(config.engine, collection, base_dir=Path(config.path).parent)
-    return engine
+    base = Path(config.path).parent
+    engine: Engine = module.make_engine(config.engine, collection, base_dir=base)
+    knowledge = importlib.import_module("qlab.engine.knowledge")
+    applied: Engine = knowledge.with_knowledge(
+        engine, knowledge.load_knowledge(config.learning.knowledge_file, base_dir=base)
+    )
+    return applied
 
 
 def stage_function(stage: str, seams: Seams) -> StageRun:
@@ -97,6 +103,8 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     chosen = select(config, project.cases, options.selection, previous=options.previous)
     if not chosen.cases and not is_empty_ok(options.selection):
         left = "".join(f"; left out: suite {s['suite']} ({s['reason']})" for s in chosen.skipped)
+        if chosen.archived:
+            left += f"; {len(chosen.archived)} archived case(s) matched, and archived cases never run"
         raise InputError(
             f"no case selected by {options.selection.options()}; check them against the suites, case ids and tags in qlab.yaml and the case files{left}"
         )
@@ -147,6 +155,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     state.prerun += prerun.check_auth(config, cases)
     secrets = options.secrets if options.secrets is not None else SecretSet()
     secrets.update(known_secrets(config, os.environ))
+    state.prerun += prerun.check_skill_bindings(config, collection)
     ctx = RunContext(
         config=config,
         collection=collection,
@@ -155,6 +164,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         log=lambda message: options.log(secrets.text(message)),
         secrets=secrets,
         learner=options.learner,
+        previous=options.previous,
     )
     ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
     if not options.start_servers:

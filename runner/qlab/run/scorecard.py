@@ -2,28 +2,36 @@
 
 Every dimension is a number in [0, 1] (higher is better) or ``None`` when the run holds no data for it; a
 dimension is never guessed. "Evaluated" cases are those with status passed, failed or error (blocked and
-skipped cases never reached their own stage). The formulas (also in ``docs/scorecard.md``):
+skipped cases never reached their own stage). The formulas (also in ``docs/scorecard.md``, which a test keeps
+in step with ``Score.formula``):
 
 - correctness = passed cases / evaluated cases.
-- coverage = evaluated cases / all cases of the run (a case blocked by an earlier gate was not covered).
-- citation_quality = valid citations / citations, over the ``citations`` lists (items ``{"valid": bool}``)
-  that a case or its ``execute`` object carries; ``None`` unless the engine under test reported citations.
-- schema_validity = passed schema checks / schema checks, where the checks are every ``output_schema`` guard
-  result plus every execute case that got an HTTP response (it fails with ``schema_mismatch`` or
-  ``invalid_json``).
-- policy_compliance = passed policy checks / policy checks: every guard result other than ``output_schema``
-  (mutation safety, host allowlist, scrub, budget) plus every execute case that reached the execute stage (it
-  fails with ``mutation_not_allowed``, ``host_not_allowed``, ``cleanup_missing`` or ``redirect_refused``).
-- cost_efficiency = 1 - min(1, LLM cost / ``budget.max_llm_cost_usd``), or with tokens and
-  ``max_llm_tokens`` when no cost was recorded; ``None`` without recorded LLM usage or without a budget.
+- coverage = (expected tools called + claims citing evidence) / (expected tools + claims that need a citation):
+  sub-question coverage (each expected tool of a case's trajectory answers one sub-question, ``qlab.run.postrun``)
+  and source coverage (each claim of a response must cite a source, ``qlab.execute.claims``), pooled.
+- citation_quality = valid citations / citations: the ``execute.claims`` records (a citation is valid when its
+  evidence item exists, its excerpt shares a word with the claim and a contradicting item is marked as a
+  conflict), plus ``citations`` lists (items ``{"valid": bool}``) an engine under test reports.
+- schema_validity = passed schema checks / schema checks: every ``output_schema`` guard result plus every
+  execute case that got an HTTP response (it fails with ``schema_mismatch`` or ``invalid_json``).
+- policy_compliance = (passed guard checks + correctly triggered approvals) / (guard checks + approval
+  triggers): every in-run guard other than ``output_schema``, and every execute case whose plan makes a mutating
+  call (it needs the approval ``mutation_safety: allow_mutation``; correct when no mutating request went out
+  without it).
+- cost_efficiency = 1 - min(1, LLM cost / ``budget.max_llm_cost_usd``), or with tokens and ``max_llm_tokens``;
+  a built-in engine without an LLM spends nothing (cost 0); ``None`` without a budget, or when an external
+  engine recorded no usage.
 - latency = 1 - min(1, run ``duration_ms`` / (``budget.max_duration_sec`` * 1000)); ``None`` without a budget.
 - tool_selection_accuracy = cases whose selector chose the expected target / cases with a ``target_selector``
   object (a failure at the select stage, or ``target_selector.correct: false``, is a wrong choice).
-- retry_recovery = cases that passed in the end / cases that had a failed attempt (``passes < attempts``, or
-  ``execute.retries > 0``).
-- human_acceptance = accepted / (accepted + rejected) human decisions: learning suggestions with status
-  ``accepted``/``rejected`` in the run, plus the ``reviews`` given by the caller (suggestion file statuses,
-  release approvals: ``approved`` counts as accepted).
+- retry_recovery = recovered / retried: every HTTP request the execute client retried (``execute.
+  retried_requests``; recovered when it got a usable answer in the end) and every repeated case with a failed
+  attempt (recovered when it passed in the end).
+- human_acceptance = accepted / (accepted + rejected + regenerate) human decisions: learning proposals with status
+  ``accepted``/``rejected`` in the run, plus the ``reviews`` given by the caller (the proposals file and
+  proposal files, release reviews: ``approved`` counts as accepted, ``regenerate`` as not accepted).
+
+``case_metrics`` gives the dimensions one case has data for (the per-case ``metrics`` of the result).
 """
 
 from __future__ import annotations
@@ -34,14 +42,25 @@ from typing import Any
 
 from qlab.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
 from qlab.project.model import Budget
+from qlab.run.postrun import claims_records
 
 EVALUATED = frozenset({"passed", "failed", "error"})
 SCHEMA_FAILURES = frozenset({"schema_mismatch", "invalid_json"})
-POLICY_FAILURES = frozenset(
-    {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
-)
 ACCEPTED = frozenset({"accepted", "approved"})
-REJECTED = frozenset({"rejected"})
+NOT_ACCEPTED = frozenset({"rejected", "regenerate"})
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+FORMULAS = {
+    "correctness": "passed / evaluated cases",
+    "coverage": "(expected tools called + cited claims) / (expected tools + claims needing a citation)",
+    "citation_quality": "valid citations / citations",
+    "schema_validity": "passed schema checks / schema checks",
+    "policy_compliance": "(passed guard checks + correct approval triggers) / (guard checks + approval triggers)",
+    "cost_efficiency": "1 - min(1, llm cost / max_llm_cost_usd)",
+    "latency": "1 - min(1, duration_ms / (max_duration_sec * 1000))",
+    "tool_selection_accuracy": "correct selections / cases with a target_selector",
+    "retry_recovery": "recovered / (retried requests + repeated cases with a failed attempt)",
+    "human_acceptance": "accepted / (accepted + rejected + regenerate) human decisions",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +87,8 @@ def compute(
     """The scorecard of ``artifact``: ``{dimension: value in [0, 1] or None}``, in the scorecard's order.
 
     ``budget`` defaults to the one recorded in the artifact (``budget`` or ``provenance.run_configuration.budget``).
-    ``reviews`` adds human decisions made outside the run (``accepted``, ``rejected``, ``approved``).
+    ``reviews`` adds human decisions made outside the run (``accepted``, ``rejected``, ``approved``,
+    ``regenerate``).
     """
     return {name: score.value for name, score in details(artifact, budget=budget, reviews=reviews).items()}
 
@@ -82,21 +102,57 @@ def details(
     guards = _guards(artifact)
     review_list = list(reviews)
     builders: dict[str, Callable[[], Score]] = {
-        "correctness": lambda: _correctness(cases),
-        "coverage": lambda: _coverage(cases),
-        "citation_quality": lambda: _citation_quality(cases),
-        "schema_validity": lambda: _schema_validity(cases, guards),
-        "policy_compliance": lambda: _policy_compliance(cases, guards),
-        "cost_efficiency": lambda: _cost_efficiency(cases, limits),
+        "correctness": lambda: _ratio(*_correctness(cases), FORMULAS["correctness"]),
+        "coverage": lambda: _ratio(*_coverage(cases), FORMULAS["coverage"]),
+        "citation_quality": lambda: _ratio(*_citations(cases), FORMULAS["citation_quality"]),
+        "schema_validity": lambda: _ratio(*_schema_validity(cases, guards), FORMULAS["schema_validity"]),
+        "policy_compliance": lambda: _ratio(*_policy(cases, guards), FORMULAS["policy_compliance"]),
+        "cost_efficiency": lambda: _cost_efficiency(artifact, cases, limits),
         "latency": lambda: _latency(artifact, limits),
-        "tool_selection_accuracy": lambda: _tool_selection(cases),
-        "retry_recovery": lambda: _retry_recovery(cases),
+        "tool_selection_accuracy": lambda: _ratio(
+            *_tool_selection(cases), FORMULAS["tool_selection_accuracy"]
+        ),
+        "retry_recovery": lambda: _ratio(*_retry_recovery(cases), FORMULAS["retry_recovery"]),
         "human_acceptance": lambda: _human_acceptance(artifact, cases, review_list),
     }
     return {name: builders[name]() for name in DIMENSIONS}
 
 
+def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
+    """The dimensions computable on one case alone, by the run's formulas; a dimension without data is left
+    out (cost, latency and human acceptance are the run's, not a case's). Runs once per case of a run (100,000
+    search cases in the run benchmark): only the formulas whose data the case has are asked."""
+    status = case.get("status")
+    out: dict[str, float] = {}
+    if status in EVALUATED:
+        out["correctness"] = 1.0 if status == "passed" else 0.0
+    execute = case.get("execute")
+    one = [case]
+    formulas: list[tuple[str, Callable[[], tuple[float, float]]]] = []
+    if "trajectory" in case or (isinstance(execute, Mapping) and "claims" in execute):
+        formulas.append(("coverage", lambda: _coverage(one)))
+    if "citations" in case or (
+        isinstance(execute, Mapping) and ("claims" in execute or "citations" in execute)
+    ):
+        formulas.append(("citation_quality", lambda: _citations(one)))
+    if isinstance(execute, Mapping):
+        formulas += [
+            ("schema_validity", lambda: _schema_validity(one, ())),
+            ("policy_compliance", lambda: _policy(one, ())),
+        ]
+    if "target_selector" in case:
+        formulas.append(("tool_selection_accuracy", lambda: _tool_selection(one)))
+    if isinstance(execute, Mapping) or "attempts" in case:
+        formulas.append(("retry_recovery", lambda: _retry_recovery(one)))
+    for name, formula in formulas:
+        num, den = formula()
+        if den > 0:
+            out[name] = round(num / den, 6)
+    return out
+
+
 # ------------------------------------------------------------------------------------------- dimensions
+# each returns (numerator, denominator) over the cases given
 
 
 def _ratio(num: float, den: float, formula: str) -> Score:
@@ -110,20 +166,31 @@ def _budget_left(used: float, limit: float, formula: str) -> Score:
     return Score(round(1.0 - min(1.0, used / limit), 6), used, limit, formula)
 
 
-def _correctness(cases: list[Mapping[str, Any]]) -> Score:
+def _correctness(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
     evaluated = [c for c in cases if c.get("status") in EVALUATED]
-    passed = sum(1 for c in evaluated if c.get("status") == "passed")
-    return _ratio(passed, len(evaluated), "passed / evaluated cases")
+    return sum(1 for c in evaluated if c.get("status") == "passed"), len(evaluated)
 
 
-def _coverage(cases: list[Mapping[str, Any]]) -> Score:
-    evaluated = sum(1 for c in cases if c.get("status") in EVALUATED)
-    return _ratio(evaluated, len(cases), "evaluated / all cases")
-
-
-def _citation_quality(cases: list[Mapping[str, Any]]) -> Score:
-    valid = total = 0
+def _coverage(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
+    covered = total = 0
     for case in cases:
+        path = case.get("trajectory")
+        if case.get("status") in EVALUATED and isinstance(path, Mapping):
+            expected = list(dict.fromkeys(path.get("expected") or ()))
+            total += len(expected)
+            covered += len(expected) - len(path.get("missing") or ())
+    for record in claims_records(cases):
+        total += int(record.get("needing_citation", record.get("claims")) or 0)
+        covered += int(record.get("cited") or 0) if record.get("needing_citation", 1) else 0
+    return covered, total
+
+
+def _citations(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
+    valid = total = 0
+    for record in claims_records(cases):
+        total += int(record.get("citations") or 0)
+        valid += int(record.get("valid_citations") or 0)
+    for case in cases:  # citations an engine under test reported on the case or its execute object
         execute = case.get("execute")
         for holder in (case, execute if isinstance(execute, Mapping) else {}):
             citations = holder.get("citations")
@@ -132,10 +199,10 @@ def _citation_quality(cases: list[Mapping[str, Any]]) -> Score:
                     if isinstance(item, Mapping) and isinstance(item.get("valid"), bool):
                         total += 1
                         valid += int(item["valid"])
-    return _ratio(valid, total, "valid citations / citations")
+    return valid, total
 
 
-def _schema_validity(cases: list[Mapping[str, Any]], guards: list[Mapping[str, Any]]) -> Score:
+def _schema_validity(cases: list[Mapping[str, Any]], guards: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     schema_guards = [g for g in guards if g.get("guard") == "output_schema"]
     passed = sum(1 for g in schema_guards if g.get("passed") is True)
     total = len(schema_guards)
@@ -144,29 +211,54 @@ def _schema_validity(cases: list[Mapping[str, Any]], guards: list[Mapping[str, A
         if isinstance(execute, Mapping) and execute.get("http_status") is not None:
             total += 1
             passed += int(_failure_reason(case) not in SCHEMA_FAILURES)
-    return _ratio(passed, total, "passed schema checks / schema checks")
+    return passed, total
 
 
-def _policy_compliance(cases: list[Mapping[str, Any]], guards: list[Mapping[str, Any]]) -> Score:
+def approval_trigger(case: Mapping[str, Any]) -> bool | None:
+    """None when the case needs no approval (its plan makes no mutating call); else whether the approval was
+    correctly triggered: no mutating request went out without ``mutation_safety: allow_mutation``."""
+    execute = case.get("execute")
+    if not isinstance(execute, Mapping):
+        return None
+    safety = execute.get("safety")
+    if not isinstance(safety, Mapping) or not safety.get("mutating_calls"):
+        return None
+    approved = case.get("mutation_safety") == "allow_mutation" and safety.get("allowed") is True
+    sent = any(
+        isinstance(e, Mapping)
+        and e.get("event") == "request_sent"
+        and str(e.get("method", "GET")).upper() not in READ_METHODS
+        for e in execute.get("events") or ()
+    )
+    return approved or not sent
+
+
+def _policy(cases: list[Mapping[str, Any]], guards: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
     policy_guards = [g for g in guards if g.get("guard") != "output_schema"]
     passed = sum(1 for g in policy_guards if g.get("passed") is True)
     total = len(policy_guards)
     for case in cases:
-        failure = case.get("failure")
-        reached = case.get("execute") is not None or (
-            isinstance(failure, Mapping) and failure.get("stage") == "execute"
-        )
-        if case.get("mode") == "execute" and reached:
+        correct = approval_trigger(case)
+        if correct is not None:
             total += 1
-            passed += int(_failure_reason(case) not in POLICY_FAILURES)
-    return _ratio(passed, total, "passed policy checks / policy checks")
+            passed += int(correct)
+    return passed, total
 
 
-def _cost_efficiency(cases: list[Mapping[str, Any]], budget: Budget | None) -> Score:
-    formula = "1 - min(1, llm cost / max_llm_cost_usd)"
-    usages = [u for u in (_llm_usage(c) for c in cases) if u is not None]
-    if budget is None or not usages:
+def _cost_efficiency(
+    artifact: Mapping[str, Any], cases: list[Mapping[str, Any]], budget: Budget | None
+) -> Score:
+    formula = FORMULAS["cost_efficiency"]
+    if budget is None or not (budget.max_llm_cost_usd or budget.max_llm_tokens):
         return Score(None, None, None, formula)
+    usages = [u for u in (_llm_usage(c) for c in cases) if u is not None]
+    if not usages:
+        # no LLM call recorded: nothing was spent only when the engine cannot spend (built in, no LLM configured)
+        if not _spends_nothing(artifact):
+            return Score(None, None, None, formula)
+        if budget.max_llm_cost_usd:
+            return _budget_left(0.0, float(budget.max_llm_cost_usd), formula)
+        return _budget_left(0.0, float(budget.max_llm_tokens or 1), "1 - min(1, llm tokens / max_llm_tokens)")
     costs = [float(u["cost_usd"]) for u in usages if isinstance(u.get("cost_usd"), (int, float))]
     if costs and budget.max_llm_cost_usd:
         return _budget_left(sum(costs), float(budget.max_llm_cost_usd), formula)
@@ -179,14 +271,14 @@ def _cost_efficiency(cases: list[Mapping[str, Any]], budget: Budget | None) -> S
 
 
 def _latency(artifact: Mapping[str, Any], budget: Budget | None) -> Score:
-    formula = "1 - min(1, duration_ms / (max_duration_sec * 1000))"
+    formula = FORMULAS["latency"]
     duration = artifact.get("duration_ms")
     if budget is None or not budget.max_duration_sec or not isinstance(duration, (int, float)):
         return Score(None, None, None, formula)
     return _budget_left(float(duration), float(budget.max_duration_sec) * 1000.0, formula)
 
 
-def _tool_selection(cases: list[Mapping[str, Any]]) -> Score:
+def _tool_selection(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
     selected = [c for c in cases if isinstance(c.get("target_selector"), Mapping)]
     correct = 0
     for case in selected:
@@ -196,13 +288,28 @@ def _tool_selection(cases: list[Mapping[str, Any]]) -> Score:
         else:
             failure = case.get("failure")
             correct += int(not (isinstance(failure, Mapping) and failure.get("stage") == "select"))
-    return _ratio(correct, len(selected), "correct selections / cases with a target_selector")
+    return correct, len(selected)
 
 
-def _retry_recovery(cases: list[Mapping[str, Any]]) -> Score:
-    retried = [c for c in cases if _had_failed_attempt(c)]
-    recovered = sum(1 for c in retried if c.get("status") == "passed")
-    return _ratio(recovered, len(retried), "recovered / cases with a failed attempt")
+def _retry_recovery(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
+    recovered = retried = 0
+    for case in cases:
+        attempts, passes = case.get("attempts"), case.get("passes")
+        if isinstance(attempts, int) and isinstance(passes, int) and attempts > 1 and passes < attempts:
+            retried += 1
+            recovered += case.get("status") == "passed"
+        execute = case.get("execute")
+        if not isinstance(execute, Mapping):
+            continue
+        requests = execute.get("retried_requests")
+        if isinstance(requests, int):
+            retried += requests
+            recovered += int(execute.get("recovered_requests") or 0)
+        elif isinstance(execute.get("retries"), int) and execute["retries"] > 0:
+            # a result written before requests were counted: the case is the unit
+            retried += 1
+            recovered += case.get("status") == "passed"
+    return recovered, retried
 
 
 def _human_acceptance(
@@ -211,8 +318,8 @@ def _human_acceptance(
     decisions = list(reviews)
     decisions += [str(s.get("status")) for s in _run_suggestions(artifact, cases)]
     accepted = sum(1 for d in decisions if d in ACCEPTED)
-    rejected = sum(1 for d in decisions if d in REJECTED)
-    return _ratio(accepted, accepted + rejected, "accepted / (accepted + rejected) human decisions")
+    others = sum(1 for d in decisions if d in NOT_ACCEPTED)
+    return _ratio(accepted, accepted + others, FORMULAS["human_acceptance"])
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -233,6 +340,16 @@ def _guards(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         if isinstance(stage, Mapping):
             found += [g for g in stage.get("guards") or () if isinstance(g, Mapping)]
     return found
+
+
+def _spends_nothing(artifact: Mapping[str, Any]) -> bool:
+    """The built-in engine without an LLM endpoint makes no paid call: its run costs 0, a known figure."""
+    provenance = artifact.get("provenance")
+    if not isinstance(provenance, Mapping):
+        return False
+    run_config = provenance.get("run_configuration")
+    engine = run_config.get("engine") if isinstance(run_config, Mapping) else None
+    return engine == "builtin" and provenance.get("model") is None
 
 
 def _recorded_budget(artifact: Mapping[str, Any]) -> Budget | None:
@@ -272,17 +389,8 @@ def _tokens(usage: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _had_failed_attempt(case: Mapping[str, Any]) -> bool:
-    attempts, passes = case.get("attempts"), case.get("passes")
-    if isinstance(attempts, int) and isinstance(passes, int) and attempts > 1 and passes < attempts:
-        return True
-    execute = case.get("execute")
-    retries = execute.get("retries") if isinstance(execute, Mapping) else None
-    return isinstance(retries, int) and retries > 0
-
-
 def _run_suggestions(artifact: Mapping[str, Any], cases: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Learning suggestions recorded in the run (the learn stage's details, or per case), each once by id."""
+    """Learning proposals recorded in the run (the learn stage's details, or per case), each once by id."""
     found: dict[str, Mapping[str, Any]] = {}
     learn = (artifact.get("stages") or {}).get("learn")
     pools: list[Any] = []

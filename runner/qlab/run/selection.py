@@ -5,6 +5,9 @@ Filters of different kinds combine with AND, values of one kind with OR. A name 
 stage, cadence, a literal case id) is a usage error with a "Did you mean …?" hint, so a typo never turns into a
 silently empty, green run.
 
+A case with ``status: archived`` never runs: ``Selected.archived`` lists the ones the filters matched (the
+artifact's ``archived_cases``). A ``status: draft`` case runs like any other (it never gates: ``qlab.run.gates``).
+
 A ``cadence: manual`` suite runs only when asked for: ``--cadence manual``, ``--suite NAME``, ``--case`` with the
 literal id of one of its cases, or a gate with ``include_manual: true`` that names it in ``suites``. Otherwise it is
 left out, and ``Selected.skipped`` says so (the artifact's ``skipped_suites``, the console).
@@ -72,6 +75,7 @@ class Selected:
     warnings: tuple[str, ...] = ()
     # suites the selection matched but the run leaves out: ``{suite, reason, cases}`` (manual cadence)
     skipped: tuple[Mapping[str, Any], ...] = ()
+    archived: tuple[Case, ...] = ()  # ``status: archived`` cases the filters matched: not run, listed
 
 
 def gate_suites(config: Config, gate: Gate) -> tuple[str, ...]:
@@ -147,6 +151,7 @@ def select(
     }
     left_out: dict[str, int] = {}
     chosen: list[Case] = []
+    archived: list[Case] = []
     for case in cases:
         suite = config.suites.get(case.suite)
         if suite is None or case.suite not in gated:
@@ -162,6 +167,9 @@ def select(
         if spec.cases and not any(fnmatch.fnmatchcase(case.id, p) for p in spec.cases):
             continue
         if keep is not None and case.id not in keep:
+            continue
+        if case.status == "archived":
+            archived.append(case)
             continue
         if case.suite in manual:
             left_out[case.suite] = left_out.get(case.suite, 0) + 1
@@ -194,6 +202,7 @@ def select(
         gate_suites=mapping,
         warnings=tuple(warnings),
         skipped=skipped,
+        archived=tuple(archived),
     )
 
 

@@ -18,7 +18,7 @@ from qlab import __version__, metrics
 from qlab.execute.credentials import display_url
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult
-from qlab.run import artifact, boundary, gates
+from qlab.run import artifact, boundary, gates, postrun
 from qlab.run.gates import GateSpec, SuiteRule
 from qlab.run.guards import once
 from qlab.run.lanes import Lanes
@@ -187,6 +187,9 @@ class RunState:
         if gate.stage == "execute":
             by_id = {c.id: c for c in self.cases}
             out += boundary.policy_checks(self.config, gate, attempts, by_id)
+            ids = dict.fromkeys(r.case_id for r in attempts)
+            claimed = [self.lanes.aggregate(i) for i in ids if i in by_id and by_id[i].claims is not None]
+            out += boundary.claims_checks(self.config, gate, claimed)
         out.append(boundary.scrub_check(gate.stage, attempts, secrets, gate))
         budget = boundary.budget_check(
             self.config, gate.stage, self.lanes.results(), started=self.started, gate=gate
@@ -237,6 +240,7 @@ class RunState:
         ended = datetime.now(timezone.utc)
         suite_order = {name: i for i, name in enumerate(self.config.suites)}
         cases = sorted((r.to_dict() for r in self.lanes.results()), key=artifact.case_sort_key(suite_order))
+        postrun.annotate(cases, {c.id: c.expected_plan_tools for c in self.cases if c.expected_plan_tools})
         stopped = "the run stopped before this gate: " + (
             "a pre-run check failed"
             if self.prerun_failed()
@@ -273,6 +277,7 @@ class RunState:
         out: dict[str, Any] = {
             "schema_version": artifact.SCHEMA_VERSION,
             "run_id": self.run_id,
+            "target_version": self.options.target_version or self.config.target_version,
             "started_at": _iso(self.started_wall),
             "ended_at": _iso(ended),
             "duration_ms": round((time.monotonic() - self.started) * 1000, 3),
@@ -305,6 +310,7 @@ class RunState:
             "cases": cases,
             "suites": {name: info for name, info in _suite_info(self.config).items() if name in in_run},
             "skipped_suites": [dict(s) for s in self.selected.skipped],
+            "archived_cases": [self.archived_entry(c) for c in self.selected.archived],
             "stages": self.stages,
             "gates": records,
             "prerun": once(guard_dict(g) for g in self.prerun),
@@ -318,6 +324,11 @@ class RunState:
             with_scorecard=final,
             reviews=self.reviews() if final else (),
         )
+
+    def archived_entry(self, case: Case) -> dict[str, Any]:
+        """An archived case as the artifact lists it (it did not run)."""
+        file = relative(Path(self.config.path).parent / case.file, self.repo.root) if case.file else ""
+        return {"case_id": case.id, "suite": case.suite, "file": file, "line": case.origin.line}
 
     def reviews(self) -> list[str]:
         """The human decisions on record outside the run (reviewed learning suggestions, release reviews),
@@ -352,7 +363,8 @@ class RunState:
 
 
 def _suite_info(config: Config) -> dict[str, dict[str, Any]]:
-    """Each suite as the artifact records it (``{mode, category, required, must_pass, cadence}``)."""
+    """Each suite as the artifact records it (``{mode, category, required, must_pass, cadence, target_type,
+    target_ref, created_at}``)."""
     return {
         name: {
             "mode": s.mode,
@@ -360,6 +372,9 @@ def _suite_info(config: Config) -> dict[str, dict[str, Any]]:
             "required": s.required,
             "must_pass": s.must_pass,
             "cadence": s.cadence,
+            "target_type": s.target_type,
+            "target_ref": s.target_ref,
+            "created_at": s.created_at,
         }
         for name, s in config.suites.items()
     }

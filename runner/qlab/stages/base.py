@@ -70,6 +70,7 @@ class Learner(Protocol):
         engine_factory: Callable[[Collection], Engine],
         cases: Sequence[Case] | None,
         secrets: Sequence[str],
+        previous: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -89,6 +90,7 @@ class RunContext:
     # its parts (contracts cannot name the adapter's class)
     secrets: set[str] = field(default_factory=set)
     learner: Learner | None = None  # the learn stage's suggestions; None: the stage only checks scrubbing
+    previous: Mapping[str, Any] | None = None  # the run before (the learning signals that compare two runs)
 
 
 class StageRun(Protocol):

@@ -66,8 +66,13 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
     registry = importlib.import_module("qlab.engine.registry")  # the engine is built only when learning runs
     base = Path(ctx.config.path).parent
 
+    knowledge = importlib.import_module("qlab.engine.knowledge")
+    known = knowledge.load_knowledge(ctx.config.learning.knowledge_file, base_dir=base)
+
     def engine_factory(collection: Collection) -> Engine:
-        engine: Engine = registry.make_engine(ctx.config.engine, collection, base_dir=base)
+        engine: Engine = knowledge.with_knowledge(
+            registry.make_engine(ctx.config.engine, collection, base_dir=base), known
+        )
         return engine
 
     return ctx.learner(
@@ -77,6 +82,7 @@ def suggestions(ctx: RunContext, cases: Sequence[Case], artifact: Mapping[str, A
         engine_factory=engine_factory,
         cases=list(cases) or None,
         secrets=sorted(ctx.secrets),
+        previous=ctx.previous,
     )
 
 
@@ -119,9 +125,11 @@ def run(
                 )
             )
         if learned is not None:
+            details["signals"] = learned.get("signals", [])
             details["suggestions"] = learned.get("suggestions", [])
             details["shadow"] = learned.get("shadow", {})
             metrics["suggestions"] = float(len(details["suggestions"]))
+            metrics["signals"] = float(len(details["signals"]))
             _per_case(details["suggestions"], results)
             if not learned.get("scrub", {}).get("passed", True):
                 stops.append(StopHit("scrub_failed", (), "a suggestion would have carried a secret value"))

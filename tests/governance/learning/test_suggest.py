@@ -11,13 +11,14 @@ import pytest
 
 from governance.builders import artifact, plan_case, search_case
 from governance.collections import IndexEngine, case, demo_collection
-from qlab.errors import UsageError
+from qlab.errors import InputError, UsageError
 from qlab.governance.learning import suggestions as store
 from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import CollectionConfig, Config, LearningConfig
 from qlab.project.schemas import validate
 from qlab.project.yamlio import parse_yaml
 
+PASSED = {"qualityGate": {"passed": True, "checks": []}}  # a sandbox eval whose quality gate passed
 CASES = [
     case("c-1", "where is my parcel", "getMemberDeliveryDetail"),
     case("c-2", "parcel", "getLockerList"),
@@ -147,7 +148,11 @@ def test_suggestions_never_change_a_file_without_accept(tmp_path: Path) -> None:
     assert all(s["status"] == "pending_review" for s in store.load(path))
 
     alias_id = next(s["id"] for s in out["suggestions"] if s["kind"] == "alias")
-    review = store.accept(config, alias_id[:8], by="alice", now="2026-12-02T09:30:00Z")
+    with pytest.raises(InputError, match="cannot be published: it has no sandbox eval yet"):
+        store.accept(config, alias_id[:8], by="alice")
+    assert _snapshot(tmp_path) == after_save
+    # the sandbox eval itself is tested on a real project (tests/governance/learning/test_sandbox.py)
+    review = store.accept(config, alias_id[:8], by="alice", now="2026-12-02T09:30:00Z", sandbox=PASSED)
     assert review.written == ("parcel",)
     text = aliases.read_text(encoding="utf-8")
     assert text == (

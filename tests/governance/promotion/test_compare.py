@@ -114,6 +114,16 @@ def test_flaky_regression_is_reported_but_never_blocks() -> None:
     assert report.of_kind("regressed")[0].flaky
 
 
+def test_a_draft_case_that_regresses_is_not_required() -> None:
+    base, cand = _alias_pair(required=True)
+    cand.data["cases"][1]["lifecycle"] = "draft"
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
+    )
+    assert report.verdict == "promote", report.reasons
+    assert not report.of_kind("regressed")[0].required
+
+
 def _many(n: int, misses: int, *, run_id: str) -> dict[str, Any]:
     cases = [search_case(f"q-{i:02d}", suite="manual", rank=None if i < misses else 1) for i in range(n)]
     suites = {

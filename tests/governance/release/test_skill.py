@@ -207,6 +207,22 @@ def test_regression_eval_fails_when_a_regression_case_failed_or_did_not_run(tmp_
     _expect_draft(_release(tmp_path, config, other), "regression_eval", "reg-1 did not run in the result")
 
 
+def test_a_draft_regression_case_is_listed_not_required(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from qlab.governance.release.policy import regression_eval
+
+    config = _project(tmp_path)
+    drafts = [replace(REGRESSION[0], status="draft"), replace(REGRESSION[0], id="reg-2")]
+    passing = write(
+        tmp_path / "two.json", artifact([plan_case("reg-2", suite="regression")], collection="sha256:demo")
+    )
+    skill = skill_named(config, "member-delivery")
+    gate = regression_eval(skill, config=config, suite_cases=drafts, collection=demo_collection(),
+                           artifact=load_artifact(passing))  # fmt: skip
+    assert gate.status == "passed" and gate.details["draft_cases"] == ["reg-1"]  # reg-1 did not even run
+
+
 def test_regression_eval_fails_on_a_result_of_another_collection(tmp_path: Path) -> None:
     data = json.loads(_result(tmp_path).read_text())
     data["fingerprint"]["collection_digest"] = "sha256:older-collection"

@@ -1,27 +1,40 @@
-"""``qlab accept-case``: move an approved EvalCase proposal into the regression suite.
+"""``qlab accept-case``: move an approved EvalCase proposal into the regression suite, and a case through its
+lifecycle (draft → active → archived).
 
 The regression suite is ``learning.regression_suite`` in qlab.yaml; it must be ``required`` (the regression rule: "add it
 to the Regression Suite (required: true) — all future publishes must pass it"). The proposal's case is written
 as a new case file in the suite's folder (the literal part of its first glob), named after the case id, with a
 comment saying who accepted it, when, and from which proposal. The project is then loaded again: if the new
 file is not a valid case of that suite, it is removed and the problems are reported. The proposal file is kept,
-now ``accepted`` with the reviewer, the time and the case file (its audit trail).
+now ``accepted`` with the reviewer, the time and the case file (its audit trail). The case is written with its
+``name``, ``status`` (``active``, or ``draft`` to watch it before it gates), ``created_at`` and ``trace`` (the run
+and case it came from). ``reject_proposal`` records a reviewer's rejection instead.
+
+``set_status`` moves an existing case of the project to another lifecycle status by editing its file in place
+(``qlab.project.case_edit``), with a comment naming who and when; the project is loaded again and the edit undone
+when it does not hold.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from qlab.errors import ConfigError, InputError, UsageError
+from qlab.fuzzy import did_you_mean
 from qlab.governance.records import now_iso, write_json, write_text
 from qlab.project import load_project, messages, resolve, schemas
+from qlab.project.case_edit import set_case_field
 from qlab.project.files import display_path, has_magic, read_document
-from qlab.project.model import Suite
+from qlab.project.model import LIFECYCLES, Case, Suite
 from qlab.project.yaml_emit import dump
+
+# a check of a case before it becomes active (the sandbox's quality gate): None when it may, else why not
+ActivationCheck = Callable[[Case], "str | None"]
 
 # a proposal of this mode may join a suite of that mode (a search case in a plan suite must then also plan)
 _JOINS = {("search", "search"), ("plan", "plan"), ("execute", "execute"), ("search", "plan")}
@@ -46,11 +59,25 @@ def load_proposal(path: Path) -> dict[str, Any]:
     return data
 
 
-def accept_case(proposal_path: Path, *, config_path: Path, by: str, now: str | None = None) -> AcceptedCase:
-    """Accept the proposal at ``proposal_path`` into the regression suite of the project at ``config_path``."""
+def accept_case(
+    proposal_path: Path,
+    *,
+    config_path: Path,
+    by: str,
+    now: str | None = None,
+    status: str = "active",
+    check: ActivationCheck | None = None,
+) -> AcceptedCase:
+    """Accept the proposal at ``proposal_path`` into the regression suite of the project at ``config_path``.
+
+    ``status``: ``active`` (it gates from the next run on) or ``draft`` (it runs and is reported, never gates).
+    ``check`` is asked before the case is written as active (the sandbox's quality gate); its refusal is an
+    InputError that says to accept it as a draft instead."""
     reviewer = " ".join(by.split())
     if not reviewer:
         raise UsageError("--by needs the reviewer's name")
+    if status not in ("active", "draft"):
+        raise UsageError(f"a proposal is accepted as active or draft, not {status!r}")
     proposal = load_proposal(proposal_path)
     if proposal["status"] != "pending_review":
         raise UsageError(f"{display_path(proposal_path)}: proposal is already {proposal['status']}")
@@ -89,6 +116,14 @@ def accept_case(proposal_path: Path, *, config_path: Path, by: str, now: str | N
     while case["id"] in ids:
         case["id"], n = f"{base_id}-{n}", n + 1
     stamp = now or now_iso()
+    case = _lifecycle_fields(case, proposal, status=status, stamp=stamp)
+    if status == "active" and check is not None:
+        refused = check(_as_case(case, suite))
+        if refused:
+            raise InputError(
+                f"case {case['id']} cannot gate yet: {refused}; accept it as a draft (--status draft) and make it "
+                "active once it passes (qlab accept-case --case ID --status active)"
+            )
     target = _case_file(config.path, suite, str(case["id"]))
     if target.exists():
         raise InputError(
@@ -102,6 +137,113 @@ def accept_case(proposal_path: Path, *, config_path: Path, by: str, now: str | N
     )
     write_json(proposal_path, proposal)
     return AcceptedCase(str(case["id"]), suite.name, target, proposal, note)
+
+
+def _lifecycle_fields(
+    case: dict[str, Any], proposal: dict[str, Any], *, status: str, stamp: str
+) -> dict[str, Any]:
+    """The case with its name, lifecycle status, creation date and trace, right after its id."""
+    source = proposal.get("source") or {}
+    trace = {
+        "proposal": proposal.get("id"),
+        "run_id": source.get("run_id"),
+        "case_id": source.get("case_id"),
+        "result_digest": source.get("result_digest"),
+        "corrected_run_id": (proposal.get("corrected") or {}).get("run_id"),
+    }
+    head = {
+        "id": case["id"],
+        "name": case.get("name") or f"regression: {case.get('query', case['id'])}",
+        "status": status,
+        "created_at": stamp,
+        "trace": {k: str(v) for k, v in trace.items() if v},
+    }
+    return {**head, **{k: v for k, v in case.items() if k not in head}}
+
+
+def _as_case(data: dict[str, Any], suite: Suite) -> Case:
+    """A Case of the proposed data, for the activation check (it has no file yet)."""
+    from qlab.project.build_case import build_case  # the project layer's own builder
+    from qlab.project.model import NO_ORIGIN
+
+    origins = [NO_ORIGIN] * len(data.get("assertions") or ())
+    return build_case(data, suite=suite, file="", origin=NO_ORIGIN, assertion_origins=origins)
+
+
+def reject_proposal(
+    proposal_path: Path, *, by: str, reason: str = "", now: str | None = None
+) -> dict[str, Any]:
+    """Record a reviewer's rejection of a pending proposal (nothing joins the regression suite); the scorecard's
+    human_acceptance counts it and the learning loop never proposes it again."""
+    reviewer = " ".join(by.split())
+    if not reviewer:
+        raise UsageError("--by needs the reviewer's name")
+    proposal = load_proposal(proposal_path)
+    if proposal["status"] != "pending_review":
+        raise UsageError(f"{display_path(proposal_path)}: proposal is already {proposal['status']}")
+    proposal.update(status="rejected", rejected_by=reviewer, rejected_at=now or now_iso())
+    if reason:
+        proposal["reject_reason"] = reason
+    write_json(proposal_path, proposal)
+    return proposal
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    case_id: str
+    file: Path
+    before: str
+    after: str
+
+
+def set_status(
+    config_path: Path,
+    case_id: str,
+    status: str,
+    *,
+    by: str,
+    now: str | None = None,
+    check: ActivationCheck | None = None,
+) -> StatusChange:
+    """Move case ``case_id`` to lifecycle ``status`` (draft, active, archived) in its file; see the module doc.
+    ``check`` is asked before a case becomes active (the sandbox's quality gate)."""
+    reviewer = " ".join(by.split())
+    if not reviewer:
+        raise UsageError("--by needs the reviewer's name")
+    if status not in LIFECYCLES:
+        raise UsageError(
+            f"unknown status {status!r}.{did_you_mean(status, LIFECYCLES)} Known: {', '.join(LIFECYCLES)}"
+        )
+    project = load_project(config_path)
+    case = next((c for c in project.cases if c.id == case_id), None)
+    if case is None:
+        ids = [c.id for c in project.cases]
+        raise UsageError(f"no case {case_id!r} in the project.{did_you_mean(case_id, ids)}")
+    if case.status == status:
+        raise UsageError(f"case {case_id} is already {status}")
+    if status == "active" and check is not None:
+        refused = check(case)
+        if refused:
+            raise InputError(f"case {case_id} cannot become active: {refused}")
+    path = resolve(project.config, case.file)
+    before = path.read_text(encoding="utf-8")
+    stamp = now or now_iso()
+    text = set_case_field(path, case, "status", status, comment=f"{status} since {stamp} (by {reviewer})")
+    write_text(path, text)
+    try:
+        again = load_project(config_path)
+    except ConfigError as exc:
+        write_text(path, before)
+        raise InputError(
+            f"setting status {status} would make {display_path(path)} invalid; nothing changed:\n{exc}"
+        ) from None
+    moved = next((c for c in again.cases if c.id == case_id), None)
+    if moved is None or moved.status != status:
+        write_text(path, before)
+        raise InputError(
+            f"{display_path(path)}: the status of {case_id} could not be set; edit the file by hand"
+        )
+    return StatusChange(case_id, path, case.status, status)
 
 
 def _regression_suite(name: str | None, suites: Any, config_path: str) -> Suite:

@@ -1,19 +1,25 @@
-"""The ``learn`` stage's content: suggestions from scrubbed results, each with its evidence, and shadow rank.
+"""The ``learn`` stage's content: signals from the scrubbed results, the proposals they lead to (each with its
+evidence), and shadow rank.
 
 The learning rule: "Agent can propose learning, but production knowledge requires eval and human approval." So:
 
-- every suggestion is ``pending_review`` and has a stable id (a digest of what it suggests, not of its
-  evidence, so the same suggestion from two runs is one suggestion);
+- every proposal is ``pending_review`` and has a stable id (a digest of what it proposes, not of its evidence, so
+  the same proposal from two runs is one proposal, and a rejected one never comes back);
 - nothing here writes a file: ``run_learning`` returns data; the suggestions file is written by
-  ``qlab.governance.learning.suggestions.save`` and an alias reaches the reviewed aliases file only through ``qlab learn accept``.
+  ``qlab.governance.learning.suggestions.save``, and a proposal is published only by ``qlab learn accept`` after
+  its sandbox eval passed its quality gate (``qlab.governance.learning.sandbox``).
 
-Two kinds of suggestion:
+The eight signals are detected by ``qlab.governance.learning.signals``; this module makes the proposals of the
+four types (``qlab.governance.learning.apply``) from them:
 
-- ``alias`` — a search case whose expected tool was not in the Top-K: the query words whose terms the tool's
-  indexed text lacks (the words that would have matched) become an alias phrase for that tool. Words the
-  search corrected as misspellings, words with digits (entity values, ids) and stopwords are left out.
-- ``selector_policy`` — a note from target-selector overrides (LLM target X replaced by Y, right or wrong) and
-  from ambiguity, grouped by (LLM target, selected target, outcome), for a person to act on.
+- ``alias`` (collection metadata) — a search case whose expected tool was not in the Top-K (``search_miss``), or a
+  plan case the selector sent elsewhere (``selector_override``): the query words whose terms the tool's indexed
+  text lacks become an alias phrase for that tool. Words the search corrected as misspellings, words with digits
+  (entity values, ids) and stopwords are left out.
+- ``selector_policy`` (a policy note) — target-selector overrides (LLM target X replaced by Y, right or wrong)
+  and ambiguity, grouped by (LLM target, selected target, outcome), for a person to act on.
+- ``query_rewrite`` (memory), ``budget`` / ``stop_condition`` / ``guard_mode`` (policy) and ``eval_case`` —
+  ``qlab.governance.learning.proposers``.
 """
 
 from __future__ import annotations
@@ -27,15 +33,15 @@ from qlab.collection.model import Collection, Tool
 from qlab.engine.base import Engine
 from qlab.engine.text import Analyzer
 from qlab.errors import QlabError
+from qlab.governance.learning import proposers, reviews, signals
 from qlab.governance.learning.shadow import ShadowCase, shadow_rank
 from qlab.governance.promotion.rules import selection_correct
-from qlab.governance.records import content_id
+from qlab.governance.records import PENDING, content_id
 from qlab.project import load_project
 from qlab.project.model import Case, Config
 from qlab.results import decoded
 from qlab.scrub import secret_variants
 
-PENDING = "pending_review"
 EngineFactory = Callable[[Collection], Engine]
 
 
@@ -58,22 +64,39 @@ def run_learning(
     engine_factory: EngineFactory,
     cases: Sequence[Case] | None = None,
     secrets: Iterable[str] = (),
+    previous: Mapping[str, Any] | None = None,
+    decisions: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The learn stage: ``{"suggestions": [...], "shadow": {...}, "scrub": {...}}``. Changes nothing on disk.
+    """The learn stage: ``{"signals", "suggestions", "shadow", "scrub"}``. Changes nothing on disk.
 
     ``artifact`` needs only ``cases`` (``CaseResult.to_dict()`` items, already scrubbed). ``cases`` are the
     project's cases, for each case's query and expected target; without them a case result's own ``query`` /
     ``expected_target`` keys are used. ``engine_factory(collection)`` builds the engine for shadow rank; it is
     called on copies of the collection whose Tools carry the suggested aliases, in memory. ``secrets`` are the
-    run's secret values: a suggestion that would contain one is withheld (and ``scrub.passed`` is false).
+    run's secret values: a proposal that would contain one is withheld (and ``scrub.passed`` is false).
+    ``previous`` is the run before (for the signals that compare two runs); ``decisions`` the human decisions on
+    record (read from the project's files when not given and there is a config).
     """
     if not cases and config is not None:
         cases = _project_cases(config)
+    if decisions is None:
+        decisions = _decisions(config)
     inputs = case_inputs(artifact, cases)
-    suggestions = suggest(artifact, collection=collection, inputs=inputs)
-    suggestions, withheld = _withhold_secrets(suggestions, secrets)
+    found = signals.detect(artifact, previous=previous, decisions=decisions)
+    made = suggest(artifact, collection=collection, inputs=inputs)
+    run_id = artifact.get("run_id")
+    aliases = [s for s in made if s["kind"] == "alias"]
+    made += proposers.query_rewrites(aliases, collection, run_id)
+    for signal in found:
+        if signal["signal"] == "budget_breach":
+            made += proposers.budget_raise(signal, run_id)
+        elif signal["signal"] == "guard_violation":
+            made += proposers.guard_blocks(signal, config, run_id)
+    made += proposers.drift_stops([s for s in found if s["signal"] == "auth_readiness_drift"], config, run_id)
+    made += proposers.eval_cases(found, artifact=artifact, previous=previous, cases=cases, config=config)
+    made, withheld = _withhold_secrets(made, secrets)
     shadow = shadow_rank(
-        [s for s in suggestions if s["kind"] == "alias"],
+        [s for s in made if s["kind"] == "alias"],
         collection=collection,
         engine_factory=engine_factory,
         cases=[
@@ -82,17 +105,28 @@ def run_learning(
             if i.expected_target
         ],
     )
-    for suggestion in suggestions:
+    for suggestion in made:
         per = shadow.get("per_suggestion", {}).get(suggestion["id"])
         if per is not None:
             suggestion["shadow"] = per
     return {
-        "suggestions": suggestions,
+        "signals": found,
+        "suggestions": made,
         "shadow": {k: v for k, v in shadow.items() if k != "per_suggestion"},
         "scrub": {"passed": withheld == 0, "withheld": withheld},
-        "run_id": artifact.get("run_id"),
+        "run_id": run_id,
         "suggestions_file": config.learning.suggestions_file if config is not None else None,
     }
+
+
+def _decisions(config: Config | None) -> list[dict[str, Any]]:
+    """The human decisions on record (none without a project, or when a record does not read)."""
+    if config is None:
+        return []
+    try:
+        return reviews.records(config)
+    except QlabError:
+        return []
 
 
 def _project_cases(config: Config) -> Sequence[Case] | None:
@@ -123,7 +157,7 @@ def case_inputs(artifact: Mapping[str, Any], cases: Sequence[Case] | None) -> di
 def suggest(
     artifact: Mapping[str, Any], *, collection: Collection, inputs: Mapping[str, CaseInput]
 ) -> list[dict[str, Any]]:
-    """Alias suggestions for missed search cases and selector-policy notes from overrides (see the module doc)."""
+    """Alias proposals for missed search cases and wrongly overridden plan cases, and selector-policy notes."""
     results = [r for r in artifact.get("cases") or () if isinstance(r, Mapping)]
     run_id = artifact.get("run_id")
     out = _alias_suggestions(results, collection, inputs, run_id)
@@ -156,7 +190,8 @@ def _alias_suggestions(
     for result in results:
         search = result.get("search")
         info = inputs.get(str(result.get("case_id")))
-        if not isinstance(search, Mapping) or search.get("hit") or info is None or not info.expected_target:
+        signal = _alias_signal(result)
+        if not isinstance(search, Mapping) or signal is None or info is None or not info.expected_target:
             continue
         tool = tools.get(info.expected_target)
         if tool is None:
@@ -179,10 +214,13 @@ def _alias_suggestions(
         phrase = " ".join(missing_words)
         entry = grouped.setdefault(
             (tool.id, phrase),
-            {"kind": "alias", "tool_id": tool.id, "aliases": [phrase], "evidence": []},
-        )
+            {"type": "collection_metadata", "kind": "alias", "signal": signal, "tool_id": tool.id,
+             "aliases": [phrase], "evidence": []},
+        )  # fmt: skip
+        selector = result.get("target_selector") if signal == "selector_override" else None
         entry["evidence"].append(
             {
+                **({"target_selector": selector} if selector else {}),
                 "case_id": info.case_id,
                 "suite": info.suite,
                 "query": info.query,
@@ -201,12 +239,27 @@ def _alias_suggestions(
     for (tool_id, phrase), entry in grouped.items():
         suggestion_id = content_id("sg-", {"kind": "alias", "tool_id": tool_id, "aliases": [phrase]})
         n = len(entry["evidence"])
+        how = (
+            "search case(s) missed it" if entry["signal"] == "search_miss" else "case(s) were sent elsewhere"
+        )
         text = (
-            f"Add alias {phrase!r} to {tool_id}: {n} search case(s) missed it; "
+            f"Add alias {phrase!r} to {tool_id}: {n} {how}; "
             f"their queries use {phrase!r}, which the tool's indexed text lacks."
         )
         out.append({"id": suggestion_id, "status": PENDING, "run_id": run_id, "text": text, **entry})
     return out
+
+
+def _alias_signal(result: Mapping[str, Any]) -> str | None:
+    """Why a case may want an alias: its search missed, or the selector overrode the LLM and chose wrong."""
+    search = result.get("search")
+    if isinstance(search, Mapping) and search.get("hit") is False:
+        return "search_miss"
+    selector = result.get("target_selector")
+    failure = result.get("failure") or {}
+    if isinstance(selector, Mapping) and selector.get("overrode_llm") and failure.get("stage") == "select":
+        return "selector_override"
+    return None
 
 
 # ------------------------------------------------------------------------------------------- selector policy
@@ -238,6 +291,8 @@ def _policy_notes(results: list[Mapping[str, Any]], run_id: Any) -> list[dict[st
         out.append(
             {
                 "id": content_id("sg-", content),
+                "type": "policy",
+                "signal": "selector_override",
                 "status": PENDING,
                 "run_id": run_id,
                 **content,

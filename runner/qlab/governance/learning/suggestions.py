@@ -1,9 +1,10 @@
 """The suggestions file (``learning.suggestions_file``): every learning suggestion and its review state.
 
-``{"version": 1, "suggestions": [...]}`` (schema: ``schemas/suggestions.schema.json``). A suggestion's
-``status`` is ``pending_review`` until a person runs ``qlab learn accept ID --by NAME`` (→ ``accepted``, and an
-alias is written to the reviewed aliases file) or ``qlab learn reject ID --by NAME`` (→ ``rejected``). Saving
-new suggestions never changes a reviewed one: learning never takes effect automatically.
+``{"version": 1, "suggestions": [...]}`` (schema: ``schemas/suggestions.schema.json``): the learning proposals of
+the four types. A proposal's ``status`` is ``pending_review`` until a person runs ``qlab learn accept ID --by
+NAME`` (→ ``accepted``, and it is published: ``qlab.governance.learning.publish``) or ``qlab learn reject ID --by
+NAME`` (→ ``rejected``). Its sandbox eval (``qlab learn sandbox``) is kept with it under ``sandbox``. Saving new
+proposals never changes a reviewed one: learning never takes effect automatically.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from typing import Any
 
 from qlab.errors import InputError, UsageError
 from qlab.fuzzy import did_you_mean
-from qlab.governance.learning.aliases_file import add_aliases
-from qlab.governance.learning.suggest import PENDING
-from qlab.governance.records import now_iso, read_json, resolve, write_json
+from qlab.governance.learning.accept import ActivationCheck
+from qlab.governance.learning.apply import applicable
+from qlab.governance.learning.publish import publish
+from qlab.governance.records import PENDING, now_iso, read_json, resolve, write_json
 from qlab.project.model import Config
 
 VERSION = 1
 # what a later run may refresh on a suggestion still pending review
-_REFRESHED = ("evidence", "shadow", "run_id", "text")
+_REFRESHED = ("evidence", "shadow", "run_id", "text", "signal")
 
 
 def suggestions_path(config: Config) -> Path:
@@ -80,40 +82,69 @@ def find(items: Sequence[Mapping[str, Any]], wanted: str) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Review:
-    """What ``accept``/``reject`` did: the suggestion after review and the aliases written (accept only)."""
+    """What ``accept``/``reject`` did: the proposal after review, what was added and where (accept only), and the
+    qlab.yaml edit a person makes for an accepted policy proposal."""
 
     suggestion: Mapping[str, Any]
     written: tuple[str, ...] = ()
-    aliases_file: str | None = None
+    written_to: str | None = None
+    edit: str = ""
 
 
-def accept(config: Config, suggestion_id: str, *, by: str, now: str | None = None) -> Review:
-    """Accept a pending suggestion: an alias suggestion's aliases go to the reviewed aliases file, with a
-    comment naming ``by`` and the time; a selector-policy note is recorded as accepted (a person acts on it)."""
+def accept(
+    config: Config,
+    suggestion_id: str,
+    *,
+    by: str,
+    now: str | None = None,
+    sandbox: Mapping[str, Any] | None = None,
+    check: ActivationCheck | None = None,
+) -> Review:
+    """Accept a pending proposal and publish it (``qlab.governance.learning.publish``): an alias goes to the
+    reviewed aliases file, a memory entry to the knowledge file, an eval case to the regression suite, each with
+    a comment naming ``by`` and the time; a policy change is recorded with the qlab.yaml edit to make; a note is
+    recorded (a person acts on it).
+
+    Learning never takes effect without its sandbox eval: the proposal's quality gate (``sandbox``, else the one
+    stored with it by ``qlab learn sandbox``) must have passed, or InputError says so and nothing changes."""
     reviewer = _reviewer(by)
     stamp = now or now_iso()
     path = suggestions_path(config)
     items = load(path)
     target = dict(find(items, suggestion_id))
     _must_be_pending(target)
-    written: list[str] = []
-    aliases_path: Path | None = None
-    if target.get("kind") == "alias":
-        if not config.collection.aliases_file:
-            raise InputError(
-                f"{config.path}: $.collection.aliases: no reviewed aliases file is configured; "
-                "set collection.aliases (e.g. gates/aliases.yaml) to accept alias suggestions"
+    outcome = dict(sandbox) if sandbox is not None else target.get("sandbox")
+    if applicable(target):
+        gate = (outcome or {}).get("qualityGate") or {}
+        if not gate.get("passed"):
+            failed = [c["name"] for c in gate.get("checks") or () if not c.get("passed")]
+            why = (
+                f"its quality gate failed ({', '.join(failed)})" if outcome else "it has no sandbox eval yet"
             )
-        aliases_path = resolve(config.path, config.collection.aliases_file)
-        comment = f"accepted by {reviewer} at {stamp} (suggestion {target['id']})"
-        written = add_aliases(
-            aliases_path, str(target["tool_id"]), [str(a) for a in target["aliases"]], comment=comment
-        )
+            raise InputError(
+                f"proposal {target['id']} cannot be published: {why}; see `qlab learn sandbox {target['id']}`"
+            )
+    comment = f"accepted by {reviewer} at {stamp} (suggestion {target['id']})"
+    published = publish(config, target, comment=comment, by=reviewer, check=check)
     target.update(status="accepted", accepted_by=reviewer, accepted_at=stamp)
-    if aliases_path is not None:
-        target["written_to"] = str(config.collection.aliases_file)
+    if outcome is not None:
+        target["sandbox"] = outcome
+    if published.written_to:
+        target["written_to"] = published.written_to
+    if published.edit:
+        target["edit"] = published.edit
     _replace(path, items, target)
-    return Review(target, tuple(written), str(aliases_path) if aliases_path else None)
+    return Review(target, published.added, published.written_to, published.edit)
+
+
+def store_sandbox(config: Config, suggestion_id: str, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep a sandbox eval with its (pending) proposal; returns the proposal."""
+    path = suggestions_path(config)
+    items = load(path)
+    target = dict(find(items, suggestion_id))
+    target["sandbox"] = dict(outcome)
+    _replace(path, items, target)
+    return target
 
 
 def reject(

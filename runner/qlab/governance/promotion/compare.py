@@ -7,7 +7,8 @@ with both sides' stage objects), checks the rule's metrics noise-aware over the 
 beyond ``tolerance``; with ``bootstrap: true`` only when the paired-bootstrap interval lies below zero too; a
 repeated case counts with the share of its repeats that passed), checks the rule's evidence requirements, and
 decides: 0 promote, 1 block. A required case that regressed, or a new required case that fails, always blocks,
-whatever the rule says; a ``flaky: true`` case is reported but never blocks.
+whatever the rule says; a ``flaky: true`` case is reported but never blocks, and a draft case (``status: draft``)
+is not required.
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ def _classify(
         suite = str(either.get("suite", ""))
         info = _suite_info(candidate, suite) or _suite_info(baseline, suite)
         required = bool(info.get("required", True)) or any(bool(x and x.get("critical")) for x in (b, c))
+        # a draft case (``status: draft``) never gates, in a run or in a promotion: the candidate's lifecycle decides
+        required = required and (either.get("lifecycle") != "draft")
         flaky = any(bool(x and x.get("flaky")) for x in (b, c))
         kind = change_kind(b, c)
         out.append(

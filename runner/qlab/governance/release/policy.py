@@ -4,7 +4,8 @@
    the run's recorded LLM cost (plus the functional eval's) is within ``max_cost_usd``; the p95 of the run's
    per-case latency (the sum of a case's stage latencies) is within ``max_latency_ms``.
 4. regression_eval — the regression suite is configured and required, the result artifact is of the collection
-   being released, and every case of the suite ran in it and passed.
+   being released, and every active case of the suite ran in it and passed (draft cases are listed, not
+   required; archived ones are not run).
 5. human_review — the latest review of this skill bound to the sha256 of the evaluated result artifact is an
    approval (an approval of another or older result does not count).
 """
@@ -108,7 +109,9 @@ def regression_eval(
             f"the result is of another collection ({recorded[:19]}…, now {collection.digest[:19]}…): run `qlab run` again"
         )
     results = {c["case_id"]: c for c in artifact.cases if c.get("suite") == name}
-    expected = [c.id for c in suite_cases]
+    # draft cases run and are reported but never gate; archived cases do not run
+    expected = [c.id for c in suite_cases if c.status == "active"]
+    drafts = [c.id for c in suite_cases if c.status == "draft"]
     if not expected:
         reasons.append(
             f"regression suite {name!r} has no cases: accept a proposal (`qlab accept-case`) first"
@@ -123,9 +126,10 @@ def regression_eval(
                 f"{case_id}: {result.get('status')} at {failure.get('stage')}/{failure.get('reason')}"
             )
     passed = sum(1 for c in expected if (results.get(c) or {}).get("status") == "passed")
-    return gate_result(
-        "regression_eval", reasons, {"cases": len(expected), "passed": passed}, {"suite": name}
-    )
+    details: dict[str, Any] = {"suite": name}
+    if drafts:
+        details["draft_cases"] = drafts  # reported, not required
+    return gate_result("regression_eval", reasons, {"cases": len(expected), "passed": passed}, details)
 
 
 # ------------------------------------------------------------------------------------------- 5. human review
@@ -148,7 +152,8 @@ def human_review(
     details = {"result_digest": artifact.digest, "reviewer": latest.get("reviewer"), "at": latest.get("at")}
     if latest.get("decision") != "approved":
         note = f": {latest.get('note')}" if latest.get("note") else ""
+        what = "asked for a new run of" if latest.get("decision") == "regenerate" else "rejected"
         return gate_result(
-            "human_review", [f"{latest.get('reviewer')} rejected this result{note}"], {}, details
+            "human_review", [f"{latest.get('reviewer')} {what} this result{note}"], {}, details
         )
     return gate_result("human_review", [], {}, details)

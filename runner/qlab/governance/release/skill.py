@@ -215,8 +215,8 @@ def approve(
     reviewer = " ".join(by.split())
     if not reviewer:
         raise UsageError("--by needs the reviewer's name")
-    if decision not in ("approved", "rejected"):
-        raise UsageError(f"decision must be approved or rejected, not {decision!r}")
+    if decision not in ("approved", "rejected", "regenerate"):
+        raise UsageError(f"decision must be approved, rejected or regenerate, not {decision!r}")
     path = approvals_path(config, skill)
     items = load_approvals(path)
     entry = {

@@ -1,0 +1,171 @@
+"""The in-run claims check: citation coverage and evidence quality of a response that carries claims.
+
+A case with a ``claims:`` check (``qlab.project.model.ClaimsCheck``) names where its final response keeps two
+lists, by JSONPath (defaults ``$.claims`` and ``$.evidence``)::
+
+    {"claims":   [{"text": "D-5001 is in transit", "evidence": ["ev-2"]},
+                  {"text": "It may arrive late", "evidence": ["ev-3"], "conflict": true}],
+     "evidence": [{"id": "ev-2", "source": "carrier-tracking", "excerpt": "D-5001 in transit at Daejeon"},
+                  {"id": "ev-3", "source": "weather-feed", "excerpt": "no delay expected", "stance": "contradicts"}]}
+
+A claim is ``{text, evidence: [ids]}`` (``citations`` is read as a synonym; an id may be ``{"id": ...}``), with
+``conflict: true`` when it knowingly rests on contradicting evidence. An evidence item is ``{id, source,
+excerpt}`` with ``stance`` ``supports`` (default) or ``contradicts``.
+
+- **citation coverage** = claims citing at least one evidence item that exists / claims (with
+  ``citation_required: false`` no claim must cite, and none counts);
+- a **citation** (claim → id) is **valid** when the item exists, its excerpt shares a word with the claim (the
+  built-in analyzer's terms: stemmed, stopwords left out) and, when the item contradicts the claim, the claim
+  says ``conflict: true`` — the scorecard's ``citation_quality`` is valid citations / citations;
+- an evidence item is **usable** when it has an id, a source and an excerpt, a claim cites it, and no earlier
+  item has the same source and excerpt — **evidence quality** = usable items / items.
+
+The record (``execute.claims``) holds the counts, both figures, the case's minimums, ``passed``, the distinct
+sources of usable items and the first problems. The in-run ``citation_coverage`` and ``evidence_quality``
+guards (``qlab.run.boundary``) judge it at the execute boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from qlab import jsonpath
+from qlab.engine.text import Analyzer
+from qlab.errors import InputError
+from qlab.project.model import ClaimsCheck
+
+MAX_PROBLEMS = 5
+MAX_SOURCES = 20
+_ANALYZER = Analyzer()
+
+
+def _list_at(document: Any, path: str) -> list[Any] | None:
+    """The list the JSONPath selects: one match that is a list, or the matches themselves; None when nothing."""
+    try:
+        found = jsonpath.find(path, document)
+    except InputError:
+        return None
+    if not found:
+        return None
+    if len(found) == 1 and isinstance(found[0], list):
+        return list(found[0])
+    return list(found)
+
+
+def _ids(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value] if value is not None else []
+    out = []
+    for item in items:
+        if isinstance(item, Mapping):
+            item = item.get("id")
+        if isinstance(item, (str, int)) and not isinstance(item, bool):
+            out.append(str(item))
+    return out
+
+
+def _terms(text: Any) -> set[str]:
+    return {t for t in _ANALYZER.terms(str(text or "")) if t}
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return None if den == 0 else round(num / den, 6)
+
+
+def check(document: Any, spec: ClaimsCheck) -> dict[str, Any]:
+    """The claims record of one response body (see the module docstring)."""
+    claims = _list_at(document, spec.claims)
+    items = _list_at(document, spec.evidence)
+    if claims is None:
+        return {"error": f"no claims at {spec.claims}", "passed": False}
+    items = items or []
+    problems: list[str] = []
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for index, item in enumerate(items):
+        if isinstance(item, Mapping) and _ids(item.get("id")):
+            by_id.setdefault(_ids(item.get("id"))[0], item)
+        else:
+            problems.append(f"evidence[{index}] has no id")
+    cited_ids: set[str] = set()
+    cited = citations = valid = conflicts = 0
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, Mapping):
+            problems.append(f"claim[{index}] is not an object")
+            continue
+        refs = _ids(claim.get("evidence", claim.get("citations")))
+        known = [r for r in refs if r in by_id]
+        cited += bool(known)
+        if not known and spec.citation_required:
+            problems.append(
+                f"claim[{index}] cites {'nothing' if not refs else 'no existing item: ' + ', '.join(refs)}"
+            )
+        words = _terms(claim.get("text", claim.get("claim")))
+        for ref in refs:
+            citations += 1
+            item = by_id.get(ref)
+            if item is None:
+                continue
+            cited_ids.add(ref)
+            against = str(item.get("stance", "supports")) == "contradicts"
+            if against and claim.get("conflict") is not True:
+                conflicts += 1
+                problems.append(f"claim[{index}] cites contradicting {ref} without marking the conflict")
+            elif not words & _terms(item.get("excerpt")):
+                problems.append(f"claim[{index}]: the excerpt of {ref} shares no word with the claim")
+            else:
+                valid += 1
+    usable, sources = _usable(items, cited_ids, problems)
+    needing = len(claims) if spec.citation_required else 0
+    coverage = _ratio(cited if needing else 0, needing)
+    quality = _ratio(usable, len(items))
+    passed = (coverage is None or coverage >= spec.min_citation_coverage) and (
+        quality is None or quality >= spec.min_evidence_quality
+    )
+    return {
+        "claims": len(claims),
+        "needing_citation": needing,
+        "cited": cited if needing else 0,
+        "citation_coverage": coverage,
+        "min_citation_coverage": spec.min_citation_coverage,
+        "evidence_items": len(items),
+        "usable_evidence": usable,
+        "evidence_quality": quality,
+        "min_evidence_quality": spec.min_evidence_quality,
+        "citations": citations,
+        "valid_citations": valid,
+        "unhandled_conflicts": conflicts,
+        "sources": sources[:MAX_SOURCES],
+        "passed": passed,
+        "problems": problems[:MAX_PROBLEMS],
+    }
+
+
+def _usable(items: Sequence[Any], cited: set[str], problems: list[str]) -> tuple[int, list[str]]:
+    """How many items are usable (see the module docstring), and their distinct sources in order."""
+    seen: set[tuple[str, str]] = set()
+    usable = 0
+    sources: list[str] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            continue
+        ids = _ids(item.get("id"))
+        source, excerpt = str(item.get("source") or "").strip(), str(item.get("excerpt") or "").strip()
+        why = (
+            "has no source"
+            if not source
+            else "has no excerpt"
+            if not excerpt
+            else "is cited by no claim"
+            if not ids or ids[0] not in cited
+            else "repeats an earlier item"
+            if (source, excerpt) in seen
+            else ""
+        )
+        seen.add((source, excerpt))
+        if why:
+            problems.append(f"evidence[{index}] {why}")
+            continue
+        usable += 1
+        if source not in sources:
+            sources.append(source)
+    return usable, sources

@@ -1,0 +1,271 @@
+"""The learning loop's eight signals: what a finished run (and the one before it) tells qlab about what to learn.
+
+"Run completed → Learning Candidate Detector (scan all signals)". Each detector reads the scrubbed result artifact
+— with the previous run's artifact for the signals that compare two runs, and the human decisions on record —
+and returns signals ``{signal, case_ids, text, evidence}``. ``qlab.governance.learning.suggest`` turns them into
+proposals of the four types (``qlab.governance.learning.apply``); a signal may lead to no proposal (the table in
+docs/governance.md says which):
+
+| signal | fires when | proposal |
+|---|---|---|
+| ``failed_then_succeeded`` | a case failed (a product reason) in the previous run and passes now; its case file is unchanged: the product was fixed | ``eval_case`` |
+| ``user_correction`` | the same, but its case file changed between the runs: a person corrected the case's input or expectation | ``eval_case`` |
+| ``selector_override`` | the target selector overrode the LLM's target and was wrong, or could not tell candidates apart | ``collection_metadata`` (an alias that tells the expected tool apart), else a selector-policy note |
+| ``search_miss`` | a case's expected tool is not in its Top-K (every case and missing phrase counted: repeated misses group) | ``collection_metadata`` (an alias), and ``memory`` (a query rewrite) when one word misses two tools |
+| ``auth_readiness_drift`` | an execute case's auth readiness was ready in the previous run and is not now, the pre-run auth check failed, or the collection's schema coverage fell | ``policy`` (stop on ``auth_not_ready`` / on the coverage the previous run had) |
+| ``budget_breach`` | an in-run ``budget`` check failed (LLM cost, tokens or run time over qlab.yaml's budget) | ``policy`` (the breached limit, raised to cover what the run used) |
+| ``guard_violation`` | any other in-run check failed (output schema, mutation safety, host allowlist, scrub, citation coverage, evidence quality) | ``policy`` (``warn`` → ``block`` for a guard that only warned) |
+| ``reviewer_reject`` | a person rejected a proposal or a release review, or asked to regenerate a result | none: it counts in human_acceptance and a rejected proposal is never proposed again |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from qlab.reasons import is_infrastructure
+
+SIGNALS: tuple[str, ...] = (
+    "failed_then_succeeded",
+    "user_correction",
+    "selector_override",
+    "search_miss",
+    "auth_readiness_drift",
+    "budget_breach",
+    "guard_violation",
+    "reviewer_reject",
+)
+AUTH_REASONS = frozenset(
+    {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed", "auth_failed"}
+)
+OWN_SIGNAL_GUARDS = frozenset({"budget"})  # guards with a signal of their own
+MAX_CASES = 50
+
+Signal = dict[str, Any]
+
+
+def _signal(name: str, case_ids: Sequence[str], text: str, evidence: Mapping[str, Any]) -> Signal:
+    return {"signal": name, "case_ids": list(case_ids)[:MAX_CASES], "text": text, "evidence": dict(evidence)}
+
+
+def _cases(artifact: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+    return {str(c["case_id"]): c for c in (artifact or {}).get("cases") or () if isinstance(c, Mapping)}
+
+
+def _file_digests(artifact: Mapping[str, Any] | None) -> dict[str, str]:
+    files = (((artifact or {}).get("provenance") or {}).get("dataset") or {}).get("files") or ()
+    return {str(f.get("path")): str(f.get("digest")) for f in files if isinstance(f, Mapping)}
+
+
+def _product_failure(case: Mapping[str, Any]) -> bool:
+    reason = (case.get("failure") or {}).get("reason")
+    return case.get("status") in ("failed", "error") and not is_infrastructure(reason)
+
+
+# ------------------------------------------------------------------------------------------- two runs
+
+
+def flips(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[Signal]:
+    """failed_then_succeeded and user_correction: cases that failed before and pass now."""
+    if not previous:
+        return []
+    before, now = _cases(previous), _cases(artifact)
+    digests_before, digests_now = _file_digests(previous), _file_digests(artifact)
+    fixed: list[str] = []
+    corrected: list[str] = []
+    for case_id, case in now.items():
+        old = before.get(case_id)
+        if old is None or case.get("status") != "passed" or not _product_failure(old):
+            continue
+        path = str(case.get("file", ""))
+        edited = path in digests_before and digests_before.get(path) != digests_now.get(path)
+        (corrected if edited else fixed).append(case_id)
+    out = []
+    run_before = previous.get("run_id")
+    if fixed:
+        out.append(
+            _signal(
+                "failed_then_succeeded",
+                fixed,
+                f"{len(fixed)} case(s) failed in run {run_before} and pass now, their case files unchanged: "
+                "the product was fixed; each can guard the fix as a regression case",
+                {
+                    "previous_run": run_before,
+                    "failures": {i: before[i].get("failure") for i in fixed[:MAX_CASES]},
+                },
+            )
+        )
+    if corrected:
+        out.append(
+            _signal(
+                "user_correction",
+                corrected,
+                f"{len(corrected)} case(s) failed in run {run_before} and pass now after their case files were "
+                "edited: a person corrected the input or the expectation",
+                {
+                    "previous_run": run_before,
+                    "failures": {i: before[i].get("failure") for i in corrected[:MAX_CASES]},
+                },
+            )
+        )
+    return out
+
+
+def auth_readiness_drift(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[Signal]:
+    """Auth readiness lost since the previous run, a failed pre-run auth check, or schema coverage that fell."""
+    out: list[Signal] = []
+    now = _cases(artifact)
+    lost = []
+    for case_id, old in _cases(previous).items():
+        case = now.get(case_id)
+        was_ready = (old.get("auth_readiness") or {}).get("status") in ("ready", "not_required")
+        reason = (case or {}).get("failure", {}) or {}
+        if case is not None and was_ready and reason.get("reason") in AUTH_REASONS:
+            lost.append(case_id)
+    prerun = [
+        g for g in artifact.get("prerun") or () if g.get("guard") == "auth_readiness" and not g.get("passed")
+    ]
+    if lost or prerun:
+        text = (
+            f"auth readiness drifted: {len(lost)} case(s) ready in the previous run are not now"
+            if lost
+            else "auth readiness drifted: the pre-run auth check failed"
+        )
+        out.append(
+            _signal(
+                "auth_readiness_drift",
+                lost,
+                text,
+                {
+                    "kind": "auth",
+                    "prerun": [g.get("message") for g in prerun],
+                    "reasons": sorted({str((now[i].get("failure") or {}).get("reason")) for i in lost}),
+                },
+            )
+        )
+    old_cov = ((previous or {}).get("readiness") or {}).get("schema_coverage")
+    new_cov = (artifact.get("readiness") or {}).get("schema_coverage")
+    if isinstance(old_cov, (int, float)) and isinstance(new_cov, (int, float)) and new_cov < old_cov:
+        out.append(
+            _signal(
+                "auth_readiness_drift",
+                [],
+                f"readiness drifted: schema coverage fell from {old_cov:.4f} to {new_cov:.4f} since run "
+                f"{(previous or {}).get('run_id')}",
+                {"kind": "readiness", "schema_coverage_before": old_cov, "schema_coverage_now": new_cov},
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------------------------------------- one run
+
+
+def search_misses(artifact: Mapping[str, Any]) -> list[Signal]:
+    """Cases whose expected tool is not in the Top-K (the alias and rewrite generators group them)."""
+    missed = [
+        i
+        for i, c in _cases(artifact).items()
+        if isinstance(c.get("search"), Mapping) and c["search"].get("hit") is False
+    ]
+    if not missed:
+        return []
+    return [
+        _signal("search_miss", missed, f"{len(missed)} case(s) missed their expected tool in the Top-K", {})
+    ]
+
+
+def selector_overrides(artifact: Mapping[str, Any]) -> list[Signal]:
+    """Overrides of the LLM's target that were wrong, and candidates the selector could not tell apart."""
+    wrong, tied = [], []
+    for case_id, case in _cases(artifact).items():
+        selector = case.get("target_selector")
+        if not isinstance(selector, Mapping):
+            continue
+        failed_here = (case.get("failure") or {}).get("stage") == "select"
+        if selector.get("overrode_llm") and (failed_here or selector.get("correct") is False):
+            wrong.append(case_id)
+        elif selector.get("ambiguous"):
+            tied.append(case_id)
+    if not wrong and not tied:
+        return []
+    text = f"the target selector overrode the LLM wrongly in {len(wrong)} case(s) and could not decide in {len(tied)}"
+    return [_signal("selector_override", [*wrong, *tied], text, {"wrong": wrong, "ambiguous": tied})]
+
+
+def _failed_guards(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    guards = artifact.get("guards")
+    if not isinstance(guards, list):
+        guards = [g for s in (artifact.get("stages") or {}).values() for g in (s or {}).get("guards") or ()]
+    return [
+        g
+        for g in guards
+        if isinstance(g, Mapping) and g.get("passed") is False and g.get("stage") != "pre-run"
+    ]
+
+
+def budget_breaches(artifact: Mapping[str, Any]) -> list[Signal]:
+    failed = [g for g in _failed_guards(artifact) if g.get("guard") == "budget"]
+    if not failed:
+        return []
+    budget = ((artifact.get("provenance") or {}).get("run_configuration") or {}).get("budget") or {}
+    tokens, cost = _usage(artifact)
+    used = {"duration_sec": round(float(artifact.get("duration_ms") or 0.0) / 1000.0, 3), "llm_cost_usd": cost,
+            "llm_tokens": tokens}  # fmt: skip
+    text = "the run went over its budget: " + "; ".join(dict.fromkeys(str(g.get("message")) for g in failed))
+    return [
+        _signal(
+            "budget_breach",
+            [],
+            text,
+            {"budget": budget, "used": used, "stages": [g.get("stage") for g in failed]},
+        )
+    ]
+
+
+def _usage(artifact: Mapping[str, Any]) -> tuple[int, float]:
+    from qlab.metrics import llm_usage  # the run's own count
+
+    tokens, cost = llm_usage(artifact.get("cases") or ())
+    return tokens, round(cost, 8)
+
+
+def guard_violations(artifact: Mapping[str, Any]) -> list[Signal]:
+    failed = [g for g in _failed_guards(artifact) if g.get("guard") not in OWN_SIGNAL_GUARDS]
+    if not failed:
+        return []
+    found = [
+        {"guard": g.get("guard"), "stage": g.get("stage"), "mode": g.get("mode"), "message": g.get("message")}
+        for g in failed
+    ]
+    names = ", ".join(dict.fromkeys(f"{g['guard']} ({g['mode']})" for g in found))
+    return [_signal("guard_violation", [], f"in-run checks failed: {names}", {"guards": found})]
+
+
+def reviewer_rejects(decisions: Sequence[Mapping[str, Any]]) -> list[Signal]:
+    """``decisions``: the human decisions on record (``{what, id, decision, by, reason}``)."""
+    rejected = [d for d in decisions if d.get("decision") in ("rejected", "regenerate")]
+    if not rejected:
+        return []
+    text = f"{len(rejected)} human decision(s) turned something down: " + ", ".join(
+        f"{d.get('what')} {d.get('id')} ({d.get('decision')})" for d in rejected[:5]
+    )
+    return [_signal("reviewer_reject", [], text, {"decisions": list(rejected)[:MAX_CASES]})]
+
+
+def detect(
+    artifact: Mapping[str, Any],
+    *,
+    previous: Mapping[str, Any] | None = None,
+    decisions: Sequence[Mapping[str, Any]] = (),
+) -> list[Signal]:
+    """Every signal of the run, in the table's order."""
+    return [
+        *flips(artifact, previous),
+        *selector_overrides(artifact),
+        *search_misses(artifact),
+        *auth_readiness_drift(artifact, previous),
+        *budget_breaches(artifact),
+        *guard_violations(artifact),
+        *reviewer_rejects(decisions),
+    ]

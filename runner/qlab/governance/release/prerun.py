@@ -1,0 +1,89 @@
+"""A release's pre-run checks: before the five gates run, the skill's bindings and its policy must be there.
+
+"Pre-run: static validation before run creation — skill bindings (status, permissions, schemas), provider
+readiness, the policy version exists and is published, MCP tool bindings are valid. A failure blocks run
+creation." For ``qlab release SKILL``:
+
+- ``skill_bindings`` — every permission names a tool id, family or tag of the collection, and every tool the
+  golden cases expect is a tool of it (for an MCP source: a name of its ``tools/list``), with "Did you mean"
+  (``qlab.collection.skill_bindings``);
+- ``policy_exists`` — the policy the release is judged under is there: the skill declares permissions, and its
+  regression suite exists, is required and a gate runs it;
+- ``policy_published`` — the result artifact was judged under the policy in force: its fingerprint's
+  ``config_digest`` is the digest of qlab.yaml as it is now (an edited qlab.yaml is a policy nobody ran).
+
+A failed check is ``ERROR`` (exit 2, reason ``skill_binding_unknown`` or ``policy_unpublished``): nothing was
+judged, the skill keeps its status and no attempt is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qlab.collection import skill_bindings
+from qlab.collection.model import Collection
+from qlab.governance.records import Artifact
+from qlab.project.model import Config, ReleaseSkill
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    passed: bool
+    message: str
+    reason: str = ""
+
+
+def checks(
+    skill: ReleaseSkill, *, config: Config, collection: Collection, artifact: Artifact | None
+) -> list[Check]:
+    """The release's pre-run checks, in order (see the module docstring)."""
+    found = skill_bindings.check_skill(config, skill, collection)
+    bindings = Check(
+        "skill_bindings",
+        not found,
+        "\n".join(d.render() for d in found)
+        if found
+        else f"{len(skill.permissions)} permission(s) and the golden "
+        "cases' tools are bound to the collection",
+        "skill_binding_unknown" if found else "",
+    )
+    return [bindings, _policy_exists(skill, config), _policy_published(config, artifact)]
+
+
+def _policy_exists(skill: ReleaseSkill, config: Config) -> Check:
+    problems = []
+    if not skill.permissions:
+        problems.append(f"release.{skill.name}.permissions is empty: the policy eval has nothing to check")
+    name = skill.regression_suite or config.learning.regression_suite
+    suite = config.suites.get(name or "")
+    if not name:
+        problems.append(
+            f"release.{skill.name} names no regression suite (regression_suite or learning.regression_suite)"
+        )
+    elif suite is None:
+        problems.append(f"regression suite {name!r} is not a suite of qlab.yaml")
+    elif not suite.required:
+        problems.append(f"regression suite {name!r} is required: false")
+    elif not any(name in gate.suites for gate in config.gates):
+        problems.append(f"regression suite {name!r} is in no gate: no run runs it")
+    if problems:
+        return Check("policy_exists", False, "; ".join(problems), "policy_unpublished")
+    return Check("policy_exists", True, f"permissions and regression suite {name!r} are in force")
+
+
+def _policy_published(config: Config, artifact: Artifact | None) -> Check:
+    if artifact is None:
+        return Check(
+            "policy_published", True, "no result artifact yet: the regression and review gates say so"
+        )
+    recorded = (artifact.data.get("fingerprint") or {}).get("config_digest")
+    if recorded and recorded != config.digest:
+        return Check(
+            "policy_published",
+            False,
+            f"{artifact.path} was judged under another version of qlab.yaml ({str(recorded)[:19]}…, now "
+            f"{config.digest[:19]}…): run `qlab run` with the qlab.yaml this release uses",
+            "policy_unpublished",
+        )
+    return Check("policy_published", True, "the result was judged under the policy in qlab.yaml")

@@ -1,0 +1,162 @@
+"""Sandbox eval for every proposal type: stored runs replayed A (as is) / B (with the proposal, in memory), the
+five figures, the quality gate; and not one project file changes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from governance.builders import artifact, make_project, search_case, write
+from qlab.governance.env import collection_and_engines
+from qlab.governance.learning.proposals import propose
+from qlab.governance.learning.proposers import proposal
+from qlab.governance.learning.sandbox import History, base_subject, compare, run_sandbox
+from qlab.governance.records import load_artifact
+from qlab.project import load_project
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _sandbox(
+    tmp_path: Path, item: dict[str, Any], *, extra: str = "", knowledge: bool = False, **kwargs: Any
+) -> dict[str, Any]:
+    """The sandbox eval of ``item`` on a project whose last run missed s-parcel ("where is my parcel")."""
+    config_path = make_project(tmp_path, aliases="{}\n", extra=extra)
+    if knowledge:
+        text = config_path.read_text().replace(
+            "learning:\n", "learning:\n  knowledge_file: gates/knowledge.yaml\n"
+        )
+        config_path.write_text(text, encoding="utf-8")
+    (tmp_path / ".qlab").mkdir(exist_ok=True)
+    miss = search_case("s-parcel", rank=None, top=["listCarriers"], top_k=8)
+    data = artifact([miss], duration_ms=kwargs.pop("duration_ms", 1000.0))
+    data.update(kwargs.pop("data", {}))
+    stored = write(tmp_path / ".qlab" / "last.json", data)
+    project = load_project(config_path)
+    collection, _factory = collection_and_engines(project.config)
+    before = _files(tmp_path)
+    out = run_sandbox(
+        item,
+        history=History((load_artifact(stored),), tuple(project.cases)),
+        base=base_subject(project.config, collection),
+        **kwargs,
+    )
+    assert _files(tmp_path) == before  # applied in memory only
+    return out
+
+
+ALIAS = {"id": "sg-000000000001", "status": "pending_review", "type": "collection_metadata", "kind": "alias",
+         "tool_id": "trackDelivery", "aliases": ["where is my parcel"], "evidence": []}  # fmt: skip
+
+
+def test_collection_metadata_replays_the_history_with_the_alias(tmp_path: Path) -> None:
+    out = _sandbox(tmp_path, ALIAS)
+    assert out["type"] == "collection_metadata" and out["replayed"] == 1
+    assert out["scorecardDelta"]["correctness"] == 1.0  # 0 of 1 → 1 of 1
+    assert (
+        out["improvementCheck"]["passed"] and out["improvementCheck"]["improved"][0]["case_id"] == "s-parcel"
+    )
+    assert out["regressionCheck"]["passed"]
+    assert out["costDelta"] == {"llm_cost_usd": 0.0, "llm_tokens": 0}
+    assert isinstance(out["latencyDelta"]["replayed_ms"], float)
+    assert out["before"]["verdicts"] == ["block"] and out["after"]["verdicts"] == ["pass"]
+    assert out["qualityGate"]["passed"], out["qualityGate"]
+    assert [c["name"] for c in out["qualityGate"]["checks"]] == [
+        "output_schema",
+        "policy",
+        "regression_evals",
+    ]
+
+
+def test_memory_replays_with_the_query_rewrite(tmp_path: Path) -> None:
+    rewrite = proposal(
+        "query_rewrite", "search_miss", {"query_rewrites": {"parcel": "delivery"}}, "t", [], "r"
+    )
+    out = _sandbox(tmp_path, rewrite, knowledge=True)
+    assert out["type"] == "memory" and out["improvementCheck"]["passed"] and out["qualityGate"]["passed"]
+    assert not (tmp_path / "gates" / "knowledge.yaml").exists()  # nothing was written
+
+
+def test_a_policy_change_rejudges_the_stored_runs_under_the_new_policy(tmp_path: Path) -> None:
+    budget = proposal("budget", "budget_breach", {"budget": {"max_duration_sec": 20}}, "t", [], "r")
+    out = _sandbox(tmp_path, budget, extra="budget:\n  max_duration_sec: 5\n", duration_ms=9000.0)
+    assert out["type"] == "policy"
+    # the stored run went over 5 s: its budget check blocked; with 20 s it holds (the miss still blocks)
+    assert out["scorecardDelta"]["latency"] == pytest.approx(0.55, abs=1e-6)  # 0 → 1 - 9/20
+    assert out["qualityGate"]["passed"], out["qualityGate"]
+    weakened = proposal(
+        "guard_mode", "guard_violation", {"gate": "search", "guard": "scrub", "mode": "warn"}, "t", [], "r"
+    )
+    out = _sandbox(tmp_path / "w", weakened)
+    policy = next(c for c in out["qualityGate"]["checks"] if c["name"] == "policy")
+    assert not policy["passed"] and policy["problems"] == ["gate search: guard scrub would only warn"]
+
+
+def test_an_eval_case_must_pass_in_the_sandbox_before_it_can_gate(tmp_path: Path) -> None:
+    config_path = make_project(tmp_path / "p", aliases="{}\n")
+    case = next(c for c in load_project(config_path).cases if c.id == "s-parcel")
+    failing = write(tmp_path / "f.json", artifact([search_case("s-parcel", rank=None)]))
+    fixed = write(tmp_path / "c.json", artifact([search_case("s-parcel", rank=2)], run_id="run-2"))
+    made = propose(load_artifact(failing), "s-parcel", case=case, corrected=load_artifact(fixed))
+    item = {
+        **proposal("eval_case", "failed_then_succeeded", {"case_id": "s-parcel"}, "t", [], "r"),
+        "proposal": made,
+    }
+    out = _sandbox(tmp_path / "q", item)
+    (new,) = out["regressionCheck"]["new_failing"]
+    assert (new["case_id"], new["after"], new["reason"]) == (
+        "reg-s-parcel",
+        "failed",
+        "expected_target_absent",
+    )
+    assert not out["qualityGate"]["passed"]
+    evals = next(c for c in out["qualityGate"]["checks"] if c["name"] == "regression_evals")
+    assert any("the proposed case reg-s-parcel failed" in p for p in evals["problems"])
+
+
+def test_a_proposal_that_carries_a_secret_fails_the_policy_check(tmp_path: Path) -> None:
+    out = _sandbox(tmp_path, ALIAS, secrets=["my parcel"])
+    policy = next(c for c in out["qualityGate"]["checks"] if c["name"] == "policy")
+    assert not out["qualityGate"]["passed"] and policy["problems"] == ["the proposal carries secret #1"]
+
+
+def test_a_note_has_nothing_to_replay(tmp_path: Path) -> None:
+    note = {"id": "sg-000000000002", "kind": "selector_policy", "status": "pending_review", "evidence": []}
+    out = _sandbox(tmp_path, note)
+    assert out["replayed"] == 0 and not out["qualityGate"]["passed"] and "nothing to apply" in out["note"]
+
+
+def _side(statuses: dict[str, str], verdict: str) -> dict[str, Any]:
+    cases = [
+        {"case_id": i, "suite": "s", "mode": "search", "status": s, "latency_ms": {}}
+        for i, s in statuses.items()
+    ]
+    card = dict.fromkeys(("correctness",), sum(s == "passed" for s in statuses.values()) / len(statuses))
+    return {"cases": cases, "scorecard": card, "decision": {"verdict": verdict}, "metrics": {}}
+
+
+def test_compare_flags_a_regressed_case_and_a_worse_decision() -> None:
+    a = _side({"s-1": "passed", "s-2": "failed"}, "pass")
+    b = _side({"s-1": "failed", "s-2": "passed"}, "block")
+    out = compare([("run-1", a, b)])
+    assert not out["regressionCheck"]["passed"]
+    assert [r["case_id"] for r in out["regressionCheck"]["regressed"]] == ["s-1"]
+    assert out["regressionCheck"]["decisions_worse"] == [
+        {"run_id": "run-1", "before": "pass", "after": "block"}
+    ]
+    assert out["improvementCheck"]["passed"] and out["improvementCheck"]["improved"][0]["case_id"] == "s-2"
+
+
+def test_no_history_is_an_input_error(tmp_path: Path) -> None:
+    from qlab.errors import QlabError
+
+    config = load_project(make_project(tmp_path)).config
+    collection, _ = collection_and_engines(config)
+    with pytest.raises(QlabError, match="no historical run to replay"):
+        run_sandbox(ALIAS, history=History((), ()), base=base_subject(config, collection))
+    assert os.path.exists(tmp_path / "qlab.yaml")
