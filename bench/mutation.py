@@ -47,6 +47,7 @@ EXECUTE_TESTS = ("tests/execute", "tests/stages/test_execute.py")
 GATE_TESTS = ("tests/run/test_gates.py", "tests/docs/test_decision.py", "tests/run/test_runner.py")
 PROMOTION_TESTS = (
     "tests/governance/promotion",
+    "tests/test_changes.py",
     "tests/governance/test_real_artifacts.py",
     "tests/commands/test_promote.py",
 )
@@ -78,6 +79,7 @@ MODULES: dict[str, Target] = {
     "promotion/checks": Target("governance/promotion/checks.py", PROMOTION_TESTS),
     "promotion/compare": Target("governance/promotion/compare.py", PROMOTION_TESTS),
     "promotion/changes": Target("governance/promotion/changes.py", PROMOTION_TESTS),
+    "changes": Target("changes.py", ("tests/test_changes.py", *PROMOTION_TESTS)),
     "collection/readiness": Target(
         "collection/readiness.py",
         (

@@ -529,3 +529,46 @@ def test_a_flaky_case_counts_with_its_pass_ratio() -> None:
         _art(base, "baseline"), _art(cand, "candidate"), change_type="alias_or_semantic_metadata", rule=noisy
     )
     assert report.metrics[0].interval is not None and not report.metrics[0].regressed
+
+
+# ----------------------------------------------------------------------------------- who is required, who is flaky
+
+
+def test_a_critical_case_of_an_optional_suite_is_required() -> None:
+    """Rule: a case is required when its suite is, *or* when the case is critical (in either run): a critical case
+    that regresses blocks even in a ``required: false`` suite."""
+    base, cand = _alias_pair(required=False)
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), metrics=())
+    assert compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule).verdict == "promote"
+    for side in (base, cand):  # critical in the baseline only, or in the candidate only
+        b, c = _alias_pair(required=False)
+        (b if side is base else c).data["cases"][1]["critical"] = True
+        report = compare(b, c, change_type="alias_or_semantic_metadata", rule=rule)
+        assert report.verdict == "block"
+        assert report.reasons[0].startswith("required case s-2 (search_core) regressed")
+        assert report.of_kind("regressed")[0].required
+
+
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_a_case_flaky_in_either_run_is_flaky(side: str) -> None:
+    base, cand = _alias_pair(required=True)
+    (base if side == "baseline" else cand).data["cases"][1]["flaky"] = True
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
+    )
+    assert report.of_kind("regressed")[0].flaky and report.verdict == "promote"
+
+
+def test_a_required_case_removed_from_the_candidate_blocks() -> None:
+    """Rule: a required case the candidate no longer runs blocks the promotion (removing a failing case is not a
+    fix); an optional one is listed as removed."""
+    base, cand = _alias_pair(required=True)
+    del cand.data["cases"][2]
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), metrics=(), same=())
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert "required case s-3 (search_core) no longer runs in the candidate" in report.reasons
+    assert report.verdict == "block"
+    base, cand = _alias_pair(required=False)
+    del cand.data["cases"][2]
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert [c.case_id for c in report.of_kind("removed")] == ["s-3"] and report.verdict == "promote"
