@@ -54,7 +54,7 @@ PROMOTION_TESTS = (
 # the order --all uses: the ranker last (its module is the one most likely to be changing)
 MODULES: dict[str, Target] = {
     "execute/safety": Target("execute/safety.py", EXECUTE_TESTS),
-    "execute/auth": Target("execute/auth.py", EXECUTE_TESTS),
+    "execute/auth": Target("execute/auth.py", (*EXECUTE_TESTS, "tests/reliability/test_secret_canaries.py")),
     "execute/client": Target("execute/client.py", (*EXECUTE_TESTS, "tests/test_http.py")),
     "execute/credentials": Target(
         "execute/credentials.py", (*EXECUTE_TESTS, "tests/reliability/test_secret_canaries.py")
@@ -63,6 +63,7 @@ MODULES: dict[str, Target] = {
         "scrub.py",
         (
             "tests/execute/test_scrub.py",
+            "tests/reliability/test_secret_canaries.py",
             "tests/run/test_outputs.py",
             "tests/stages/test_execute.py",
             "tests/report",
