@@ -1,6 +1,12 @@
 """Real servers the test suite starts on 127.0.0.1, each in its own process group, stopped at teardown.
 
 Nothing here is mocked: httpbin under gunicorn, json-server from npm, the qlab demo server, an MCP server.
+
+When such infrastructure is missing, the test says so instead of passing: a tool that is not installed here
+(node, npm, chromium, curl) is a skip with its reason (pytest's ``-ra`` lists it in the summary), also in CI;
+anything else that keeps it from working — a server that exits or never answers, npm failing to install a
+package — is a skip on a developer's machine but a **failure in CI** (``CI`` set, as GitHub Actions sets it),
+with the server's log: CI must never go green on a test that did not run (``infrastructure``).
 """
 
 from __future__ import annotations
@@ -12,15 +18,56 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_DIR = ROOT / ".qlab" / "node"  # npm packages the tests install (json-server, MCP everything server)
+
+
+LOG_TAIL = 4000  # characters of a server's log shown when it did not start
+
+
+class NotInstalled(RuntimeError):
+    """A tool a test needs is not installed on this machine (node, npm, chromium, ...): the test skips, in CI too,
+    with this reason."""
+
+
+class ServerFailed(RuntimeError):
+    """Infrastructure a test needs is there but did not work: a server exited or never answered (the message ends
+    with its log), or npm could not install a package. A failure in CI, a skip elsewhere."""
+
+
+def in_ci() -> bool:
+    """True when ``CI`` is set to anything but empty/0/false (GitHub Actions, GitLab, ... and ``.ci/run``)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unavailable(reason: str) -> NoReturn:
+    """The test cannot run because its infrastructure failed: fail in CI (a skip would let CI pass on a test that
+    never ran), skip elsewhere; ``reason`` carries the log."""
+    if in_ci():
+        pytest.fail(f"test infrastructure failed (CI is set, so this is not a skip): {reason}", pytrace=False)
+    pytest.skip(f"test infrastructure failed (a failure in CI): {reason}")
+
+
+@contextmanager
+def infrastructure(what: str) -> Iterator[None]:
+    """Around starting what a test needs: NotInstalled skips with its reason; ServerFailed is ``unavailable``."""
+    try:
+        yield
+    except NotInstalled as exc:
+        pytest.skip(f"{what}: {exc}")
+    except ServerFailed as exc:
+        unavailable(f"{what}: {exc}")
 
 
 def free_port() -> int:
@@ -58,8 +105,10 @@ def running(
     cwd: Path | None = None,
     timeout: float = 30.0,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``cmd`` in a new process group, wait for ``ready_url``, and stop the whole group afterwards."""
-    log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
+    """Start ``cmd`` in a new process group, wait for ``ready_url``, and stop the whole group afterwards.
+
+    Its output goes to a temporary log file; when it exits or never answers, ServerFailed carries the log's tail."""
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         list(cmd),
         stdout=log,
@@ -69,7 +118,12 @@ def running(
         start_new_session=True,
     )
     try:
-        wait_until_up(ready_url, timeout=timeout, proc=proc)
+        try:
+            wait_until_up(ready_url, timeout=timeout, proc=proc)
+        except RuntimeError as exc:
+            log.seek(0)
+            tail = log.read().decode("utf-8", "replace")[-LOG_TAIL:].strip() or "(the server wrote nothing)"
+            raise ServerFailed(f"{' '.join(cmd)}: {exc}\n--- its log ---\n{tail}") from None
         yield proc
     finally:
         try:
@@ -97,26 +151,31 @@ def npm_bin(package_bin: str) -> Path | None:
     return path if path.exists() else None
 
 
-def ensure_npm(package: str, bin_name: str) -> Path | None:
-    """Install an npm package under .qlab/node once (the tests install what they need; nothing by hand).
-
-    Returns the executable's path, or None where node/npm are absent or the registry cannot be reached:
-    callers skip with that reason.
-    """
+def ensure_npm(package: str, bin_name: str) -> Path:
+    """Install an npm package under .qlab/node once (the tests install what they need; nothing by hand) and
+    return its executable. NotInstalled where node or npm is absent; ServerFailed (with npm's output) when npm
+    could not install it — the registry unreachable, a broken package: see ``infrastructure``."""
     found = npm_bin(bin_name)
     if found is not None:
         return found
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
-        return None
+        raise NotInstalled(f"node and npm are needed for {package} (not installed here)")
     NODE_DIR.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [npm, "install", "--no-audit", "--no-fund", "--prefix", str(NODE_DIR), package],
         capture_output=True,
+        text=True,
         timeout=600,
         check=False,
     )
-    return npm_bin(bin_name) if done.returncode == 0 else None
+    found = npm_bin(bin_name)
+    if done.returncode != 0 or found is None:
+        output = (done.stdout + done.stderr).strip()[-LOG_TAIL:] or "(npm wrote nothing)"
+        raise ServerFailed(
+            f"npm could not install {package} (exit {done.returncode})\n--- npm's output ---\n{output}"
+        )
+    return found
 
 
 @contextmanager
@@ -141,14 +200,10 @@ JSON_SERVER = "json-server@0.17.4"
 def json_server(db: Path) -> Iterator[str]:
     """json-server (npm) serving ``db`` (a JSON file it rewrites) on a free loopback port; yields its base URL.
 
-    Installs json-server under .qlab/node on first use; raises RuntimeError where node/npm are absent, which
-    callers turn into a skip with that reason.
+    Installs json-server under .qlab/node on first use: NotInstalled where node/npm are absent, ServerFailed when
+    npm cannot install it or the server does not come up (callers wrap the start in ``infrastructure``).
     """
     exe = ensure_npm(JSON_SERVER, "json-server")
-    if exe is None:
-        raise RuntimeError(
-            "node/npm are not available (or the npm registry is unreachable): json-server cannot run"
-        )
     port = free_port()
     first = next(iter(json.loads(db.read_text())), "")
     cmd = [str(exe), "--host", "127.0.0.1", "--port", str(port), "--quiet", str(db)]

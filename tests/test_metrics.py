@@ -158,3 +158,190 @@ def test_every_threshold_metric_of_the_config_schema_has_a_definition() -> None:
     counting = {name for name, m in metrics.METRICS.items() if m.counts_cases}
     # every metric that states a tolerance has a denominator of cases, and only those
     assert counting == {name for name in metrics.METRICS if metrics.denominator(name, []) is not None}
+
+
+# ----------------------------------------------------------------------------------- each figure at its edges
+
+import pytest  # noqa: E402
+
+SEARCHED = {"search": {"hit": True, "hit_rank": 1}}
+MISSED_SEARCH = {"failure": {"stage": "search", "reason": "expected_target_absent"}}
+
+
+def _p(case_id: str, status: str = "passed", mode: str = "plan", **kw: Any) -> dict[str, Any]:
+    return {**_c(case_id, status, **kw), "mode": mode}
+
+
+@pytest.mark.parametrize(
+    ("metric", "cases", "n"),
+    [
+        ("hit_at_k", [_c("a", **SEARCHED), _c("b", search={"hit": None}), _c("c", "failed", **MISSED_SEARCH),
+                      _c("d", "blocked", **SEARCHED), _c("f", flaky=True, **SEARCHED)], 2),
+        ("top_1", [_c("a", **SEARCHED), _c("b", search={"hit": None}), _c("x")], 1),
+        ("selector_accuracy", [_p("a", target_selector={}), _p("b", "failed", **MISSED_SEARCH), _p("c", "skipped", target_selector={}),
+                               _c("s", **SEARCHED)], 2),
+        ("plan_hit_rate", [_p("a", plan={}), _p("b", "failed", failure={"stage": "select", "reason": "x"}), _p("c")], 2),
+        ("execute_success_rate", [_p("a", mode="execute", execute={}), _p("b", "failed", mode="execute", **MISSED_SEARCH),
+                                  _p("c", mode="plan", plan={})], 2),
+        ("execute_read_success_rate", [_p("a", mode="execute", execute={}), _p("m", mode="execute", execute={}, mutation_safety="allow_mutation"),
+                                       _p("r", mode="execute", execute={}, mutation_safety="read_only")], 2),
+        ("pass_rate", [_c("a"), _c("b", "failed"), _c("c", "error"), _c("d", "blocked"), _c("e", "skipped")], 3),
+        ("mrr", [_c("a", **SEARCHED)], None),
+        ("latency_p95_ms", [_c("a")], None),
+    ],
+)  # fmt: skip
+def test_each_share_metric_counts_the_cases_it_is_over(
+    metric: str, cases: list[dict[str, Any]], n: int | None
+) -> None:
+    """Rule: a share-of-cases metric's denominator is the gating cases its stage measured (what the tolerance
+    ``floor((1 - r) * n)`` is computed on); other metrics have none."""
+    assert metrics.denominator(metric, cases) == n
+    assert metrics.METRICS[metric].counts_cases is (n is not None)
+
+
+def test_counts_by_status_with_flaky_ones() -> None:
+    cases = [_c("a"), _c("b", "failed", flaky=True), _c("c", "error", flaky=True), _c("d", "failed"),
+             _c("e", "blocked"), _c("f", "skipped"), _c("g", attempts=3, passes=2), _c("h", "failed", attempts=3, passes=2),
+             {"case_id": "no-status"}, _c("i", "failed", lifecycle="draft"), _c("j", lifecycle="draft"),
+             _c("k", "error", lifecycle="draft")]  # fmt: skip
+    assert metrics.counts(cases) == {
+        "total": 12, "passed": 4, "failed": 4, "error": 2, "blocked": 1, "skipped": 1, "flaky_failed": 2, "flaky_passed": 1,
+        "draft": 3, "draft_failed": 2,
+    }  # fmt: skip
+
+
+def test_reached_and_measured() -> None:
+    assert metrics.reached(_c("a", **SEARCHED), "search")
+    for status in ("blocked", "skipped"):  # never ran: reached nothing, whatever it carries
+        assert not metrics.reached(_c("a", status, **SEARCHED), "search")
+    assert metrics.reached(_c("b", "failed", **MISSED_SEARCH), "search")
+    assert not metrics.reached(_c("c", "passed"), "search")
+    assert not metrics.reached(_c("c", "passed", search={}), "nowhere")
+    failed_at_search = _p("p", "failed", **MISSED_SEARCH)
+    assert metrics.measured(failed_at_search, "plan") and metrics.measured(failed_at_search, "select")
+    assert not metrics.measured({**failed_at_search, "mode": "search"}, "plan")  # not a stage of its mode
+    assert not metrics.measured(_p("q", "passed"), "plan")
+
+
+@pytest.mark.parametrize(
+    ("case", "ratio", "unstable"),
+    [
+        ({"status": "passed"}, 1.0, False), ({"status": "failed"}, 0.0, False),
+        ({"status": "passed", "attempts": 1, "passes": 0}, 1.0, False),  # one attempt: its status says it
+        ({"status": "passed", "attempts": 3}, 1.0, False),  # no passes count: its status says it
+        ({"status": "failed", "attempts": 3, "passes": 0}, 0.0, False),
+        ({"status": "passed", "attempts": 3, "passes": 3}, 1.0, False),
+        ({"status": "passed", "attempts": 2, "passes": 1}, 0.5, True),
+        ({"status": "failed", "attempts": 3, "passes": 2}, 0.666667, True),
+        ({"status": "passed", "attempts": "3", "passes": 1}, 1.0, False),
+    ],
+)  # fmt: skip
+def test_pass_ratio_and_unstable(case: dict[str, Any], ratio: float, unstable: bool) -> None:
+    assert (metrics.pass_ratio(case), metrics.unstable(case)) == (ratio, unstable)
+
+
+def test_percentile_of_two_and_three_values() -> None:
+    assert metrics.percentile([10.0, 20.0], 50) == 15.0
+    assert metrics.percentile([10.0, 20.0], 100) == 20.0
+    assert metrics.percentile([30.0, 10.0, 20.0], 95) == 29.0
+
+
+@pytest.mark.parametrize(
+    ("usage", "tokens"),
+    [({"total_tokens": 7, "tokens": 9}, 7), ({"tokens": 9}, 9), ({"input_tokens": 3, "output_tokens": 4}, 7),
+     ({"prompt_tokens": 3, "completion_tokens": 5}, 8), ({"input_tokens": 2}, 2), ({"completion_tokens": 2}, 2), ({}, 0),
+     ({"total_tokens": "7", "input_tokens": 1}, 1)],
+)  # fmt: skip
+def test_usage_tokens_in_every_spelling(usage: dict[str, Any], tokens: int) -> None:
+    assert metrics.usage_tokens(usage) == tokens
+
+
+def test_llm_usage_adds_up_and_rounds_cost() -> None:
+    cases = [
+        _p(f"p{i}", target_selector={"llm_usage": {"total_tokens": 10, "cost_usd": 0.000000123}})
+        for i in range(3)
+    ]
+    cases.append(_p("q", target_selector={"llm_usage": {"tokens": 5, "cost_usd": "free"}}))
+    assert metrics.llm_usage(cases) == (35, pytest.approx(0.000000369))
+    out = metrics.select_metrics(cases)
+    assert (out["llm_tokens"], out["llm_cost_usd"]) == (35.0, 3.7e-07)
+
+
+def test_overrides_are_counted_over_the_cases_with_an_llm_target() -> None:
+    right = _p("r", target_selector={"llm_target": "a", "overrode_llm": True})
+    wrong = _p("w", "failed", target_selector={"llm_target": "a", "overrode_llm": True},
+               failure={"stage": "select", "reason": "wrong_target_selected"})  # fmt: skip
+    kept = _p("k", target_selector={"llm_target": "a", "overrode_llm": False})
+    none = _p("n", target_selector={"llm_target": None})
+    out = metrics.select_metrics([right, wrong, kept, none])
+    assert (out["override_rate"], out["override_correct_rate"], out["override_precision"]) == (
+        0.666667,
+        0.5,
+        0.5,
+    )
+    assert out["selector_accuracy"] == 0.75
+
+
+def test_top_1_counts_rank_one_only_and_mrr_keeps_six_decimals() -> None:
+    cases = [_c("a", search={"hit": True, "hit_rank": 1}), _c("b", search={"hit": True, "hit_rank": 3}),
+             _c("c", search={"hit": True, "hit_rank": 2}), _c("d", search={"hit": False, "hit_rank": 1})]  # fmt: skip
+    out = metrics.search_metrics(cases)
+    assert (out["hit_at_k"], out["top_1"], out["mrr"]) == (0.75, 0.25, round((1 + 1 / 3 + 1 / 2) / 4, 6))
+
+
+def test_plan_and_execute_hits() -> None:
+    plans = [_p("a", plan={"status": "synthesized"}), _p("b", "failed", plan={"status": "synthesized"},
+             failure={"stage": "plan", "reason": "plan_check_failed"}), _p("c", plan={"status": "needs_input"})]  # fmt: skip
+    assert metrics.plan_metrics(plans) == {"plan_hit_rate": 0.333333}
+    runs = [
+        _p("a", mode="execute", execute={}, assertions=[{"passed": True}, {"passed": False}, {}]),
+        _p(
+            "b",
+            "failed",
+            mode="execute",
+            execute={},
+            failure={"stage": "execute", "reason": "assertion_failed"},
+        ),
+        _p("c", mode="execute", execute={}, mutation_safety="allow_mutation", assertions=[{"passed": True}]),
+        _p("d", "error", mode="execute", execute={}, failure={"stage": "plan", "reason": "x"}),
+    ]
+    assert metrics.execute_metrics(runs) == {
+        "execute_read_success_rate": 0.333333, "execute_success_rate": 0.5, "assertion_pass_rate": 0.5,
+    }  # fmt: skip
+
+
+def test_case_metrics_and_acceptance_in_full() -> None:
+    cases = [_c("a", **SEARCHED, latency_ms={"search": 4.0, "custom": 1.0}), _c("b", "failed", **MISSED_SEARCH, latency_ms={"search": 8.0}),
+             _c("c", "error", failure={"stage": "search", "reason": "engine_error"}), _c("d", "blocked"),
+             _c("f", "failed", flaky=True, **MISSED_SEARCH)]  # fmt: skip
+    out = metrics.case_metrics(cases)
+    assert (out["pass_rate"], out["structured_failure_rate"]) == (0.333333, 1.0)
+    assert (out["latency_search_p50_ms"], out["latency_search_p95_ms"]) == (6.0, 7.8)
+    assert (out["latency_custom_p50_ms"], out["latency_custom_p95_ms"]) == (1.0, 1.0)
+    acceptance = metrics.acceptance(cases)
+    assert acceptance == {
+        "search_hit_at_k": 0.333333, "search_top_1": 0.333333, "target_selector_accuracy": None, "plan_hit_rate": None,
+        "execute_read_success_rate": None, "structured_failure_rate": 1.0,
+        "latency_ms": {"search": {"p50": 6.0, "p95": 7.8}, "custom": {"p50": 1.0, "p95": 1.0}},
+    }  # fmt: skip
+    assert list(metrics.latency([{"latency_ms": {"zeta": 1.0, "plan": 2.0, "alpha": 3.0, "search": 4.0}}])) == [
+        "search", "plan", "alpha", "zeta",
+    ]  # fmt: skip
+    assert metrics.latency([{"latency_ms": {"plan": 1.23456}}]) == {"plan": {"p50": 1.235, "p95": 1.235}}
+
+
+def test_earlier_failures_by_stage_in_stage_order_gating_only() -> None:
+    cases = [_p("p", "failed", mode="execute", failure={"stage": "plan", "reason": "x"}),
+             _p("s1", "failed", mode="execute", **MISSED_SEARCH), _p("s2", "error", mode="execute", **MISSED_SEARCH),
+             _p("f", "failed", mode="execute", flaky=True, **MISSED_SEARCH),
+             _p("e", "failed", mode="execute", failure={"stage": "execute", "reason": "x"})]  # fmt: skip
+    out = metrics.earlier_failures("execute_success_rate", cases)
+    assert out == {"search": 2, "plan": 1} and list(out) == ["search", "plan"]
+    assert metrics.earlier_failures("latency_p95_ms", cases) == {}
+    assert metrics.earlier_failures("no_such_metric", cases) == {}
+    assert metrics.failed_earlier(_p("x", "error", **MISSED_SEARCH), "plan") == "search"
+    assert metrics.failed_earlier(_p("x", "blocked", **MISSED_SEARCH), "plan") is None
+
+
+def test_a_flag_less_case_gates() -> None:
+    assert metrics.gating({}) and metrics.gating({"flaky": False}) and not metrics.gating({"flaky": True})

@@ -317,8 +317,8 @@ class Scrubber:
             if self._pattern is None or not self._pattern.search(obj):
                 return obj
             return type(obj).of(self(json.loads(obj)))
-        if isinstance(obj, str):  # a str subclass (an Enum value)
-            return self.text(str(obj))
+        if isinstance(obj, str):  # a str subclass (an Enum value): its text, as json.dumps writes it
+            return self.text(str.__str__(obj))
         return obj
 
 

@@ -225,3 +225,40 @@ def test_scores_equal_the_bm25f_formula_with_shared_parameter_lists() -> None:
             assert sum(row.field_scores.values()) == pytest.approx(row.score, rel=1e-9)
         best = sorted(expected.values(), reverse=True)[: len(rows)]
         assert [row.score for row in rows] == pytest.approx(best, rel=1e-12)
+
+
+def test_a_tie_at_the_k_th_place_keeps_the_lowest_ids() -> None:
+    """Rule: the Top-K is ordered by score, then tool id — also when the tie straddles the k-th place, so more
+    tied tools exist than places (the same query gives the same rows whatever order the tools were given in)."""
+    names = ["kappa", "delta", "omega", "beta", "alpha", "gamma"]
+    twins = [tool(name, summary="same words") for name in names]
+    best = tool("zzz", summary="same words same words", description="same words")
+    for order in (twins, list(reversed(twins)), [twins[2], twins[5], twins[0], twins[4], twins[1], twins[3]]):
+        index = SearchIndex((*order, best))
+        assert [r.tool_id for r in index.search("same words", k=1).rows] == ["zzz"]
+        assert [r.tool_id for r in index.search("same words", k=3).rows] == ["zzz", "alpha", "beta"]
+        assert [r.tool_id for r in index.search("same words", k=2).rows] == ["zzz", "alpha"]
+
+
+def test_a_tie_at_the_k_th_place_on_the_pruned_path_keeps_the_lowest_ids() -> None:
+    twins = tuple(tool(f"op{i:04d}", summary="shared parcel words", path="/x") for i in range(700, 0, -1))
+    index = SearchIndex(twins)
+    assert sum(len(w.by_doc) for w in index.words("shared parcel words")) >= 512  # the MaxScore path
+    assert [r.tool_id for r in index.search("shared parcel words", k=3).rows] == [
+        "op0001",
+        "op0002",
+        "op0003",
+    ]
+
+
+def test_ties_break_on_the_id_whatever_order_the_matches_are_found_in() -> None:
+    """The tied tools sit far apart in a large collection (documents 5, 69 and 133 of 200: a set of them does not
+    iterate in id order), so only an explicit tie-break on the id gives the lowest ids, at every k."""
+    tools = tuple(
+        tool(f"t{i:03d}", summary="same words" if i in (5, 69, 133) else f"other text {i}")
+        for i in range(200)
+    )
+    index = SearchIndex(tools)
+    assert [r.tool_id for r in index.search("same words", k=1).rows] == ["t005"]
+    assert [r.tool_id for r in index.search("same words", k=2).rows] == ["t005", "t069"]
+    assert [r.tool_id for r in index.search("same words", k=3).rows] == ["t005", "t069", "t133"]

@@ -180,3 +180,152 @@ def test_oauth2_unset_client_secret_is_context_required() -> None:
     assert _resolver({"CID": "x"}, profile).preflight("o", required=True).reason_codes == (
         "auth_context_required",
     )
+
+
+# ----------------------------------------------------------------------------------- each rule at its edge
+
+OAUTH = AuthProfile("o", "oauth2_client_credentials", token_url="http://auth.test/token", client_id_env="CID",
+                    client_secret_env="CS")  # fmt: skip
+
+
+def _token_server(*answers: httpx.Response) -> tuple[httpx.Client, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return answers[min(len(seen), len(answers)) - 1]
+
+    return make_run_client(transport=httpx.MockTransport(answer)), seen
+
+
+def test_the_messages_name_what_is_missing() -> None:
+    r = _resolver({}, AuthProfile("a", "bearer", token_env="T"), AuthProfile("b", "basic", username_env="U"),
+                  AuthProfile("c", "bearer"), AuthProfile("d", "oauth2_client_credentials", client_id_env="I",
+                                                             client_secret_env="S"))  # fmt: skip
+    assert r.preflight(None, required=True).message == (
+        "the tool or collection requires auth but no auth profile is configured"
+    )
+    assert (
+        r.preflight("zz", required=True).message
+        == "auth profile 'zz' is not defined (auth_profiles: a, b, c, d)"
+    )
+    assert (
+        _resolver({}).preflight("zz", required=True).message
+        == "auth profile 'zz' is not defined (auth_profiles: none)"
+    )
+    unset = r.preflight("b", required=True)
+    assert unset.message == "auth profile 'b': env var(s) unset or empty: U, <not configured>"
+    assert unset.missing_env == ("U", "<not configured>") and unset.profile == "b"
+    assert unset.readiness() == {"status": "not_ready", "profile": "b", "headers": [], "reason_codes": ["auth_context_required"],
+                                 "missing_env": ["U", "<not configured>"], "message": unset.message}  # fmt: skip
+    assert (
+        r.preflight("c", required=True).message
+        == "auth profile 'c': neither token_env nor token_command is set"
+    )
+    no_url = _resolver(
+        {"I": "i", "S": "s"},
+        AuthProfile("d", "oauth2_client_credentials", client_id_env="I", client_secret_env="S"),
+    )
+    failed = no_url.preflight("d", required=True)
+    assert (failed.message, failed.profile) == (
+        "auth profile 'd': oauth2_client_credentials needs token_url",
+        "d",
+    )
+
+
+def test_an_api_key_goes_in_x_api_key_by_default() -> None:
+    assert _resolver({"K": "k-1"}, AuthProfile("k", "api_key", value_env="K")).preflight(
+        "k", required=True
+    ).headers == {"X-API-Key": "k-1"}
+
+
+def test_the_token_command_runs_with_the_runs_environment_and_its_timeout() -> None:
+    profile = AuthProfile("c", "bearer", token_command='printf "%s" "$QLAB_TEST_ONLY_TOKEN"')
+    resolver = _resolver({"QLAB_TEST_ONLY_TOKEN": "tok-from-env-123", "PATH": "/usr/bin:/bin"}, profile)
+    assert resolver.preflight("c", required=True).headers == {"Authorization": "Bearer tok-from-env-123"}
+    slow = AuthProfile("s", "bearer", token_command="sleep 5; echo late-token")
+    started = time.monotonic()
+    res = AuthResolver({"s": slow}, environ={"PATH": "/usr/bin:/bin"}, command_timeout=0.3).preflight(
+        "s", required=True
+    )
+    assert res.message == "auth profile 's': token command failed: TimeoutExpired"
+    assert time.monotonic() - started < 4
+
+
+def test_a_failing_command_says_its_output_is_hidden_only_when_there_was_some() -> None:
+    quiet = _resolver({}, AuthProfile("q", "bearer", token_command="exit 4")).preflight("q", required=True)
+    assert quiet.message == "auth profile 'q': token command exited with 4"
+    loud = _resolver({}, AuthProfile("l", "bearer", token_command="echo boom >&2; exit 4")).preflight(
+        "l", required=True
+    )
+    assert loud.message == (
+        "auth profile 'l': token command exited with 4 (its output is not shown: it may hold a token; run the "
+        "command yourself to see it)"
+    )
+    assert _resolver({}, AuthProfile("e", "bearer", token_command="true")).preflight(
+        "e", required=True
+    ).message == ("auth profile 'e': token command printed nothing")
+
+
+def test_what_a_command_printed_is_registered_from_eight_characters_a_line_twelve_a_word() -> None:
+    from qlab.execute.auth import _printed
+
+    assert _printed("12345678\nshort\n", "") == {"12345678\nshort", "12345678"}
+    assert _printed("a 123456789012 b 12345678901", "") == {"a 123456789012 b 12345678901", "123456789012"}
+
+
+def test_the_token_request_carries_the_client_credentials_and_asks_for_json() -> None:
+    client, seen = _token_server(httpx.Response(200, json={"access_token": "at-1"}))
+    res = _resolver({"CID": "cid", "CS": "cs"}, OAUTH, client=client).preflight("o", required=True)
+    assert seen[0].headers["Authorization"] == "Basic " + base64.b64encode(b"cid:cs").decode()
+    assert seen[0].headers["Accept"] == "application/json"
+    assert parse_qs(seen[0].content.decode()) == {"grant_type": ["client_credentials"]}  # no scope asked
+    assert res.headers == {"Authorization": "Bearer at-1"} and res.expires_at is None
+    assert not client.is_closed  # a client the run gave is the run's to close
+
+
+@pytest.mark.parametrize(
+    ("token_type", "header"),
+    [(None, "Bearer at-1"), ("", "Bearer at-1"), ("BEARER", "Bearer at-1"), ("MAC", "MAC at-1")],
+)
+def test_the_token_type_names_the_scheme(token_type: str | None, header: str) -> None:
+    client, _ = _token_server(httpx.Response(200, json={"access_token": "at-1", "token_type": token_type}))
+    res = _resolver({"CID": "c", "CS": "s"}, OAUTH, client=client).preflight("o", required=True)
+    assert res.headers == {"Authorization": header}
+
+
+@pytest.mark.parametrize(("status", "ready"), [(399, True), (400, False), (401, False), (500, False)])
+def test_a_token_endpoint_status_from_400_is_a_failure(status: int, ready: bool) -> None:
+    client, _ = _token_server(httpx.Response(status, json={"access_token": "at-1"}))
+    res = _resolver({"CID": "c", "CS": "s"}, OAUTH, client=client).preflight("o", required=True)
+    assert res.ready is ready
+    if not ready:
+        assert res.message == f"auth profile 'o': token endpoint http://auth.test/token answered {status}"
+
+
+@pytest.mark.parametrize("token", ["", 42, None])
+def test_an_empty_or_odd_access_token_is_no_token(token: object) -> None:
+    client, _ = _token_server(httpx.Response(200, json={"access_token": token}))
+    res = _resolver({"CID": "c", "CS": "s"}, OAUTH, client=client).preflight("o", required=True)
+    assert res.message == "auth profile 'o': token endpoint http://auth.test/token gave no access_token"
+
+
+@pytest.mark.parametrize(("lifetime", "requests"), [(30.6, 1), (29.5, 2), (3600, 1), ("3600", 1)])
+def test_a_token_is_fetched_again_30_seconds_before_it_expires(lifetime: object, requests: int) -> None:
+    """Rule: a token is reused until 30 s before ``expires_in`` runs out, never sent stale."""
+    client, seen = _token_server(httpx.Response(200, json={"access_token": "at-1", "expires_in": lifetime}))
+    resolver = _resolver({"CID": "c", "CS": "s"}, OAUTH, client=client)
+    resolver.preflight("o", required=True)
+    resolver.preflight("o", required=True)
+    assert len(seen) == requests
+
+
+def test_an_unreachable_token_endpoint_is_named() -> None:
+    from servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/token"
+    profile = AuthProfile(
+        "o", "oauth2_client_credentials", token_url=url, client_id_env="CID", client_secret_env="CS"
+    )
+    res = _resolver({"CID": "c", "CS": "s"}, profile).preflight("o", required=True)  # qlab's own client
+    assert res.message == f"auth profile 'o': token endpoint {url} unreachable: ConnectError"

@@ -159,3 +159,280 @@ def test_the_console_is_scrubbed_line_by_line(capsys: pytest.CaptureFixture[str]
     captured = capsys.readouterr()
     assert secret not in captured.out + captured.err
     assert captured.out == f"header {REDACTED} tail\n" and captured.err == f"progress {REDACTED}\r"
+
+
+# ----------------------------------------------------------------------------------- each rule at its edge
+
+from qlab import scrub as scrub_module  # noqa: E402
+from qlab.scrub import normalize_key, secret_parts, secret_variants  # noqa: E402
+
+
+def test_every_secret_of_a_set_is_redacted_not_only_the_last() -> None:
+    secrets = ["tok-CANARY-first-111111", "tok-CANARY-second-22222", "tok-CANARY-third-333333"]
+    text = " | ".join(f"{s} {json.dumps(s)[1:-1]} {base64.b64encode(s.encode()).decode()}" for s in secrets)
+    out = scrub_text(text, secrets)
+    assert "CANARY" not in out and "dG9rLUNBTkFSWS" not in out
+
+
+def test_a_secret_that_contains_another_is_replaced_whole() -> None:
+    """Rule: the longest form wins, so no tail of a longer secret is left readable."""
+    assert scrub_text("x tok-12345-extra-6789 y", ["tok-12345", "tok-12345-extra-6789"]) == f"x {REDACTED} y"
+    assert scrub_text("x tok-12345-extra-6789 y", ["tok-12345-extra-6789", "tok-12345"]) == f"x {REDACTED} y"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        'p\\u00e4\\"ss\\\\w\\u00f6rd1',  # JSON, ASCII-escaped
+        'pä\\"ss\\\\wörd1',  # JSON, UTF-8 kept
+        "p%C3%A4%22ss%5Cw%C3%B6rd1",  # URL-encoded
+        "pä&quot;ss\\wörd1",  # HTML-escaped
+    ],
+)
+def test_the_encoded_forms_of_a_secret_with_quotes_and_non_ascii(form: str) -> None:
+    secret = 'pä"ss\\wörd1'
+    assert scrub_text(f"[{form}]", [secret]) == f"[{REDACTED}]"
+
+
+def test_url_and_html_forms_encode_every_reserved_character() -> None:
+    secret = "a/b c'd+e=f"
+    for form in ("a%2Fb%20c%27d%2Be%3Df", "a%2Fb+c%27d%2Be%3Df", "a/b c&#x27;d+e=f"):
+        assert scrub_text(f"<{form}>", [secret]) == f"<{REDACTED}>", form
+    assert set(secret_variants(secret)) >= {
+        "a%2Fb%20c%27d%2Be%3Df",
+        "a%2Fb+c%27d%2Be%3Df",
+        "a/b c&#x27;d+e=f",
+    }
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"abcd"])
+@pytest.mark.parametrize("suffix", [b"", b"!", b"!?"])
+@pytest.mark.parametrize("alphabet", ["standard", "urlsafe"])
+def test_base64_at_every_alignment_hides_no_part_of_the_secret(
+    prefix: bytes, suffix: bytes, alphabet: str
+) -> None:
+    secret = "tok-CANARY-b64-~~??>>1"  # bytes that differ between the standard and URL-safe alphabets
+    encode = base64.b64encode if alphabet == "standard" else base64.urlsafe_b64encode
+    blob = encode(prefix + secret.encode() + suffix).decode()
+    out = scrub_text(f"seen {blob} end", [secret])
+    assert REDACTED in out
+    # what is left around the redaction is at most the groups that mix in the neighbours' bytes
+    left = out.replace("seen ", "").replace(" end", "").split(REDACTED)
+    assert all(len(piece) <= 8 for piece in left), (out, left)
+
+
+def test_base64_forms_only_for_secrets_of_twelve_bytes_or_more() -> None:
+    """A short secret's base64 core would match unrelated text: only from MIN_ENCODED_CHARS (12) bytes on."""
+    assert not any(len(v) >= 8 and v.isalnum() and v != "elevenchars" for v in secret_variants("elevenchars"))
+    twelve = "twelve-chars"
+    assert base64.b64encode(twelve.encode()).decode() in secret_variants(twelve)
+
+
+def test_secret_parts() -> None:
+    assert secret_parts('sid=abcdef123; csrf = "qwerty999"; x=1; =nameless12; empty=') == {
+        "abcdef123",
+        "qwerty999",
+    }
+    assert secret_parts("token=abc=def123&next=ghijkl") == {"abc=def123", "ghijkl"}
+    basic = "Basic " + base64.b64encode(b"username:pass:word:123").decode()
+    assert secret_parts(basic) >= {"username:pass:word:123", "username", "pass:word:123"}
+    assert "pass:word" not in secret_parts(basic)
+    assert secret_parts("Basic abc*def!ghi") == {"abc*def!ghi"}  # not base64: nothing decoded
+    assert (
+        secret_parts("Bearer abcdef") == {"abcdef"} and secret_parts("Bearer abcde") == set()
+    )  # 6 chars at least
+    assert secret_parts("token  tok-123456 ") == {"tok-123456"} and secret_parts("DIGEST dig-123456") == {
+        "dig-123456"
+    }
+    assert secret_parts("plain-secret-without-parts") == set()
+
+
+def test_an_empty_value_is_never_a_secret() -> None:
+    assert not SecretSet(["", ""]) and SecretSet(["", "x"]) == {"x"}
+
+
+def test_a_secret_learnt_after_the_scrubber_was_built_is_redacted_too() -> None:
+    """Rule: the run's scrubber is rebuilt as soon as a secret is added (a Set-Cookie learnt mid-run)."""
+    secrets = SecretSet(["tok-CANARY-early-1234"])
+    assert secrets.text("tok-CANARY-early-1234") == REDACTED
+    first = secrets.scrubber()
+    assert secrets.scrubber() is first  # nothing added: the same scrubber
+    secrets.add("tok-CANARY-late-5678")
+    assert secrets.text("tok-CANARY-late-5678 tok-CANARY-early-1234") == f"{REDACTED} {REDACTED}"
+    capped = secrets.scrubber(max_chars=30)
+    assert secrets.scrubber(max_chars=30) is capped and secrets.scrubber() is not capped
+    assert capped.text("tok-CANARY-late-5678" + "z" * 40).startswith(REDACTED + "z")
+    assert "truncated" in capped.text("z" * 40) and "truncated" not in secrets.scrubber().text("z" * 40)
+    secrets.add("tok-CANARY-later-9999")
+    assert secrets.scrubber(max_chars=30).text("tok-CANARY-later-9999") == REDACTED
+    assert SecretSet().text("anything") == "anything"
+
+
+def test_the_run_scrubber_keeps_the_artifacts_own_keys_unless_asked() -> None:
+    secrets = SecretSet(["tok-CANARY-keys-4321"])
+    doc = {"headers": ["Authorization"], "token": "not-a-secret", "note": "tok-CANARY-keys-4321"}
+    assert secrets.scrubber()(doc) == {
+        "headers": ["Authorization"],
+        "token": "not-a-secret",
+        "note": REDACTED,
+    }
+    assert secrets.scrubber(key_rules=True)(doc) == {
+        "headers": ["Authorization"],
+        "token": REDACTED,
+        "note": REDACTED,
+    }
+    assert Scrubber([])({"token": "x"}) == {"token": REDACTED}  # a Scrubber has key rules by default
+
+
+@pytest.mark.parametrize(
+    "key", ["Authorization", "X-Api-Key", "x_api_key", "SET-COOKIE", "Access_Token", "client-secret"]
+)
+def test_secret_keys_in_any_spelling(key: str) -> None:
+    assert scrub({key: "v"}, []) == {key: REDACTED}
+    assert normalize_key(key) in scrub_module.SECRET_KEYS
+
+
+def test_sensitive_fields_in_any_spelling() -> None:
+    out = scrub(
+        {"user_id": 1, "USER-ID": 2, "userId": 3, "userid": 4, "user": 5}, [], sensitive_fields=["userId"]
+    )
+    assert out == {
+        "user_id": REDACTED,
+        "USER-ID": REDACTED,
+        "userId": REDACTED,
+        "userid": REDACTED,
+        "user": 5,
+    }
+
+
+def test_a_secret_used_as_a_key_is_replaced_in_the_key() -> None:
+    secret = "tok-CANARY-as-key-5555"
+    scrubber = Scrubber([secret])
+    for _ in range(2):  # the second time from the cache
+        assert scrubber({secret: "v", f"x-{secret}": {secret: 1}, 7: secret}) == {
+            REDACTED: "v",
+            f"x-{REDACTED}": {REDACTED: 1},
+            7: REDACTED,
+        }
+    assert Scrubber([])({"plain": 1, 2: "two"}) == {"plain": 1, 2: "two"}
+
+
+def test_odd_containers_and_scalars() -> None:
+    from collections import OrderedDict
+    from enum import Enum
+
+    from qlab.results import EncodedJSON
+
+    class Kind(str, Enum):
+        A = "tok-CANARY-enum-0000"
+
+    secret = "tok-CANARY-enum-0000"
+    scrubber = Scrubber([secret, "31337"])
+    assert scrubber(OrderedDict(a=secret)) == {"a": REDACTED}
+    assert scrubber((secret, 1, 31337, 31337.0, 1.5, None, True)) == [
+        REDACTED,
+        1,
+        REDACTED,
+        REDACTED,
+        1.5,
+        None,
+        True,
+    ]
+    assert scrubber(Kind.A) == REDACTED
+    from qlab.collection.model import MutationClass
+
+    # a str Enum keeps the text JSON writes for it ("read_only"), never its name ("MutationClass.READ_ONLY")
+    assert scrubber({"mutation": MutationClass.READ_ONLY}) == {"mutation": "read_only"}
+    encoded = EncodedJSON('{"rows": ["tok-CANARY-enum-0000", 31337]}')
+    out = scrubber(encoded)
+    assert isinstance(out, EncodedJSON) and json.loads(out) == {"rows": [REDACTED, REDACTED]}
+    untouched = EncodedJSON('{"rows": [1]}')
+    assert scrubber(untouched) is untouched
+    assert Scrubber([])(EncodedJSON('{"a": 1}')) == '{"a": 1}'
+    assert scrubber({"password": {"a": 1, "b": [2]}, "token": [1, 2], "secret": False}) == {
+        "password": {"a": REDACTED, "b": REDACTED},
+        "token": [REDACTED, REDACTED],
+        "secret": False,
+    }
+    assert scrubber(object) is object
+
+
+def test_truncation_edges() -> None:
+    assert truncate("abc", 0) == "abc" and truncate("abc", 3) == "abc"
+    assert (
+        truncate("abcd", 3) == "abc…[truncated 1 of 4 chars]"
+        and truncate("ab", 1) == "a…[truncated 1 of 2 chars]"
+    )
+    assert Scrubber([], max_chars=1).text("ab") == "a…[truncated 1 of 2 chars]"
+    assert Scrubber([], max_chars=0).text("ab" * 5000) == "ab" * 5000
+    assert Scrubber([], max_chars=4).text("abcd") == "abcd"
+
+
+def test_the_stream_is_the_text_scrubbed_whole_whatever_the_pieces() -> None:
+    """Rule: ``Scrubber.stream`` yields exactly what ``text`` gives for the whole text, however it is cut: secrets
+    and numeric secrets at block boundaries (65,536 characters), pieces of any size."""
+    import random
+
+    secret, number = "tok-CANARY-stream-abcdef", "9081726354"
+    scrubber = Scrubber([secret, number], max_chars=0)
+    rng = random.Random(7)
+    filler = "abc 1234 x\n"
+    parts = []
+    while sum(map(len, parts)) < 200_000:
+        parts.append(rng.choice([secret, number, f"{number}5", f"1{number}", filler * rng.randrange(1, 400)]))
+    text = "".join(parts)
+    for boundary in (65_536, 131_072):  # a secret right across each block edge
+        text = text[: boundary - 5] + secret + text[boundary - 5 :]
+    expected = scrubber.text(text)
+    for sizes in ((1,), (7, 13), (65_536,), (70_000, 1), (300_000,)):
+        pieces, at, i = [], 0, 0
+        while at < len(text):
+            step = sizes[i % len(sizes)]
+            pieces.append(text[at : at + step])
+            at, i = at + step, i + 1
+        assert "".join(scrubber.stream(pieces)) == expected, sizes
+    assert "".join(scrubber.stream([])) == ""
+
+
+def test_find_leaks_keeps_going_past_a_file_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import builtins
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(TOKEN)
+    second.write_text(f"{TOKEN} and tok-CANARY-other-0000")
+    real = builtins.open
+
+    def refusing(path: object, *args: object, **kwargs: object) -> object:
+        if str(path) == str(first):
+            raise PermissionError(13, "denied")
+        return real(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(builtins, "open", refusing)
+    assert find_leaks([first, second], ["tok-CANARY-other-0000", "", TOKEN]) == [
+        Leak(second, 0),
+        Leak(second, 2),
+    ]
+
+
+def test_find_leaks_over_a_block_edge_of_a_real_size(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    edge = scrub_module.SCAN_BLOCK
+    path.write_bytes(b"x" * (edge - 4) + TOKEN.encode() + b"y" * 100)
+    assert find_leaks([path], [TOKEN]) == [Leak(path, 0)]
+
+
+def test_the_console_holds_a_line_until_it_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = "tok-CANARY-console-one-1", "tok-CANARY-console-two-2"
+    with console():
+        watch_console(SecretSet([first]))
+        watch_console(SecretSet([second]))  # a second run's set is watched as well
+        sys.stdout.write(f"a {first[:5]}")
+        sys.stdout.write(f"{first[5:]} b\nc {second}")
+        assert sys.stdout.writable() and sys.stdout.isatty() is False and sys.stdout.encoding
+        sys.stdout.flush()
+        sys.stdout.write("\rnext\n")
+    out = capsys.readouterr().out
+    assert out == f"a {REDACTED} b\nc {REDACTED}\rnext\n"
+    assert scrub_module.console_text(first) == first  # the sets are forgotten when the command ends

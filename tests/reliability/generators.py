@@ -18,11 +18,18 @@ from hypothesis import event, settings
 from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
-# CI runs a bounded number of examples; the campaign in docs/reliability.md ran more by hand:
+from servers import in_ci
+
+# A bounded number of examples: 40 derandomised ones locally (the same every run), more in CI, each CI run random
+# with the session's seed (tests/conftest.py); the campaign in docs/reliability.md ran more by hand:
 #   QLAB_FUZZ_EXAMPLES=2000 python -m pytest -q tests/reliability -k properties
-EXAMPLES = int(os.environ.get("QLAB_FUZZ_EXAMPLES", "40"))
+_CI = in_ci()
+EXAMPLES = int(os.environ.get("QLAB_FUZZ_EXAMPLES") or (100 if _CI else 40))
 SETTINGS = settings(
-    max_examples=EXAMPLES, deadline=None, derandomize="QLAB_FUZZ_EXAMPLES" not in os.environ, database=None
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=not _CI and "QLAB_FUZZ_EXAMPLES" not in os.environ,
+    database=None,
 )
 
 

@@ -208,3 +208,190 @@ def test_xml_text_is_the_two_substitutions(text: str) -> None:
     assert junit.xml_text(text) == junit._ILLEGAL.sub(
         lambda m: f"#x{ord(m.group()):02X}", junit._ANSI.sub("", text)
     )
+
+
+# ----------------------------------------------------------------------------------- escaping and texts at their edges
+
+NASTY = "a \"quoted\" <tag> & 'apos'\r\n\ttab \x1b[1mbold\x1b[0m \x00 \ud800 é 日本"
+
+
+def _one_case(**case: Any) -> dict[str, Any]:
+    base = {
+        "case_id": "c1",
+        "suite": "s",
+        "mode": "search",
+        "status": "failed",
+        "latency_ms": {"search": 1234.5678},
+    }
+    return {"run_id": "r", "started_at": "2026-12-01T10:00:00.123Z", "cases": [{**base, **case}],
+            "suites": {"s": {"mode": "search"}}, "decision": {"verdict": "block"}}  # fmt: skip
+
+
+def _testcase(xml: str, name: str = "c1") -> ET.Element:
+    found = ET.fromstring(xml).find(f".//testcase[@name='{name}']")
+    assert found is not None
+    return found
+
+
+def test_any_text_survives_attribute_and_element_escaping() -> None:
+    """Rule: whatever a message holds, the XML is well formed and a reader gets the text back — quotes, &, <, >,
+    CR/LF/TAB in attributes kept, colour codes dropped, characters XML forbids shown as #xNN."""
+    failure = {"stage": "search", "reason": "expected_target_absent", "message": NASTY}
+    child = _testcase(junit.render(_one_case(failure=failure), hostname="h")).find("failure")
+    assert child is not None
+    shown = "a \"quoted\" <tag> & 'apos'\r\n\ttab bold #x00 #xD800 é 日本"
+    assert child.get("message") == f"search: expected_target_absent: {shown}"
+    assert (child.text or "").startswith(f"search: expected_target_absent: {shown}".replace("\r\n", "\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [("plain", "plain"), ("line\nbreak", "line\nbreak"), ("\x1b[31mred\x1b[0m\nnext", "red\nnext"),
+     ("\x1b]0;title\x07x", "x"), ("tab\there", "tab\there"), ("bell\x07", "bell#x07"), ("é\x0c", "é#x0C")],
+)  # fmt: skip
+def test_xml_text(text: str, shown: str) -> None:
+    assert junit.xml_text(text) == shown
+
+
+def test_cap_keeps_head_and_tail_and_says_how_much_was_cut() -> None:
+    assert junit.cap("x" * 10, 10) == "x" * 10  # at the limit: nothing cut
+    assert junit.cap("abcdefghijk", 10) == "abcde\n[truncated 1 chars]\nghijk"
+    assert junit.cap("abcdefghijkl", 11) == "abcde\n[truncated 2 chars]\nhijkl"
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (1234.5678, "1.235"),
+        (None, "0.000"),
+        (-5, "0.000"),
+        ("12", "0.012"),
+        ("abc", "0.000"),
+        (object(), "0.000"),
+    ],
+)
+def test_seconds(ms: Any, text: str) -> None:
+    assert junit.seconds(ms) == text
+
+
+def test_case_text_says_how_to_fix_where_and_what_the_stage_saw() -> None:
+    failure = {"stage": "select", "reason": "wrong_target_selected", "message": "picked getB"}
+    case = _one_case(
+        status="failed", failure=failure, file="gates/s.yaml", line=7,
+        assertions=[{"type": "http_status", "passed": True}, {"type": "json_path_exists", "passed": False, "message": "no $.id"},
+                    {"type": "latency_ms_below", "passed": False}],
+        target_selector={"selected_target": "getB", "llm_target": None, "reason_codes": ["selected_top_rank"]},
+    )  # fmt: skip
+    text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
+    from qlab.reasons import hint
+
+    assert text == "\n".join([
+        "select: wrong_target_selected: picked getB",
+        f"hint: {hint('wrong_target_selected')}",
+        "assertion json_path_exists: no $.id",
+        "assertion latency_ms_below: ",
+        "at gates/s.yaml:7",
+        'target_selector: {"llm_target": null, "reason_codes": ["selected_top_rank"], "selected_target": "getB"}',
+    ])  # fmt: skip
+    no_line = _one_case(
+        failure={"stage": "search", "reason": "made_up"}, file="f.yaml", search={"b": 1, "a": 2}
+    )
+    assert _testcase(junit.render(no_line, hostname="h")).find("failure").text == (  # type: ignore[union-attr]
+        'search: made_up\nat f.yaml:0\nsearch: {"a": 2, "b": 1}'
+    )
+
+
+def test_a_stage_object_kept_as_json_text_is_written_as_that_text() -> None:
+    from qlab.results import EncodedJSON
+
+    search = {"hit": False, "rows": EncodedJSON('[{"tool_id":"t","rank":1}]'), "top_k": 5}
+    case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=search)
+    text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
+    assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
+
+
+def test_suite_attributes_properties_and_time() -> None:
+    case = _one_case(status="passed")
+    case["cases"].append({"case_id": "r1", "suite": "s", "status": "passed", "attempts": 3, "passes": 2})
+    case["suites"]["s"]["metrics"] = {"hit_at_k": 0.123456789, "n": {"deep": [2, 1]}, "map": {"b": 1, "a": 2}}
+    root = ET.fromstring(junit.render(case, hostname="ci-1"))
+    suite = root.find("testsuite[@name='suite.s']")
+    assert suite is not None
+    assert (suite.get("hostname"), suite.get("timestamp"), suite.get("time")) == (
+        "ci-1",
+        "2026-12-01T10:00:00",
+        "1.235",
+    )
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert props["metric.hit_at_k"] == "0.123457" and props["metric.n.deep"] == "[2, 1]"
+    assert (props["metric.map.a"], props["metric.map.b"]) == ("2", "1")
+    assert props["suite.flaky_passed"] == "r1 2/3"
+    assert [(e.tag, e.text) for e in suite if e.tag.startswith("system")] == [
+        ("system-out", None),
+        ("system-err", None),
+    ]
+    assert junit.render(case, hostname="h").count("<system-out />") == len(root)
+
+
+def test_the_hostname_falls_back_to_localhost(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "")
+    assert {s.get("hostname") for s in ET.fromstring(junit.render(_one_case(status="passed")))} == {
+        "localhost"
+    }
+
+    def refuse() -> str:
+        raise OSError("no name")
+
+    monkeypatch.setattr(socket, "gethostname", refuse)
+    assert {s.get("hostname") for s in ET.fromstring(junit.render(_one_case(status="passed")))} == {
+        "localhost"
+    }
+    monkeypatch.setattr(socket, "gethostname", lambda: "runner-7")
+    assert {s.get("hostname") for s in ET.fromstring(junit.render(_one_case(status="passed")))} == {
+        "runner-7"
+    }
+
+
+def test_a_suite_that_does_not_say_required_gates() -> None:
+    """A failing case of a suite without ``required`` is a failure of the run, not a note."""
+    xml = junit.render(
+        _one_case(failure={"stage": "search", "reason": "expected_target_absent", "message": "m"}),
+        hostname="h",
+    )
+    child = _testcase(xml).find("failure")
+    assert child is not None and not child.get("message", "").startswith("does not gate")
+
+
+@pytest.mark.parametrize(
+    ("iso", "stamp"),
+    [
+        ("2026-12-01T10:00:00Z", "2026-12-01T10:00:00"),
+        ("2026-12-01T10:00:00.5+00:00", "2026-12-01T10:00:00"),
+        ("", "1970-01-01T00:00:00"),
+        ("yesterday", "1970-01-01T00:00:00"),
+    ],
+)
+def test_timestamps(iso: str, stamp: str) -> None:
+    root = ET.fromstring(junit.render({**_one_case(status="passed"), "started_at": iso}, hostname="h"))
+    assert {s.get("timestamp") for s in root} == {stamp}
+
+
+def test_names_of_testcases_without_attributes() -> None:
+    xml = '<testsuites><testsuite><testcase classname="a" name="b"/><testcase/></testsuite></testsuites>'
+    assert list(junit.names(xml)) == [("a", "b"), ("", "")]
+
+
+def test_the_case_suites_are_built_again_for_other_cases() -> None:
+    """The per-case testsuites are reused only for the very same cases and suites (a run renders twice)."""
+    art = _one_case(status="passed")
+    first = junit.render(art, hostname="h")
+    art2 = copy.deepcopy(art)
+    art2["cases"][0]["case_id"] = "other"
+    assert "other" in junit.render(art2, hostname="h") and "other" not in first
+    art["cases"].append({**art["cases"][0], "case_id": "added"})  # the same list, one more case
+    assert "added" in junit.render(art, hostname="h")
+    art["suites"] = {"s": {"mode": "search", "required": False}}
+    assert 'name="suite.required" value="false"' in junit.render(art, hostname="h")
+    assert 'hostname="elsewhere"' in junit.render(art, hostname="elsewhere")

@@ -306,3 +306,351 @@ def test_a_shard_defers_a_threshold_tolerance_but_not_a_must_pass_one() -> None:
 def test_the_record_round_trips_max_failures() -> None:
     spec = GateSpec("execute", "execute", ("r",), max_failures=2)
     assert GateSpec.from_record(_judge(spec, [_x("a")])) == spec
+
+
+# --------------------------------------------------------------------------------------------- each rule at its edge
+# (each test names the rule it protects; tests/../bench/RESULTS-mutation.md lists the mutants they were written for)
+
+OP_TABLE = [  # (op, actual, value, holds): every operator at its boundary and one step either side
+    (">=", 0.9, 0.9, True), (">=", 0.89, 0.9, False), (">=", 0.91, 0.9, True),
+    (">", 0.9, 0.9, False), (">", 0.91, 0.9, True), (">", 0.89, 0.9, False),
+    ("<=", 250.0, 250.0, True), ("<=", 250.5, 250.0, False), ("<=", 249.5, 250.0, True),
+    ("<", 250.0, 250.0, False), ("<", 249.5, 250.0, True), ("<", 250.5, 250.0, False),
+    ("==", 1.0, 1.0, True), ("==", 0.99, 1.0, False), ("==", 1.01, 1.0, False),
+    ("!=", 0.0, 0.0, False), ("!=", 0.01, 0.0, True), ("!=", -0.01, 0.0, True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "actual", "value", "holds"), OP_TABLE)
+def test_every_threshold_operator_at_its_boundary(op: str, actual: float, value: float, holds: bool) -> None:
+    """Rule: a threshold ``metric op value`` holds exactly when the comparison does — equality included for
+    >=, <= and ==, excluded for >, < and != — and a breach on a required suite blocks the gate."""
+    spec = GateSpec("search", "search", ("s",), (("mrr", op, value),))
+    record = gates.evaluate(
+        spec, cases=[_c("a")], suite_metrics={"s": {"mrr": actual}}, stage_metrics={}, rules={}
+    )
+    row = record["thresholds"][0]
+    assert (row["actual"], row["passed"], row["gating"]) == (actual, holds, True)
+    assert record["status"] == ("passed" if holds else "blocked")
+    if not holds:
+        assert record["reasons"] == [f"mrr {actual:g} breaches {op} {value:g} (s)"]
+
+
+def test_a_threshold_without_suites_is_judged_on_the_stage_figures_and_gates() -> None:
+    """Rule: a gate that names no suite judges its thresholds on the stage's figures, and a breach blocks."""
+    spec = GateSpec("build", "build", (), (("schema_coverage", ">=", 0.9),))
+    record = gates.evaluate(
+        spec, cases=[], suite_metrics={}, stage_metrics={"schema_coverage": 0.5}, rules={}
+    )
+    assert record["thresholds"] == [
+        {"metric": "schema_coverage", "op": ">=", "value": 0.9, "actual": 0.5, "passed": False, "suite": None,
+         "gating": True}
+    ]  # fmt: skip
+    assert (record["status"], record["reasons"]) == ("blocked", ["schema_coverage 0.5 breaches >= 0.9"])
+
+
+def test_a_breach_names_every_earlier_stage_it_counts() -> None:
+    spec = GateSpec("execute", "execute", ("r",), (("execute_success_rate", ">=", 1.0),))
+    cases = [
+        _x("ok"),
+        _x("s1", status="failed", failure={"stage": "search", "reason": "expected_target_absent"}),
+        _x("p1", status="failed", failure={"stage": "plan", "reason": "plan_failed"}),
+        _x("p2", status="failed", failure={"stage": "plan", "reason": "plan_failed"}),
+    ]
+    record = _judge(spec, cases)
+    assert record["reasons"][0] == (
+        "execute_success_rate 0.25 breaches >= 1 (r) (counting 1 failed at search, 2 failed at plan)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("n", "op", "value", "allowed"),
+    [(10, ">", 0.85, 1), (10, ">", 0.8, 1), (10, "==", 0.8, 2), (2, ">=", 1.5, 0), (2, ">", 1.5, 0)],
+)
+def test_strict_and_equal_shares_tolerate_what_keeps_them_true(
+    n: int, op: str, value: float, allowed: int
+) -> None:
+    """Rule 3 for > and ==: ``> 0.85`` over 10 tolerates 1 (0.9 > 0.85), ``> 0.8`` also 1 (0.8 is not > 0.8);
+    a share above 1 can never hold and tolerates none."""
+    assert gates.allowed(n, op, value) == allowed
+
+
+@pytest.mark.parametrize(("op", "tolerated"), [(">=", 2), (">", 1), ("==", 2)])
+def test_every_share_operator_states_its_tolerance(op: str, tolerated: int) -> None:
+    spec = GateSpec("execute", "execute", ("r",), (("execute_success_rate", op, 0.8),))
+    cases = [_x(f"c{i}") for i in range(10)]
+    most, why, from_thresholds = gates.tolerance(spec, "r", cases, gates.SuiteRule())
+    assert (most, why, from_thresholds) == (tolerated, f"execute_success_rate {op} 0.8 over 10 case(s)", True)
+
+
+@pytest.mark.parametrize("op", ["<=", "<", "!="])
+def test_a_share_bounded_from_above_states_no_tolerance(op: str) -> None:
+    spec = GateSpec("execute", "execute", ("r",), (("execute_success_rate", op, 0.8),))
+    assert gates.tolerance(spec, "r", [_x("c")], gates.SuiteRule())[0] == 0
+
+
+def test_a_share_measured_on_no_case_states_no_tolerance() -> None:
+    """A share threshold over zero measured cases gives no tolerance (it is "no data", not "0 of 0 allowed")."""
+    spec = GateSpec("execute", "execute", ("r",), (("hit_at_k", ">=", 0.9),))
+    unmeasured = [_x("e1", status="failed", failure=FAIL)]  # an execute failure has no search object
+    assert gates.tolerance(spec, "r", unmeasured, gates.SuiteRule()) == (
+        0,
+        "no tolerance stated: no max_failures, no share-of-cases threshold measured on it",
+        False,
+    )
+
+
+def test_a_threshold_on_a_metric_this_qlab_does_not_know_states_no_tolerance() -> None:
+    """A record from another qlab may name a metric this one does not define: no tolerance, and no crash."""
+    spec = GateSpec("execute", "execute", ("r",), (("future_metric", ">=", 0.5),))
+    assert gates.tolerance(spec, "r", [_x("c")], gates.SuiteRule())[0:2] == (
+        0,
+        "no tolerance stated: no max_failures, no share-of-cases threshold measured on it",
+    )
+
+
+def test_max_failures_is_judged_by_every_shard_not_deferred() -> None:
+    """Rule: a shard defers only the tolerance it derived from a share (its n is not the run's); ``max_failures``
+    and "none stated" are per suite and block in the shard itself."""
+    cases = [_x("c1"), _x("bad", status="failed", failure=FAIL), _x("bad2", status="failed", failure=FAIL)]
+    limit = GateSpec("execute", "execute", ("r",), max_failures=1)
+    assert gates.tolerance(limit, "r", cases, gates.SuiteRule()) == (1, "max_failures: 1", False)
+    assert _judge(limit, cases, defer_thresholds=True)["status"] == "blocked"
+    assert _judge(EXECUTE, cases, defer_thresholds=True)["status"] == "blocked"
+
+
+def test_the_failure_records_say_whether_they_block() -> None:
+    """``failures[].blocks``: true when the suite blocks here, false when a shard defers it to merge."""
+    spec = GateSpec("execute", "execute", ("r",), (("execute_success_rate", ">=", 0.9),))
+    cases = [_x("c1"), _x("bad", status="failed", failure=FAIL)]
+    assert (
+        gates.judge_failures(spec, cases, rules={})["failures"][0]["blocks"] is True
+    )  # not deferred by default
+    assert gates.judge_failures(spec, cases, rules={}, defer=True)["failures"][0]["blocks"] is False
+    assert gates.judge_failures(EXECUTE, cases, rules={}, defer=True)["failures"][0]["blocks"] is True
+    assert gates.judge_failures(EXECUTE, [_x("c1")], rules={})["failures"][0]["blocks"] is False
+
+
+def test_only_failed_or_error_cases_with_a_failure_are_charged() -> None:
+    """Rule 2: a ``blocked``/``skipped`` case (it never ran) and a ``failed`` case without its failure object are
+    not failing cases of the gate."""
+    blocked = _x("b", status="blocked", failure={"stage": "search", "reason": "blocked_by_stage"})
+    skipped = _x("k", status="skipped", failure={"stage": "execute", "reason": "stopped_by_error"})
+    bare = _x("f", status="failed")
+    error = _x("e", status="error", failure={"stage": "execute", "reason": "assertion_failed"})
+    assert gates.charged(EXECUTE, [blocked, skipped, bare, error]) == [error]
+
+
+def test_charging_looks_at_every_case_not_only_the_first() -> None:
+    passing, other, failing = (
+        _x("ok"),
+        {**_x("o", status="failed", failure=FAIL), "suite": "x"},
+        _x("f", status="failed", failure=FAIL),
+    )
+    late = _x("late", status="failed", failure={"stage": "learn", "reason": "scrub_failed"})
+    assert gates.charged(EXECUTE, [passing, other, late, failing]) == [failing]
+
+
+def test_an_earlier_gate_of_another_suite_takes_nothing_from_this_one() -> None:
+    at_plan = _x("e3", status="failed", failure={"stage": "plan", "reason": "plan_failed"})
+    other_suite_later = GateSpec("smoke", "execute", ("other",))
+    same_suite_earlier_stage = GateSpec("search", "search", ("r",))
+    assert gates.charged(EXECUTE, [at_plan], earlier=[other_suite_later, same_suite_earlier_stage]) == [
+        at_plan
+    ]
+
+
+def test_a_failure_at_a_stage_qlab_does_not_order_is_charged_to_the_first_gate_of_its_suite() -> None:
+    """A failure whose stage is not a gate stage (e.g. ``pre-run``) counts before every stage: the first gate that
+    judges the suite answers for it, the build gate included."""
+    odd = _x("o", status="failed", failure={"stage": "pre-run", "reason": "auth_profile_missing"})
+    assert gates.charged(GateSpec("build", "build", ("r",)), [odd]) == [odd]
+    assert gates.charged(EXECUTE, [odd], earlier=[GateSpec("build", "build", ("r",))]) == []
+
+
+def test_every_suite_of_a_gate_is_judged_even_after_an_empty_one() -> None:
+    spec = GateSpec("execute", "execute", ("empty", "r"))
+    record = _judge(spec, [_x("bad", status="failed", failure=FAIL)])
+    assert record["status"] == "blocked" and [f["suite"] for f in record["failures"]] == ["r"]
+
+
+def test_at_most_five_cases_are_named_then_an_ellipsis() -> None:
+    five = [_x(f"b{i}", status="failed", failure=FAIL) for i in range(5)]
+    listed = ", ".join(f"b{i} at execute (assertion_failed)" for i in range(5))
+    assert _judge(EXECUTE, five)["reasons"][0].endswith(f"measured on it): {listed}")
+    six = [*five, _x("b5", status="failed", failure=FAIL)]
+    assert _judge(EXECUTE, six)["reasons"][0].endswith(f"measured on it): {listed} …")
+    shaky = [_x(f"e{i}", attempts=3, passes=2) for i in range(6)]
+    shown = ", ".join(f"e{i} (2/3)" for i in range(5))
+    assert _judge(EXECUTE, shaky[:5])["warnings"] == [
+        f"5 case(s) passed only some of their repeats (flaky): {shown}"
+    ]
+    assert _judge(EXECUTE, shaky)["warnings"] == [
+        f"6 case(s) passed only some of their repeats (flaky): {shown} …"
+    ]
+
+
+def test_must_pass_says_why_and_other_suites_have_no_reason() -> None:
+    assert gates.suite_rule({"category": "flow", "must_pass": True}) == gates.SuiteRule(
+        True, True, "must_pass: true"
+    )
+    assert gates.suite_rule({"category": "regression"}) == gates.SuiteRule(True, True, "category regression")
+    assert gates.suite_rule({"category": "flow", "required": False}) == gates.SuiteRule(False, False, "")
+    assert gates.suite_rules({"a": {}}) == {"a": gates.SuiteRule(True, False, "")}
+    most, why, _ = gates.tolerance(EXECUTE, "r", [], gates.suite_rule({"must_pass": True}))
+    assert (most, why) == (0, "a must-pass suite (must_pass: true) tolerates none")
+
+
+def test_error_texts() -> None:
+    ids = [f"e{i}" for i in range(7)]
+    assert gates.error_text({"reason": "made_up", "case_ids": ids[:2]}) == (
+        "2 case(s) could not be judged: made_up (e0, e1)"
+    )
+    assert gates.error_text({"reason": "made_up", "case_ids": ids}) == (
+        "7 case(s) could not be judged: made_up (e0, e1, e2, e3, e4 …)"
+    )
+    assert (
+        gates.error_text({"reason": "made_up", "case_ids": [], "message": "spec gone"})
+        == "made_up: spec gone"
+    )
+    assert gates.error_text({"reason": "made_up"}) == "made_up: "
+    hint = gates.REASONS["spec_fetch_failed"].hint
+    assert (
+        gates.error_text({"reason": "spec_fetch_failed", "message": "404"})
+        == f"spec_fetch_failed: 404; {hint}"
+    )
+
+
+def test_the_records_of_gates_that_did_not_run() -> None:
+    spec = GateSpec("search", "search", ("s",), (("hit_at_k", ">=", 0.9),), (("top_1_below", 0.5),))
+    assert gates.skipped(spec, "blocked by gate build") == {
+        "name": "search",
+        "stage": "search",
+        "suites": ["s"],
+        "stop_if": [{"name": "top_1_below", "value": 0.5}],
+        "status": "skipped",
+        "thresholds": [
+            {
+                "metric": "hit_at_k",
+                "op": ">=",
+                "value": 0.9,
+                "actual": None,
+                "passed": None,
+                "suite": None,
+                "gating": False,
+            }
+        ],
+        "stops": [],
+        "guards": [],
+        "reasons": ["blocked by gate build"],
+        "warnings": [],
+    }
+    record = gates.errored(spec, "spec_fetch_failed", "404")
+    assert record["status"] == "error"
+    assert record["errors"] == [{"reason": "spec_fetch_failed", "case_ids": [], "message": "404"}]
+    assert record["reasons"] == [gates.error_text(record["errors"][0])]
+    assert gates.decide([record])["reasons"] == [f"gate search could not decide: {record['reasons'][0]}"]
+
+
+def test_gate_specs_from_config_and_from_minimal_records() -> None:
+    from qlab.project.model import Gate, StopCondition, Threshold
+
+    gate = Gate("execute", "execute", ("r",), (Threshold("pass_rate", ">=", 1),), (StopCondition("x_below", 0.5),),
+                max_failures=2)  # fmt: skip
+    spec = GateSpec.from_config(gate, suites=("r", "q"))
+    assert spec == GateSpec(
+        "execute", "execute", ("r", "q"), (("pass_rate", ">=", 1.0),), (("x_below", 0.5),), 2
+    )
+    assert GateSpec.from_record(gates.skipped(spec, "x") | {"max_failures": 2}) == spec
+    assert GateSpec.from_record({"name": "n", "stage": "plan"}) == GateSpec("n", "plan")
+
+
+def test_roll_back_removes_the_later_stages_only() -> None:
+    """Rule: a case rolled back to a blocking stage keeps what it did up to that stage and nothing after."""
+    full = {
+        "search": {"hit": True},
+        "target_selector": {"selected_target": "t"},
+        "plan": {"status": "synthesized"},
+        "execute": {},
+        "auth_readiness": {},
+        "assertions": [{"type": "http_status", "passed": True}],
+        "learning": {},
+        "latency_ms": {"search": 1.0, "target_selection": 2.0, "plan": 3.0, "execute": 4.0},
+    }
+    at_search = _x("a", **full)
+    gates.roll_back(at_search, blocking_stage="search", message="m")
+    assert set(at_search) - {"case_id", "suite", "mode", "status", "failure"} == {"search", "latency_ms"}
+    assert at_search["latency_ms"] == {"search": 1.0}
+    at_execute = _x("b", **{**full, "latency_ms": dict(full["latency_ms"])})
+    gates.roll_back(at_execute, blocking_stage="execute", message="m")
+    assert "assertions" in at_execute and "execute" in at_execute and "learning" not in at_execute
+    assert at_execute["latency_ms"] == full["latency_ms"]
+    bare = {"case_id": "c", "suite": "r", "status": "passed"}  # no latencies recorded: nothing to remove
+    gates.roll_back(bare, blocking_stage="plan", message="m")
+    assert bare["status"] == "blocked"
+    odd = _x("d", **{**full, "latency_ms": dict(full["latency_ms"])})
+    gates.roll_back(odd, blocking_stage="pre-run", message="m")  # not a stage: nothing after it is known
+    assert "execute" in odd and odd["failure"]["stage"] == "pre-run"
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "reason"),
+    [(False, "blocked", "blocked_by_stage"), (True, "skipped", "stopped_by_error")],
+)
+def test_roll_back_says_why_the_case_never_ran(error: bool, status: str, reason: str) -> None:
+    case = _x("a", status="failed", failure=FAIL)
+    gates.roll_back(case, blocking_stage="plan", message="the plan gate blocked the run", error=error)
+    assert (case["status"], case["failure"]) == (
+        status,
+        {"stage": "plan", "reason": reason, "message": "the plan gate blocked the run"},
+    )
+
+
+def test_stop_texts_in_reasons() -> None:
+    spec = GateSpec("search", "search", ("s",), (), (("expected_target_absent", None), ("custom", None)))
+    flaky = _c(
+        "f", status="failed", flaky=True, failure={"stage": "search", "reason": "expected_target_absent"}
+    )
+    record = gates.evaluate(spec, cases=[flaky], suite_metrics={}, stage_metrics={}, rules={},
+                            reported_stops=[{"condition": "custom", "case_ids": [], "message": ""}])  # fmt: skip
+    assert record["reasons"][0] == "stop_if custom"  # an empty message leaves no dangling colon
+    assert record["reasons"][1:] == record["warnings"] == ["stop_if expected_target_absent: 1 case(s): f (expected_target_absent) (non-gating cases)",
+                                  "1 flaky case(s) failed and do not gate: f at search (expected_target_absent)"]  # fmt: skip
+
+
+def test_a_warn_mode_pre_run_check_never_decides_the_exit_code() -> None:
+    """Rule: only a ``block``-mode pre-run check that failed makes the run ERROR; a failed ``warn``-mode one
+    (auth readiness) is reported and the verdict comes from the gates."""
+    passed = {"name": "a", "status": "passed", "reasons": [], "warnings": []}
+    blocked = {"name": "b", "status": "blocked", "reasons": ["x"]}  # an older record without ``warnings``
+    warn = {
+        "guard": "auth_readiness",
+        "stage": "pre-run",
+        "passed": False,
+        "mode": "warn",
+        "message": "no token",
+    }
+    assert gates.decide([passed], prerun=[warn]) == {
+        "verdict": "pass", "reasons": ["1 gate(s) passed"], "exit_code": 0, "advisory": False,
+    }  # fmt: skip
+    assert gates.decide([blocked], prerun=[warn])["exit_code"] == 1
+    block = {**warn, "mode": "block"}
+    assert gates.decide([passed], prerun=[block]) == {
+        "verdict": "error", "reasons": ["pre-run check auth_readiness failed: no token"], "exit_code": 2,
+        "advisory": False,
+    }  # fmt: skip
+    assert gates.decide([passed], prerun=[{**block, "passed": True}])["verdict"] == "pass"
+
+
+def test_pass_reasons_count_warned_gates_and_only_their_warnings() -> None:
+    warned = {"name": "w", "status": "warned", "reasons": ["flaky"], "warnings": ["flaky"]}
+    passed = {"name": "a", "status": "passed", "reasons": [], "warnings": []}
+    skipped = {"name": "k", "status": "skipped", "reasons": ["no case selected"], "warnings": []}
+    assert gates.decide([warned, passed, skipped])["reasons"] == ["2 gate(s) passed", "gate w warned: flaky"]
+    error = {"name": "e", "status": "error", "errors": [{"reason": "made_up", "case_ids": ["c"]}]}
+    assert gates.decide([error], exit_zero=True) == {
+        "verdict": "error",
+        "reasons": ["gate e could not decide: 1 case(s) could not be judged: made_up (c)"],
+        "exit_code": 2,
+        "advisory": True,
+    }

@@ -1,107 +1,465 @@
-"""``qlab merge`` of 1, 2 and 3 shards gives the unsharded run: the same decision, metrics, cases (stage objects
-included) and JUnit testcases; each check once; environments that listen elsewhere per shard are recorded."""
+"""``qlab merge`` as a library (``qlab.run.merge``): the rules that keep a merge from passing on partial or foreign
+data, each pinned at its edge, and the merged artifact agreeing with one unsharded run of the same selection.
+
+The command-level tests (exit codes, files written) are in tests/commands/test_merge.py."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import xml.etree.ElementTree as ET
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from qlab.project.model import Environment
-from qlab.report import junit
-from qlab.run import guards
-from qlab.run.artifact import read, write
-from qlab.run.merge import merge
+from qlab.errors import InputError
+from qlab.run import merge as m
 from qlab.run.runner import run
-from qlab.run.shard import ShardSpec
-from run import story
+from qlab.run.shard import ShardSpec, case_manifest, selection_fingerprint
+from run import fakes as f
+
+Shards = list[tuple[Path, dict[str, Any]]]
 
 
-def _testcases(artifact: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(classname, name, outcome) of every JUnit testcase: what CI test history is keyed on."""
-    root = ET.fromstring(junit.render(artifact, hostname="h"))
-    return sorted(
-        (t.get("classname", ""), t.get("name", ""), next((c.tag for c in t), "passed"))
-        for t in root.iter("testcase")
+def _cases() -> list[Any]:
+    cases = [
+        f.case(f"s{i:02d}", "search_core", "search", "second:x" if i % 3 == 0 else "t", line=i)
+        for i in range(9)
+    ]
+    cases += [f.case(f"p{i:02d}", "plan_e2e", "plan", line=i) for i in range(4)]
+    cases += [f.case(f"e{i:02d}", "execute_read", "execute", line=i) for i in range(3)]
+    return cases
+
+
+def _runs(tmp: Path, cases: list[Any], n: int = 3, *, config: Any = None) -> tuple[dict[str, Any], Shards]:
+    """The unsharded artifact and the ``n`` shard artifacts of one selection (as JSON round-trips them)."""
+    project = f.FakeProject(config or f.config(tmp), tuple(cases))
+    whole = json.loads(json.dumps(run(project, options=f.options(tmp)).artifact))
+    shards = []
+    for i in range(1, n + 1):
+        opts = dataclasses.replace(f.options(tmp), shard=ShardSpec(i, n))
+        shards.append(
+            (tmp / f"qlab-shard-{i}-of-{n}.json", json.loads(json.dumps(run(project, options=opts).artifact)))
+        )
+    return whole, shards
+
+
+def _shard(
+    index: int, total: int, ids: list[str], *, commit: str | None = None, **fp: str
+) -> tuple[Path, dict[str, Any]]:
+    """A minimal shard artifact with the given cases, as far as the set checks read it."""
+    fingerprint = {"config_digest": "sha256:c", "collection_digest": "sha256:k", "git_commit": commit, **fp}
+    return Path(f"s{index}.json"), {
+        "shard": {
+            "index": index,
+            "total": total,
+            "selection_fingerprint": "sha256:set",
+            "cases": case_manifest(ids),
+        },
+        "fingerprint": fingerprint,
+        "cases": [{"case_id": i} for i in ids],
+    }
+
+
+def _set(parts: list[list[str]], *, total: int | None = None, commit: str | None = None) -> Shards:
+    """A consistent set: shard i holds ``parts[i-1]``, the selection fingerprint is the union's."""
+    total = total or len(parts)
+    shards = [_shard(i, total, ids, commit=commit) for i, ids in enumerate(parts, start=1)]
+    union = selection_fingerprint([i for ids in parts for i in ids], config_digest="sha256:c", commit=commit)
+    for _, data in shards:
+        data["shard"]["selection_fingerprint"] = union
+    return shards
+
+
+def _refused(shards: Shards) -> str:
+    with pytest.raises(InputError) as caught:
+        m.check_set(shards)
+    return str(caught.value)
+
+
+# ----------------------------------------------------------------------------------- the set: every shard once
+
+
+def test_a_complete_set_gives_its_n() -> None:
+    assert m.check_set(_set([["a"], ["b", "c"], ["d"]])) == 3
+
+
+def test_a_set_of_one_shard_merges() -> None:
+    """``--shard 1/1`` is a complete set (the first shard is the only one)."""
+    assert m.check_set(_set([["a", "b"]])) == 1
+
+
+def test_the_missing_last_shard_is_refused() -> None:
+    """Rule: every shard 1..N — the last one included — must be there; N-1 shards never merge to a verdict."""
+    shards = _set([["a"], ["b"], ["c"]])[:2]
+    assert _refused(shards) == (
+        "incomplete shard set: missing shard(s) 3/3; merge needs every shard 1..3 exactly once"
     )
 
 
-@pytest.mark.parametrize("total", story.SHARDS)
-@pytest.mark.parametrize("scenario", story.SCENARIOS)
-def test_merged_shards_tell_the_unsharded_story(scenario: str, total: int) -> None:
-    told = story.story(scenario)
-    whole, merged = told.whole, told.merged[total]
+def test_the_missing_first_shard_is_refused() -> None:
+    assert _refused(_set([["a"], ["b"], ["c"]])[1:]) == (
+        "incomplete shard set: missing shard(s) 1/3; merge needs every shard 1..3 exactly once"
+    )
+
+
+@pytest.mark.parametrize("index", [0, 3, -1])
+def test_a_shard_out_of_range_is_refused_even_when_none_is_missing(index: int) -> None:
+    """Rule: an index outside 1..N is refused on its own, also when 1..N are all present."""
+    shards = _set([["a"], ["b"]])
+    shards.append(_shard(index, 2, ["z"]))
+    assert _refused(shards) == (
+        f"incomplete shard set: out of range: {index}/2; merge needs every shard 1..2 exactly once"
+    )
+
+
+def test_missing_and_out_of_range_are_both_named() -> None:
+    shards = _set([["a"], ["b"], ["c"]])
+    shards[2][1]["shard"]["index"] = 5
+    shards[1][1]["shard"]["index"] = 4
+    assert _refused(shards) == (
+        "incomplete shard set: missing shard(s) 2/3, 3/3; out of range: 4/3, 5/3; "
+        "merge needs every shard 1..3 exactly once"
+    )
+
+
+@pytest.mark.parametrize(
+    "shard", [None, "1/2", {"index": 1}, {"total": 2}, {"index": "1", "total": 2}, {"index": 1, "total": "2"}]
+)
+def test_a_result_that_is_not_a_shard_is_refused(shard: Any) -> None:
+    """Both numbers must be there as integers: a shard with a total but no index (or the reverse) is not one."""
+    shards = _set([["a"], ["b"]])
+    shards[0][1]["shard"] = shard
+    assert _refused(shards) == "s1.json: $.shard: not a shard result (run it with qlab run --shard i/N)"
+
+
+def test_shards_that_disagree_on_n_are_refused() -> None:
+    shards = _set([["a"], ["b"]])
+    shards[1][1]["shard"]["total"] = 3
+    assert _refused(shards) == "the shards disagree on the number of shards: s1.json: N=2, s2.json: N=3"
+
+
+def test_a_shard_given_twice_is_refused_with_both_files() -> None:
+    shards = _set([["a"], ["b"]])
+    shards.append((Path("again.json"), copy.deepcopy(shards[1][1])))
+    assert _refused(shards) == "shard 2/2 given more than once: s2.json, again.json"
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "label"),
+    [
+        ("shard", "selection_fingerprint", "selection fingerprint (selected cases, config, commit)"),
+        ("fingerprint", "config_digest", "config digest"),
+        ("fingerprint", "collection_digest", "collection digest"),
+    ],
+)
+def test_shards_of_different_runs_are_refused(where: str, key: str, label: str) -> None:
+    shards = _set([["a"], ["b"]])
+    shards[1][1][where][key] = "sha256:other"
+    assert _refused(shards) == (
+        f"the shards come from different runs: their {label} differs; re-run the whole matrix"
+    )
+
+
+def test_a_case_in_two_shards_is_refused() -> None:
+    assert _refused(_set([["a", "b"], ["b"]])) == "case 'b' is in two shards: s1.json and s2.json"
+
+
+def test_a_shard_without_its_manifest_is_refused() -> None:
+    shards = _set([["a"], ["b"]])
+    del shards[1][1]["shard"]["cases"]
+    assert _refused(shards) == (
+        "s2.json: $.shard.cases: no record of the cases this shard ran (a result of an older qlab?); "
+        "re-run the shard with this qlab"
+    )
+
+
+@pytest.mark.parametrize("manifest", [{"count": 1}, {"digest": "sha256:x"}, ["count", "digest"]])
+def test_a_shard_with_half_a_manifest_is_refused(manifest: Any) -> None:
+    shards = _set([["a"], ["b"]])
+    shards[0][1]["shard"]["cases"] = manifest
+    assert "s1.json: $.shard.cases: no record of the cases this shard ran" in _refused(shards)
+
+
+def test_a_shard_whose_cases_differ_from_its_manifest_is_refused() -> None:
+    shards = _set([["a", "b"], ["c"]])
+    shards[0][1]["cases"].pop()
+    assert _refused(shards) == (
+        "s1.json: its cases do not match the ones it ran ($.shard.cases: 2 case(s); the file holds 1, other ids): "
+        "cases were removed or added after the run; re-run the shard"
+    )
+
+
+def test_a_case_swapped_for_another_with_the_same_count_is_refused() -> None:
+    shards = _set([["a", "b"], ["c"]])
+    shards[0][1]["cases"][1] = {"case_id": "x"}
+    assert "s1.json: its cases do not match the ones it ran" in _refused(shards)
+
+
+def test_cases_removed_with_their_manifest_rewritten_are_refused() -> None:
+    """The shards together must be the selection the fingerprint was made from (its commit included)."""
+    shards = _set([["a", "b"], ["c"]], commit="abc123")
+    assert m.check_set(shards) == 2  # the commit counts in the fingerprint: the intact set merges
+    shards[0][1]["cases"] = [{"case_id": "a"}]
+    shards[0][1]["shard"]["cases"] = case_manifest(["a"])
+    assert _refused(shards) == (
+        "the shards' cases together (2) are not the selection they were run from (its fingerprint differs): a "
+        "case was removed from or added to a shard file; re-run the whole matrix"
+    )
+
+
+def test_the_fingerprint_is_checked_against_the_recorded_commit() -> None:
+    """A set fingerprinted at one commit does not merge when the shards say they ran at another."""
+    shards = _set([["a"], ["b"]], commit="abc123")
+    for _, data in shards:
+        data["fingerprint"]["git_commit"] = "def456"
+    assert "are not the selection they were run from" in _refused(shards)
+
+
+# ----------------------------------------------------------------------------------- finding the files
+
+
+def test_collect_reads_files_folders_and_globs_once_each(tmp_path: Path) -> None:
+    folder = tmp_path / "shards"
+    (folder / "deep").mkdir(parents=True)
+    names = ["qlab-shard-2-of-2.json", "qlab-shard-1-of-2.json", "other.json"]
+    for name in names:
+        (folder / name).write_text("{}", encoding="utf-8")
+    (folder / "deep" / "qlab-shard-9-of-9.json").write_text("{}", encoding="utf-8")
+    one, two = folder / "qlab-shard-1-of-2.json", folder / "qlab-shard-2-of-2.json"
+    # a folder gives its shard files (sorted, nothing else), a file is taken as is, duplicates once
+    assert m.collect([str(folder), str(folder / "other.json"), str(one)]) == [one, two, folder / "other.json"]
+    # a glob is expanded (recursively with **), in sorted order
+    assert m.collect([str(folder / "**" / "qlab-shard-*.json")]) == [
+        folder / "deep" / "qlab-shard-9-of-9.json",
+        one,
+        two,
+    ]
+    assert m.collect([str(folder / "qlab-shard-?-of-2.json")]) == [one, two]
+
+
+def test_collect_says_what_it_found_nothing_in(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError) as caught:
+        m.collect([str(empty), str(tmp_path / "*.nothing")])
+    assert str(caught.value) == (
+        f"no shard results found in {empty}, {tmp_path / '*.nothing'} (looked for qlab-shard-*-of-*.json)"
+    )
+    with pytest.raises(InputError) as caught:
+        m.collect([str(tmp_path / "gone.json")])
+    assert str(caught.value) == f"{tmp_path / 'gone.json'}: no such file or folder"
+
+
+# ----------------------------------------------------------------------------------- the merged artifact
+
+
+def _comparable_case(case: dict[str, Any]) -> dict[str, Any]:
+    return case
+
+
+def test_the_merged_cases_and_decision_are_the_unsharded_run(tmp_path: Path) -> None:
+    whole, shards = _runs(tmp_path, _cases())
+    merged = m.merge(shards)
+    assert merged["cases"] == whole["cases"]
     assert merged["decision"] == whole["decision"]
     assert merged["metrics"] == whole["metrics"]
-    assert {n: s["metrics"] for n, s in merged["suites"].items()} == {
-        n: s["metrics"] for n, s in whole["suites"].items()
+    assert [(g["name"], g["status"], g["thresholds"], g["failures"]) for g in merged["gates"]] == [
+        (g["name"], g["status"], g["thresholds"], g["failures"]) for g in whole["gates"]
+    ]
+
+
+def test_a_blocked_merge_rolls_later_cases_back_as_the_unsharded_run_does(tmp_path: Path) -> None:
+    """A gate that blocks on the merged cases stops the later gates; their cases are ``blocked`` there, exactly
+    as one unsharded run reports them (never left ``passed`` from the shard that ran on)."""
+    cases = _cases()
+    cases[1] = f.case("s01", "search_core", "search", "absent:x", line=1)
+    whole, shards = _runs(tmp_path, cases)
+    assert whole["decision"]["verdict"] == "block"
+    merged = m.merge(shards)
+    assert merged["cases"] == whole["cases"]
+    assert merged["decision"] == whole["decision"]
+    statuses = {g["name"]: g["status"] for g in merged["gates"]}
+    assert statuses == {
+        "build": "passed",
+        "search": "blocked",
+        "select": "skipped",
+        "plan": "skipped",
+        "execute": "skipped",
+        "learn": "skipped",
     }
-    assert merged["cases"] == whole["cases"]  # statuses, failures and every stage object, byte for byte
-    assert _testcases(merged) == _testcases(whole)
-    assert [(g["name"], g["status"], g["reasons"]) for g in merged["gates"]] == [
-        (g["name"], g["status"], g["reasons"]) for g in whole["gates"]
+    later = next(g for g in merged["gates"] if g["name"] == "plan")
+    assert later["reasons"] == ["blocked by gate search"]
+    plan_case = next(c for c in merged["cases"] if c["case_id"] == "p00")
+    assert (plan_case["status"], plan_case["failure"]) == (
+        "blocked",
+        {
+            "stage": "search",
+            "reason": "blocked_by_stage",
+            "message": "the search gate blocked the run; this case never ran there",
+        },
+    )
+
+
+def test_a_gate_that_could_not_decide_stops_the_merge_as_an_error(tmp_path: Path) -> None:
+    cases = _cases()
+    cases[-1] = f.case("e02", "execute_read", "execute", "down:x", line=2)
+    cases[5] = f.case("s05", "search_core", "search", "t", line=5)
+    whole, shards = _runs(tmp_path, cases)
+    merged = m.merge(shards)
+    assert merged["decision"] == whole["decision"]
+    assert merged["decision"]["verdict"] == "error"
+    assert merged["cases"] == whole["cases"]
+    learn = next(g for g in merged["gates"] if g["name"] == "learn")
+    assert (learn["status"], learn["reasons"]) == ("skipped", ["stopped: gate execute could not decide"])
+
+
+def test_an_error_gate_rolls_later_cases_back_as_skipped(tmp_path: Path) -> None:
+    """Cases of a gate after one that could not decide never ran there: ``skipped`` (``stopped_by_error``)."""
+    gates = [
+        *f.DEFAULT_GATES[:4],
+        f.DEFAULT_GATES[4],
+        dataclasses.replace(f.DEFAULT_GATES[4], name="late", suites=("late_read",)),
     ]
-    assert set(merged["stages"]) == set(whole["stages"])  # no stage a blocked merged run never reached
-
-
-@pytest.mark.parametrize("scenario", story.SCENARIOS)
-def test_a_blocked_merged_run_keeps_no_stage_object_of_its_blocked_cases(scenario: str) -> None:
-    merged = story.story(scenario).merged[3]
-    blocked = [c for c in merged["cases"] if c["status"] == "blocked"]
-    if scenario == "pass":
-        assert not blocked
-        return
-    # the plan cases were searched and selected in their shards; the run was blocked before their gates
-    assert blocked and all(not ({"search", "target_selector", "plan", "execute"} & set(c)) for c in blocked)
-    assert not any(c.get("latency_ms") for c in blocked)
-
-
-def test_each_check_is_written_once_however_many_shards_ran_it() -> None:
-    merged = story.story("pass").merged[3]
-    for gate in merged["gates"]:
-        identities = [guards.identity(g) for g in gate["guards"]]
-        assert len(identities) == len(set(identities)), gate["name"]
-    search = next(g for g in merged["gates"] if g["name"] == "search")
-    schema = next(g for g in search["guards"] if g["guard"] == "output_schema")
-    # its runs' messages differ (counts): each is kept, named by shard
-    assert schema["message"].startswith("shard 1/3: ") and "; shard 3/3: " in schema["message"]
-
-
-def test_a_check_that_failed_in_one_shard_failed() -> None:
-    records = [
-        ("shard 1/2", {"guard": "budget", "stage": "search", "gate": "search", "passed": True, "mode": "block", "message": "1.0 s"}),
-        ("shard 2/2", {"guard": "budget", "stage": "search", "gate": "search", "passed": False, "mode": "block", "message": "over: 901 s", "reason": "budget_exceeded"}),
-        ("shard 1/2", {"guard": "auth_readiness", "stage": "pre-run", "subject": "dev", "passed": True, "mode": "warn", "message": "ok"}),
-        ("shard 2/2", {"guard": "auth_readiness", "stage": "pre-run", "subject": "stage", "passed": True, "mode": "warn", "message": "ok"}),
-    ]  # fmt: skip
-    combined = guards.combine(records)
-    assert [(g["guard"], g.get("subject"), g["passed"]) for g in combined] == [
-        ("budget", None, False),
-        ("auth_readiness", "dev", True),
-        ("auth_readiness", "stage", True),
+    suites = {**f.config(tmp_path).suites}
+    suites["late_read"] = dataclasses.replace(suites["execute_read"], name="late_read")
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates), suites=suites)
+    cases = [
+        *_cases(),
+        f.case("l00", "late_read", "execute", line=1),
+        f.case("l01", "late_read", "execute", line=2),
     ]
-    assert combined[0]["message"] == "over: 901 s" and combined[0]["reason"] == "budget_exceeded"
+    cases[-3] = f.case("e02", "execute_read", "execute", "down:x", line=2)
+    whole, shards = _runs(tmp_path, cases, config=config)
+    merged = m.merge(shards)
+    assert merged["decision"] == whole["decision"]
+    late = [c for c in merged["cases"] if c["suite"] == "late_read"]
+    assert {(c["status"], c["failure"]["reason"], c["failure"]["stage"]) for c in late} == {
+        ("skipped", "stopped_by_error", "execute")
+    }
+    assert late[0]["failure"]["message"] == "the execute gate could not decide; this case never ran there"
 
 
-def _answers(url: str, timeout: float) -> tuple[bool, str]:
-    return True, "HTTP 200"
-
-
-def test_shards_whose_environment_listens_on_another_port_merge(tmp_path: Path) -> None:
-    """A port read from the runner's environment may differ per shard: the merge goes on and records it."""
-    fake = story.project(tmp_path, "pass")
-    paths = []
-    for i in (1, 2):
-        env = Environment("dev", f"http://127.0.0.1:{8100 + i}", allowed_hosts=("127.0.0.1",))
-        config = dataclasses.replace(fake.config, environments={"dev": env})
-        shard = dataclasses.replace(fake, config=config)
-        art = run(shard, options=story.options(tmp_path, ShardSpec(i, 2), reach=_answers)).artifact
-        paths.append(write(tmp_path / f"qlab-shard-{i}-of-2.json", art))
-    merged = merge([(p, read(p)) for p in paths])
-    assert merged["shard"]["differed"] == [
-        {"field": "environments.dev.base_url", "values": ["http://127.0.0.1:8101", "http://127.0.0.1:8102"]}
+def test_a_case_that_failed_in_its_own_gate_before_the_block_keeps_its_failure(tmp_path: Path) -> None:
+    """Only the cases of the gates after the blocking one are rolled back; a plan case that failed at its own
+    plan gate before the execute gate blocked keeps its own failure."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "unsat:x", line=0)
+    cases[-1] = f.case("e02", "execute_read", "execute", "assert:x", line=2)
+    gates = [
+        *f.DEFAULT_GATES[:3],
+        dataclasses.replace(f.DEFAULT_GATES[3], max_failures=1),
+        *f.DEFAULT_GATES[4:],
     ]
-    assert merged["decision"] == story.story("pass").whole["decision"]
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    merged = m.merge(shards)
+    assert merged["cases"] == whole["cases"]
+    p00 = next(c for c in merged["cases"] if c["case_id"] == "p00")
+    assert (p00["status"], p00["failure"]["reason"]) == ("failed", "required_fields_unsatisfied")
+
+
+def test_a_build_blocked_in_any_shard_blocks_the_merge(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases())
+    build = shards[1][1]["gates"][0]
+    build.update(
+        status="blocked",
+        reasons=["schema_coverage 0.5 breaches >= 0.9", "schema_coverage 0.5 breaches >= 0.9"],
+    )
+    merged = m.merge(shards)
+    record = merged["gates"][0]
+    assert (record["status"], record["reasons"]) == ("blocked", ["schema_coverage 0.5 breaches >= 0.9"])
+    assert merged["decision"]["verdict"] == "block"
+    assert {c["status"] for c in merged["cases"]} == {"blocked"}
+    assert {c["failure"]["stage"] for c in merged["cases"]} == {"build"}
+
+
+def test_a_gate_skipped_in_every_shard_stays_skipped_with_its_reason(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases())
+    for _, data in shards:
+        data["gates"][2].update(status="skipped", reasons=["no case selected"])
+    merged = m.merge(shards)
+    assert merged["gates"][2]["status"] == "skipped" and merged["gates"][2]["reasons"] == ["no case selected"]
+    # the gates after it still judge: a skipped gate blocks nothing
+    assert [g["status"] for g in merged["gates"][3:]] == ["passed", "passed", "passed"]
+
+
+def test_the_merged_run_says_where_it_came_from(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases())
+    stamps = [("2026-01-01T10:00:05Z", "2026-01-01T10:00:09Z"), ("2026-01-01T10:00:00Z", "2026-01-01T10:00:02Z"),
+              ("2026-01-01T10:00:03Z", "2026-01-01T10:00:10.5Z")]  # fmt: skip
+    for (_, data), (start, end), w in zip(shards, stamps, (["w1", "w2"], ["w2"], ["w3"]), strict=True):
+        data.update(started_at=start, ended_at=end, warnings=w)
+        data["provenance"]["dataset"]["files"] = [
+            {"path": "b.yaml", "cases": 2, "sha256": "x"},
+            {"path": "a.yaml", "cases": 1, "sha256": "y"},
+        ]
+        data["prerun"] = [
+            *data["prerun"],
+            {"guard": "extra", "stage": "pre-run", "passed": True, "mode": "warn", "message": "m"},
+        ]
+    reordered = [shards[2], shards[0], shards[1]]
+    merged = m.merge(reordered)
+    assert merged["started_at"] == "2026-01-01T10:00:00Z" and merged["ended_at"] == "2026-01-01T10:00:10.5Z"
+    assert merged["duration_ms"] == 10500.0
+    assert merged["shard"] == {
+        "index": 1,
+        "total": 1,
+        "selection_fingerprint": shards[0][1]["shard"]["selection_fingerprint"],
+        "merged_from": [str(p) for p, _ in shards],  # in shard order, whatever the order given
+    } | ({"differed": merged["shard"]["differed"]} if "differed" in merged["shard"] else {})
+    assert merged["run_id"].endswith("-merged-3")
+    assert merged["warnings"] == ["w1", "w2", "w3"]
+    assert merged["provenance"]["dataset"]["files"] == [
+        {"path": "a.yaml", "cases": 3, "sha256": "y"},
+        {"path": "b.yaml", "cases": 6, "sha256": "x"},
+    ]
+    assert merged["provenance"]["run_configuration"]["shard"] == "merged 1..3"
+    assert merged["provenance"]["run_configuration"]["engine"] == "builtin"
+    assert [g["guard"] for g in merged["prerun"]].count("extra") == 1
+    assert merged["fingerprint"] == shards[0][1]["fingerprint"] and merged["project"] == "fake"
+    assert merged["qlab_version"] == shards[0][1]["qlab_version"]
+    assert merged["suites"]["search_core"]["cadence"] == "every_search_change"
+
+
+def test_the_merged_duration_falls_back_to_the_longest_shard(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases())
+    for (_, data), ms in zip(shards, (12.5, 30.25, None), strict=True):
+        data.update(started_at="", ended_at="", duration_ms=ms)
+    assert m.merge(shards)["duration_ms"] == 30.25
+
+
+def test_stage_evidence_adds_up_over_the_shards(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases())
+    for (_, data), ms in zip(shards, (1.25, 2.5, 0.0005), strict=True):
+        data["stages"]["search"]["duration_ms"] = ms
+    shards[2][1]["stages"]["search"]["duration_ms"] = None
+    shards[1][1]["stages"]["search"]["details"]["schema"] = {"checked": 3, "valid": 1}
+    merged = m.merge(shards)
+    search = merged["stages"]["search"]
+    assert search["duration_ms"] == 3.75
+    checked = sum(d["stages"]["search"]["details"]["schema"]["checked"] for _, d in shards)
+    valid = sum(d["stages"]["search"]["details"]["schema"]["valid"] for _, d in shards)
+    assert search["details"]["schema"] == {"checked": checked, "valid": valid}
+    assert search["metrics"]["schema_validity"] == round(valid / checked, 6)
+    assert (
+        shards[0][1]["stages"]["search"]["details"]["schema"]["checked"] < checked
+    )  # the shard is untouched
+
+
+def test_a_stage_figure_stop_is_judged_on_all_cases_not_the_first_shard(tmp_path: Path) -> None:
+    """Rule: a ``<metric>_below`` stop is judged on the merged run's figure. Shard 1 alone has top_1 1.0, the
+    whole selection 0.33: the unsharded run blocks, so the merge must too (it passed, exit 0)."""
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], thresholds=(), stop_if=(f.StopCondition("top_1_below", 0.5),))
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    cases = [
+        f.case(f"s{i:02d}", "search_core", "search", "second:x" if i % 3 else "t", line=i) for i in range(12)
+    ]
+    whole, shards = _runs(tmp_path, cases, config=config)
+    assert whole["decision"]["verdict"] == "block"
+    assert shards[0][1]["stages"]["search"]["metrics"]["top_1"] == 1.0  # the scenario: shard 1 looks perfect
+    merged = m.merge(shards)
+    assert merged["stages"]["search"]["metrics"]["top_1"] == whole["stages"]["search"]["metrics"]["top_1"]
+    assert merged["decision"]["verdict"] == "block"

@@ -225,3 +225,172 @@ def test_a_run_that_does_not_hold_the_folder_leaves_the_other_runs_sets_alone(tm
         assert other.exists() and _visible(paths) == _expected(tmp_path, "b")
     write_outputs(_artifact("c"), paths)
     assert not other.exists()
+
+
+# ----------------------------------------------------------------------------------- paths, locks, clean-up at their edges
+
+
+def _config(tmp_path: Path, **output: str) -> Any:
+    import dataclasses
+
+    from run import fakes
+
+    config = fakes.config(tmp_path)
+    return dataclasses.replace(config, output=dataclasses.replace(config.output, **output))
+
+
+def test_output_paths(tmp_path: Path) -> None:
+    from qlab.run.shard import ShardSpec
+
+    config = _config(tmp_path, dir="reports", result="r.json", junit="j.xml", summary="s.md")
+    assert outputs.output_paths(config) == OutputPaths(tmp_path / "reports" / "r.json", tmp_path / "reports" / "j.xml",
+                                                       tmp_path / "reports" / "s.md")  # fmt: skip
+    assert outputs.output_paths(config, out_dir="x", junit_path="ci/junit.xml") == OutputPaths(
+        Path("x/r.json"), Path("ci/junit.xml"), Path("x/s.md")
+    )
+    shard = outputs.output_paths(config, out_dir="x", shard=ShardSpec(2, 3))
+    assert shard == OutputPaths(Path("x/qlab-shard-2-of-3.json"), Path("x/junit-shard-2-of-3.xml"),
+                                Path("x/summary-shard-2-of-3.md"))  # fmt: skip
+    assert outputs.output_paths(
+        config, out_dir="x", junit_path="j/1.xml", shard=ShardSpec(1, 2)
+    ).junit == Path("j/1.xml")
+    assert temp_paths(tmp_path) == OutputPaths(
+        tmp_path / "result.json", tmp_path / "junit.xml", tmp_path / "summary.md"
+    )
+
+
+def test_the_summary_links_its_siblings_relatively(tmp_path: Path) -> None:
+    paths = OutputPaths(
+        tmp_path / "out" / "result.json", tmp_path / "ci" / "junit.xml", tmp_path / "out" / "summary.md"
+    )
+    assert paths.links() == {"result": "result.json", "junit": (tmp_path / "ci" / "junit.xml").as_posix(),
+                             "summary": "summary.md"}  # fmt: skip
+    write_outputs(_artifact("a"), paths)
+    assert "- result: [`result.json`](result.json)" in paths.summary.read_text(encoding="utf-8")
+
+
+def test_outputs_go_into_folders_that_do_not_exist_yet(tmp_path: Path) -> None:
+    paths = OutputPaths(
+        tmp_path / "a" / "b" / "result.json",
+        tmp_path / "c" / "d" / "junit.xml",
+        tmp_path / "a" / "b" / "summary.md",
+    )
+    prepare(paths)
+    release(paths)
+    write_outputs(_artifact("a"), paths)
+    assert _visible(paths).keys() == {"result.json", "junit.xml", "summary.md"}
+
+
+def test_an_output_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    paths = temp_paths(blocker / "out")
+    with pytest.raises(InputError) as caught:
+        prepare(paths)
+    assert str(caught.value) == (
+        f"{blocker / 'out'}: cannot create the output folder: Not a directory; check --out, --junit and output.dir in "
+        "qlab.yaml"
+    )
+    with pytest.raises(InputError) as caught:
+        outputs.write_file(blocker / "x" / "r.json", "x")
+    assert str(caught.value) == (
+        f"{blocker / 'x' / 'r.json'}: cannot be written: Not a directory; check --out, --junit and output.dir in qlab.yaml"
+    )
+
+
+def test_a_folder_standing_where_an_output_belongs_is_named(tmp_path: Path) -> None:
+    paths = temp_paths(tmp_path / "out")
+    paths.summary.mkdir(parents=True)
+    with pytest.raises(InputError) as caught:
+        write_outputs(_artifact("a"), paths)
+    assert str(caught.value) == (
+        f"{tmp_path / 'out'}: the outputs cannot be written: a folder stands where an output file belongs; check "
+        "--out, --junit and output.dir in qlab.yaml"
+    )
+    blocked = temp_paths(tmp_path / "staged")
+    blocked.store.parent.mkdir(parents=True)
+    blocked.store.write_text("")
+    with pytest.raises(InputError) as caught:
+        stage_outputs(_artifact("a"), blocked)
+    assert str(caught.value).startswith(f"{blocked.store}: the outputs cannot be written: ")
+
+
+def test_staged_outputs_are_scrubbed_too(tmp_path: Path) -> None:
+    secret = "tok-CANARY-staged-1f2e3d4c"
+    staged = stage_outputs(
+        _artifact("a", secret=secret), temp_paths(tmp_path / "out"), secrets=SecretSet([secret])
+    )
+    for path in staged:
+        assert secret not in path.read_text(encoding="utf-8") and path.stat().st_size > 0
+
+
+def test_logs_are_scrubbed_again_with_what_the_run_learnt_last(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("set-cookie sid=SESSION-abcdef123456\n", encoding="utf-8")
+    clean = tmp_path / "clean.log"
+    clean.write_text("nothing here\n", encoding="utf-8")
+    before = clean.stat().st_mtime_ns
+    outputs.rescrub_logs([tmp_path / "missing.log", log, clean], SecretSet(["SESSION-abcdef123456"]))
+    assert log.read_text(encoding="utf-8") == "set-cookie sid=[REDACTED]\n"
+    assert clean.stat().st_mtime_ns == before  # a log without a secret is left alone
+    outputs.rescrub_logs([log], SecretSet())  # nothing known: nothing to do
+    assert log.read_text(encoding="utf-8") == "set-cookie sid=[REDACTED]\n"
+
+
+def test_the_folder_lock_is_taken_once_and_refused_to_a_second_holder(tmp_path: Path) -> None:
+    store = tmp_path / "deep" / "out" / SETS
+    assert outputs._lock(store) and outputs._lock(store)  # held: taken again at no cost
+    outputs.release(temp_paths(store.parent))
+    with open(store / ".lock", "a") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert not outputs._lock(store)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert not outputs._lock(blocker / SETS)
+
+
+def test_remove_stale_takes_only_what_killed_runs_leave(tmp_path: Path) -> None:
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    folder = paths.result.parent
+    keep = {folder / "notes.tmp", folder / ".profile", folder / "x.link"}
+    gone = {folder / ".result.json.abc.tmp", folder / ".junit.xml.20240101-1-1.link"}
+    for path in keep | gone:
+        path.write_text("x")
+    (folder / ".dir.tmp").mkdir()
+    (paths.store / ".result.json.current.123.link").symlink_to("nowhere")
+    (paths.store / "result.json.current.x").write_text("")  # a file, not a set folder
+    other = paths.store / "other.json.20240101T000000-1-000001"  # another result name's set
+    other.mkdir()
+    prepare(paths)
+    release(paths)
+    assert all(p.exists() for p in keep) and not any(p.exists() for p in gone)
+    assert (
+        (folder / ".dir.tmp").is_dir() and other.is_dir() and (paths.store / "result.json.current.x").exists()
+    )
+    assert not (paths.store / ".result.json.current.123.link").is_symlink()
+    assert _visible(paths) == _expected(tmp_path, "a")
+
+
+def test_symbolic_link_support_is_probed_once_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "new" / "out" / SETS
+    assert outputs._links_work(store) is True
+    assert not list(store.parent.glob(".qlab-link-probe-*"))  # the probe is removed
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError("not supported")
+
+    monkeypatch.setattr(os, "symlink", refuse)
+    assert outputs._links_work(store) is True  # remembered
+    assert outputs._links_work(tmp_path / "other" / SETS) is False
+
+
+def test_the_set_files_are_readable_by_others_when_the_umask_allows(tmp_path: Path) -> None:
+    import stat
+
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    umask = outputs._umask()
+    assert {stat.S_IMODE(p.resolve().stat().st_mode) for p in paths.by_role().values()} == {0o666 & ~umask}

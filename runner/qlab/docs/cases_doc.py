@@ -82,7 +82,8 @@ timeout_sec: 30
 
 A mutating execute case must say so, name the captures its cleanup needs, clean up, and assert. It runs only on
 hosts in the environment's `allowed_hosts`; otherwise it is refused (`mutation_not_allowed`,
-`host_not_allowed`, `cleanup_missing`) before any request is sent.
+`host_not_allowed`, `cleanup_missing`) before any request is sent. An environment without `allowed_hosts` (or
+with an empty list) allows no host: every mutating case against it is refused, never "any host".
 
 ```yaml
 id: order-update-001

@@ -6,6 +6,7 @@ this order, the first miss being the case's failure:
 
 1. the case says ``mutation_safety: allow_mutation``           else ``mutation_not_allowed``
 2. the target host is in the environment's ``allowed_hosts``    else ``host_not_allowed``
+   (no ``allowed_hosts``, or an empty list, allows no host: fail closed, never "any host")
 3. the case has cleanup steps and assertions                   else ``cleanup_missing``
 
 A refused case sends nothing: no plan step, no cleanup, no token request.

@@ -539,3 +539,172 @@ def test_a_flaky_case_counts_with_its_pass_ratio() -> None:
         _art(base, "baseline"), _art(cand, "candidate"), change_type="alias_or_semantic_metadata", rule=noisy
     )
     assert report.metrics[0].interval is not None and not report.metrics[0].regressed
+
+
+# ----------------------------------------------------------------------------------- who is required, who is flaky
+
+
+def test_a_critical_case_of_an_optional_suite_is_required() -> None:
+    """Rule: a case is required when its suite is, *or* when the case is critical (in either run): a critical case
+    that regresses blocks even in a ``required: false`` suite."""
+    base, cand = _alias_pair(required=False)
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), metrics=())
+    assert compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule).verdict == "promote"
+    for side in (base, cand):  # critical in the baseline only, or in the candidate only
+        b, c = _alias_pair(required=False)
+        (b if side is base else c).data["cases"][1]["critical"] = True
+        report = compare(b, c, change_type="alias_or_semantic_metadata", rule=rule)
+        assert report.verdict == "block"
+        assert report.reasons[0].startswith("required case s-2 (search_core) regressed")
+        assert report.of_kind("regressed")[0].required
+
+
+@pytest.mark.parametrize("side", ["baseline", "candidate"])
+def test_a_case_flaky_in_either_run_is_flaky(side: str) -> None:
+    base, cand = _alias_pair(required=True)
+    (base if side == "baseline" else cand).data["cases"][1]["flaky"] = True
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=DEFAULT_RULES["alias_or_semantic_metadata"]
+    )
+    assert report.of_kind("regressed")[0].flaky and report.verdict == "promote"
+
+
+def test_a_required_case_removed_from_the_candidate_blocks() -> None:
+    """Rule: a required case the candidate no longer runs blocks the promotion (removing a failing case is not a
+    fix); an optional one is listed as removed."""
+    base, cand = _alias_pair(required=True)
+    del cand.data["cases"][2]
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), metrics=(), same=())
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert "required case s-3 (search_core) no longer runs in the candidate" in report.reasons
+    assert report.verdict == "block"
+    base, cand = _alias_pair(required=False)
+    del cand.data["cases"][2]
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert [c.case_id for c in report.of_kind("removed")] == ["s-3"] and report.verdict == "promote"
+
+
+def test_a_change_type_compares_the_suites_of_its_mode() -> None:
+    """An alias change is judged on the search suites: a plan case that regressed is not its evidence (a rule
+    that names suites decides for itself)."""
+    base = artifact([search_case("s-1"), plan_case("p-1")])
+    cand = artifact([search_case("s-1"), plan_case("p-1", correct=False)], run_id="run-2")
+    rule = PromotionRule("alias_or_semantic_metadata", require=())
+    report = compare(_art(base, "b"), _art(cand, "c"), change_type="alias_or_semantic_metadata", rule=rule)
+    assert (report.suites, report.verdict) == (("search_core",), "promote")
+    everything = compare(
+        _art(base, "b"), _art(cand, "c"), change_type="contract_extraction_change", rule=rule
+    )
+    assert everything.suites == ("search_core", "plan_e2e") and everything.verdict == "block"
+
+
+def test_a_suite_is_read_from_the_candidate_else_the_baseline_and_required_by_default() -> None:
+    """Rule: the candidate's qlab.yaml says whether a suite is required; a suite only the baseline still has is
+    read there; a suite that does not say is required."""
+    optional = {"mode": "search", "category": "flow", "required": False}
+    base = artifact([search_case("s-1"), search_case("s-2")], suites={"search_core": {"mode": "search"}})
+    cand = artifact([search_case("s-1"), search_case("s-2", rank=None)], run_id="run-2",
+                    suites={"search_core": optional})  # fmt: skip
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), metrics=(), same=())
+    report = compare(_art(base, "b"), _art(cand, "c"), change_type="alias_or_semantic_metadata", rule=rule)
+    assert not report.of_kind("regressed")[0].required and report.verdict == "promote"
+    # required unless it says otherwise: the baseline's suite says nothing, the candidate dropped the suite
+    gone = artifact([], run_id="run-2", suites={})
+    rule_all = PromotionRule(
+        "alias_or_semantic_metadata", require=(), metrics=(), same=(), suites=("search_core",)
+    )
+    report = compare(
+        _art(base, "b"), _art(gone, "c"), change_type="alias_or_semantic_metadata", rule=rule_all
+    )
+    assert [(c.case_id, c.required) for c in report.of_kind("removed")] == [("s-1", True), ("s-2", True)]
+    base_optional = artifact([search_case("s-1")], suites={"search_core": optional})
+    report = compare(
+        _art(base_optional, "b"), _art(gone, "c"), change_type="alias_or_semantic_metadata", rule=rule_all
+    )
+    assert [(c.case_id, c.required) for c in report.of_kind("removed")] == [("s-1", False)]
+
+
+def test_the_report_as_recorded() -> None:
+    base, cand = _alias_pair(required=True)
+    rule = PromotionRule("alias_or_semantic_metadata", require=("no_regression",), metrics=("hit_at_k",), tolerance=0.01,
+                         bootstrap=False, same=("config",))  # fmt: skip
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    data = report.to_dict()
+    assert {k: v for k, v in data.items() if k not in ("metrics", "requirements", "cases")} == {
+        "change_type": "alias_or_semantic_metadata",
+        "verdict": "block",
+        "exit_code": 1,
+        "reasons": list(report.reasons),
+        "rule": {
+            "suites": [],
+            "require": ["no_regression"],
+            "metrics": ["hit_at_k"],
+            "tolerance": 0.01,
+            "bootstrap": False,
+            "same": ["config"],
+        },
+        "compared_suites": ["search_core"],
+        "baseline": {
+            "path": "baseline.json",
+            "digest": "sha256:baseline",
+            "run_id": "run-1",
+            "collection_digest": "sha256:before-alias",
+            "config_digest": "sha256:config",
+            "engine": "builtin",
+            "model": None,
+        },
+        "candidate": {
+            "path": "candidate.json",
+            "digest": "sha256:candidate",
+            "run_id": "run-2",
+            "collection_digest": "sha256:after-alias",
+            "config_digest": "sha256:config",
+            "engine": "builtin",
+            "model": None,
+        },
+        "counts": {
+            "regressed": 1,
+            "fixed": 1,
+            "still_failing": 0,
+            "new_failing": 0,
+            "new_passing": 0,
+            "unevaluated": 0,
+            "removed": 0,
+            "passing": 1,
+        },
+    }
+    assert data["requirements"] == [c.to_dict() for c in report.checks]
+    assert [c["name"] for c in data["requirements"]] == ["no_regression", "no_required_regression"]
+    assert data["metrics"] == [m.to_dict() for m in report.metrics]
+    assert list(data["cases"]) == ["regressed", "fixed", "still_failing", "new_failing", "new_passing",
+                                   "unevaluated", "removed"]  # fmt: skip
+    regressed = data["cases"]["regressed"][0]
+    assert {k: v for k, v in regressed.items() if k not in ("baseline", "candidate")} == {
+        "case_id": "s-2", "suite": "search_core", "change": "regressed", "required": True, "flaky": False,
+    }  # fmt: skip
+    assert (regressed["baseline"]["status"], regressed["baseline"]["pass_ratio"]) == ("passed", 1.0)
+    assert (regressed["candidate"]["status"], regressed["candidate"]["pass_ratio"]) == ("failed", 0.0)
+    assert regressed["baseline"]["evidence"]["search"]["hit_rank"] == 1
+
+
+def test_a_refused_comparison_keeps_its_change_type_and_suites() -> None:
+    base, cand = _alias_pair()
+    cand.data["fingerprint"]["config_digest"] = "sha256:other"
+    rule = PromotionRule("alias_or_semantic_metadata", require=(), same=("config",))
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert (report.verdict, report.change_type, report.suites) == (
+        "refused",
+        "alias_or_semantic_metadata",
+        ("search_core",),
+    )
+
+
+def test_the_bootstrap_draws_from_the_seed_it_is_given() -> None:
+    rule = PromotionRule(
+        "alias_or_semantic_metadata", require=("metric_not_worse",), metrics=("hit_at_k",), bootstrap=True
+    )
+    base, cand = _art(_many(20, 0, run_id="a"), "a"), _art(_many(20, 3, run_id="b"), "b")
+    runs = [compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule, seed=s, resamples=200).metrics[0]
+            for s in (1, 1, 2)]  # fmt: skip
+    assert runs[0].interval == runs[1].interval and runs[0].interval != runs[2].interval
+    assert runs[0].interval is not None and runs[0].interval.resamples == 200 and runs[0].interval.seed == 1

@@ -192,7 +192,3 @@ def _classify(
             )
         )
     return out
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)

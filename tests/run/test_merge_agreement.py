@@ -1,0 +1,107 @@
+"""``qlab merge`` of 1, 2 and 3 shards gives the unsharded run: the same decision, metrics, cases (stage objects
+included) and JUnit testcases; each check once; environments that listen elsewhere per shard are recorded."""
+
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qlab.project.model import Environment
+from qlab.report import junit
+from qlab.run import guards
+from qlab.run.artifact import read, write
+from qlab.run.merge import merge
+from qlab.run.runner import run
+from qlab.run.shard import ShardSpec
+from run import story
+
+
+def _testcases(artifact: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(classname, name, outcome) of every JUnit testcase: what CI test history is keyed on."""
+    root = ET.fromstring(junit.render(artifact, hostname="h"))
+    return sorted(
+        (t.get("classname", ""), t.get("name", ""), next((c.tag for c in t), "passed"))
+        for t in root.iter("testcase")
+    )
+
+
+@pytest.mark.parametrize("total", story.SHARDS)
+@pytest.mark.parametrize("scenario", story.SCENARIOS)
+def test_merged_shards_tell_the_unsharded_story(scenario: str, total: int) -> None:
+    told = story.story(scenario)
+    whole, merged = told.whole, told.merged[total]
+    assert merged["decision"] == whole["decision"]
+    assert merged["metrics"] == whole["metrics"]
+    assert {n: s["metrics"] for n, s in merged["suites"].items()} == {
+        n: s["metrics"] for n, s in whole["suites"].items()
+    }
+    assert merged["cases"] == whole["cases"]  # statuses, failures and every stage object, byte for byte
+    assert _testcases(merged) == _testcases(whole)
+    assert [(g["name"], g["status"], g["reasons"]) for g in merged["gates"]] == [
+        (g["name"], g["status"], g["reasons"]) for g in whole["gates"]
+    ]
+    assert set(merged["stages"]) == set(whole["stages"])  # no stage a blocked merged run never reached
+
+
+@pytest.mark.parametrize("scenario", story.SCENARIOS)
+def test_a_blocked_merged_run_keeps_no_stage_object_of_its_blocked_cases(scenario: str) -> None:
+    merged = story.story(scenario).merged[3]
+    blocked = [c for c in merged["cases"] if c["status"] == "blocked"]
+    if scenario == "pass":
+        assert not blocked
+        return
+    # the plan cases were searched and selected in their shards; the run was blocked before their gates
+    assert blocked and all(not ({"search", "target_selector", "plan", "execute"} & set(c)) for c in blocked)
+    assert not any(c.get("latency_ms") for c in blocked)
+
+
+def test_each_check_is_written_once_however_many_shards_ran_it() -> None:
+    merged = story.story("pass").merged[3]
+    for gate in merged["gates"]:
+        identities = [guards.identity(g) for g in gate["guards"]]
+        assert len(identities) == len(set(identities)), gate["name"]
+    search = next(g for g in merged["gates"] if g["name"] == "search")
+    schema = next(g for g in search["guards"] if g["guard"] == "output_schema")
+    # its runs' messages differ (counts): each is kept, named by shard
+    assert schema["message"].startswith("shard 1/3: ") and "; shard 3/3: " in schema["message"]
+
+
+def test_a_check_that_failed_in_one_shard_failed() -> None:
+    records = [
+        ("shard 1/2", {"guard": "budget", "stage": "search", "gate": "search", "passed": True, "mode": "block", "message": "1.0 s"}),
+        ("shard 2/2", {"guard": "budget", "stage": "search", "gate": "search", "passed": False, "mode": "block", "message": "over: 901 s", "reason": "budget_exceeded"}),
+        ("shard 1/2", {"guard": "auth_readiness", "stage": "pre-run", "subject": "dev", "passed": True, "mode": "warn", "message": "ok"}),
+        ("shard 2/2", {"guard": "auth_readiness", "stage": "pre-run", "subject": "stage", "passed": True, "mode": "warn", "message": "ok"}),
+    ]  # fmt: skip
+    combined = guards.combine(records)
+    assert [(g["guard"], g.get("subject"), g["passed"]) for g in combined] == [
+        ("budget", None, False),
+        ("auth_readiness", "dev", True),
+        ("auth_readiness", "stage", True),
+    ]
+    assert combined[0]["message"] == "over: 901 s" and combined[0]["reason"] == "budget_exceeded"
+
+
+def _answers(url: str, timeout: float) -> tuple[bool, str]:
+    return True, "HTTP 200"
+
+
+def test_shards_whose_environment_listens_on_another_port_merge(tmp_path: Path) -> None:
+    """A port read from the runner's environment may differ per shard: the merge goes on and records it."""
+    fake = story.project(tmp_path, "pass")
+    paths = []
+    for i in (1, 2):
+        env = Environment("dev", f"http://127.0.0.1:{8100 + i}", allowed_hosts=("127.0.0.1",))
+        config = dataclasses.replace(fake.config, environments={"dev": env})
+        shard = dataclasses.replace(fake, config=config)
+        art = run(shard, options=story.options(tmp_path, ShardSpec(i, 2), reach=_answers)).artifact
+        paths.append(write(tmp_path / f"qlab-shard-{i}-of-2.json", art))
+    merged = merge([(p, read(p)) for p in paths])
+    assert merged["shard"]["differed"] == [
+        {"field": "environments.dev.base_url", "values": ["http://127.0.0.1:8101", "http://127.0.0.1:8102"]}
+    ]
+    assert merged["decision"] == story.story("pass").whole["decision"]
