@@ -142,3 +142,58 @@ def test_syntax_errors_are_located_with_hints() -> None:
     (colon,) = errors("a: b: c\n")
     assert colon.startswith("f.yaml:1:5: invalid YAML: mapping values are not allowed")
     assert colon.endswith("; quote a value that contains ': '")
+
+
+CASES = """\
+- id: a
+  query: get item
+  assertions:
+    - {type: http_status, in: [200]}
+    - type: json_path_exists
+      path: $.data
+- id: b
+  query: list items
+  provided_entities: {page: {size: 5}}
+"""
+
+
+def test_shallow_positions_answer_every_path_as_the_full_parse_does() -> None:
+    """Rule: a case file read with ``position_depth`` (only shallow positions kept) locates every path, deep ones
+    included, exactly where the full parse does, and holds the same data."""
+    full = parse_yaml(CASES, "c.yaml")
+    shallow = parse_yaml(CASES, "c.yaml", position_depth=3)
+    assert shallow.data == full.data
+    assert len(shallow.values) == len(full.values) and set(shallow.keys) == set(full.keys)
+    for path in [*full.values, *full.keys, (0, "assertions", 1, "missing"), (5,), ()]:
+        for prefer_key in (False, True):
+            assert shallow.locate(path, prefer_key=prefer_key) == full.locate(path, prefer_key=prefer_key), (
+                path
+            )
+    assert shallow.locate((0, "assertions", 1, "path")) == (6, 13)
+    assert (1, "provided_entities", "page", "size") in shallow.values
+
+
+def test_shallow_positions_keep_only_short_paths_until_a_deep_one_is_asked_for() -> None:
+    """Rule: the first parse records no path longer than ``position_depth`` (the memory this saves is the point);
+    the text is parsed again, once, when a deep path is first asked for."""
+    shallow = parse_yaml(CASES, "c.yaml", position_depth=3)
+    recorded = shallow.values.shallow  # type: ignore[attr-defined]
+    assert recorded and max(len(p) for p in recorded) == 3
+    assert (0, "assertions", 1) in recorded and (0, "assertions", 1, "path") not in recorded
+    assert shallow.values.full.doc is None  # type: ignore[attr-defined]
+    shallow.locate((0, "assertions", 0))
+    assert shallow.values.full.doc is None  # type: ignore[attr-defined]
+    shallow.locate((0, "assertions", 0, "type"))
+    assert shallow.values.full.doc is not None  # type: ignore[attr-defined]
+
+
+def test_shallow_parse_reports_errors_with_the_full_parse_positions() -> None:
+    """Rule: a problem found while parsing with shallow positions is reported as the full parse reports it (a
+    duplicate key deep in a case still names the line of its first spelling)."""
+    text = "- id: a\n  assertions:\n    - type: http_status\n      in: [200]\n      type: json_path_exists\n"
+    with pytest.raises(ConfigError) as full:
+        parse_yaml(text, "c.yaml")
+    with pytest.raises(ConfigError) as shallow:
+        parse_yaml(text, "c.yaml", position_depth=3)
+    assert shallow.value.diagnostics == full.value.diagnostics
+    assert "first written at line 3" in shallow.value.diagnostics[0].message

@@ -20,10 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
-from urllib.request import url2pathname
 
 from qlab.collection.names import json_path
 from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
+
+
+def _url2pathname(path: str) -> str:
+    """``urllib.request.url2pathname``, imported when a file: URL is met (urllib.request costs ~12 ms to import:
+    email, http.client, ssl; a run from local specs never needs it)."""
+    from urllib.request import url2pathname
+
+    return url2pathname(path)
+
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
@@ -95,7 +103,7 @@ def read(
         return location, shown, text, digest
     shown = display or location
     if location.startswith("file://"):
-        path = Path(url2pathname(urlparse(location).path))
+        path = Path(_url2pathname(urlparse(location).path))
     else:
         path = Path(location)
         if not path.is_absolute() and base_dir is not None:
@@ -188,8 +196,8 @@ def display_for(root: Document, uri: str) -> str:
     """How to name a document that ``root`` refers to: a path next to the root's display path, or the URL."""
     if not uri.startswith("file://") or not root.uri.startswith("file://"):
         return safe_location(uri)
-    target = url2pathname(urlparse(uri).path)
-    root_dir = os.path.dirname(url2pathname(urlparse(root.uri).path))
+    target = _url2pathname(urlparse(uri).path)
+    root_dir = os.path.dirname(_url2pathname(urlparse(root.uri).path))
     rel = os.path.relpath(target, root_dir)
     shown_dir = os.path.dirname(root.display)
     return os.path.normpath(os.path.join(shown_dir, rel)) if shown_dir else os.path.normpath(rel)

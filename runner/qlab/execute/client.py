@@ -166,6 +166,7 @@ def send(
     idempotent = (
         request.idempotent if request.idempotent is not None else request.method in IDEMPOTENT_METHODS
     )
+    host = host_of(http.URL(request.url))
     attempt = 0
     while True:
         attempt += 1
@@ -182,7 +183,7 @@ def send(
             method=request.method,
             path=display_path,
             attempt=attempt,
-            host=host_of(http.URL(request.url)),
+            host=host,
         )
         started = time.perf_counter()
         try:
@@ -286,8 +287,8 @@ def _follow(
 ) -> http.Response:
     """Follow ``response``'s redirects as the policy allows (see the module docstring); the final response,
     its ``history`` holding the hops. Raises TransportFailure ``redirect_refused`` for a refused hop."""
-    if not redirects.follow:
-        return response
+    if not redirects.follow or response.status_code not in REDIRECT_STATUSES:
+        return response  # (most responses: no URL parsed)
     origin = _origin(http.URL(request.url))
     method = request.method
     hop_kwargs = dict(kwargs)

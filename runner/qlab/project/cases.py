@@ -144,11 +144,15 @@ def _items(doc: Document) -> list[tuple[JsonPath, Any]] | None:
     return None
 
 
+CASE_POSITION_DEPTH = 3  # (index, "assertions", i): what a valid case's origins need
+
+
 def load_file(path: Path, suite: Suite | None, *, base: Path, config: Config | None, into: CaseSet) -> None:
     """Read one case file into ``into``: cases, the CaseFile record, and every diagnostic."""
     display = display_path(path)
     try:
-        raw, doc = read_document(path, display=display)
+        # a case's own position, its fields' and its assertions' are kept; a deeper path is found on demand
+        raw, doc = read_document(path, display=display, position_depth=CASE_POSITION_DEPTH)
     except ConfigError as exc:
         into.diagnostics.extend(exc.diagnostics)
         return

@@ -84,20 +84,23 @@ def find_config(start: Path | None = None) -> Path:
     )
 
 
-def parse_document(text: str, display: str, suffix: str) -> Document:
-    """Parse ``text`` by file suffix: .json, .jsonl/.ndjson, else YAML. Raises ConfigError."""
+def parse_document(text: str, display: str, suffix: str, *, position_depth: int | None = None) -> Document:
+    """Parse ``text`` by file suffix: .json, .jsonl/.ndjson, else YAML. Raises ConfigError.
+    ``position_depth``: see :func:`qlab.project.yamlio.parse_yaml` (YAML only)."""
     suffix = suffix.lower()
     if suffix in JSON_SUFFIXES:
         return parse_json(text, display)
     if suffix in JSONL_SUFFIXES:
         return parse_jsonl(text, display)
-    return parse_yaml(text, display)
+    return parse_yaml(text, display, position_depth=position_depth)
 
 
-def read_document(path: Path, *, display: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, Document]:
+def read_document(
+    path: Path, *, display: str, max_bytes: int = DEFAULT_MAX_BYTES, position_depth: int | None = None
+) -> tuple[bytes, Document]:
     """Read and parse a file (``read_text`` guards, then :func:`parse_document`). Raises ConfigError."""
     raw, text = read_text(path, display=display, max_bytes=max_bytes)
-    return raw, parse_document(text, display, path.suffix)
+    return raw, parse_document(text, display, path.suffix, position_depth=position_depth)
 
 
 def has_magic(pattern: str) -> bool:
