@@ -375,3 +375,31 @@ def test_a_shard_keeps_no_history(tmp_path: Path, capsys: pytest.CaptureFixture[
     config = _project(tmp_path, ["getThing", "getThing"])
     code, _, _ = _cli(["run", "--config", str(config), "--shard", "1/2"], capsys)
     assert code == 0 and not (tmp_path / "out" / "history").exists()
+
+
+def test_the_previous_run_is_read_lean_for_the_learn_gate_and_whole_for_last_failed(tmp_path: Path) -> None:
+    """Rule: the learn gate compares with the previous run read line by line (a passing case without its stage
+    objects; the file's digest and path recorded for the proposals' evidence); --last-failed reads it whole."""
+    import hashlib
+
+    from qlab.commands.run import _previous
+    from qlab.run.artifact import write
+    from run import story
+
+    previous = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    previous["cases"] = [dict(c) for c in previous["cases"]]
+    path = write(tmp_path / "result.json", previous)
+    lean = _previous(path, needed=False, wanted=True)
+    whole = _previous(path, needed=True, wanted=True)
+    assert lean is not None and whole is not None
+    assert lean["_digest"] == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert lean["_path"] == str(path)
+    passed = [c for c in whole["cases"] if c["status"] == "passed"]
+    assert passed and any("search" in c for c in passed)
+    assert not any("search" in c for c in lean["cases"] if c["status"] == "passed")
+    failed = [c for c in whole["cases"] if c["status"] != "passed"]
+    assert failed and all(c in lean["cases"] for c in failed)  # a case that did not pass is kept whole
+    assert _previous(path, needed=False, wanted=False) is None
+    assert _previous(tmp_path / "none.json", needed=False, wanted=True) is None
+    (tmp_path / "bad.json").write_text("{\n not json\n", encoding="utf-8")
+    assert _previous(tmp_path / "bad.json", needed=False, wanted=True) is None

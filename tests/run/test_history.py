@@ -84,3 +84,59 @@ def test_a_previous_run_in_another_layout_is_read_whole(tmp_path: Path) -> None:
     brief = history.latest_brief(kept)
     assert brief is not None and brief["run_id"] == run["run_id"]
     assert [c["case_id"] for c in brief["cases"]] == [c["case_id"] for c in run["cases"]]
+
+
+@pytest.mark.parametrize("scenario", story.SCENARIOS)
+def test_the_previous_run_the_learn_gate_reads_gives_the_signals_the_whole_one_gives(
+    tmp_path: Path, scenario: str
+) -> None:
+    """Rule: ``for_learning`` (the previous run read line by line for the learn gate) keeps every case that did
+    not pass whole (a fixed case's proposal is built from its record), a passing case cut to its status and auth
+    readiness, the other sections whole; the two-run signals are the ones the whole file gives."""
+    from qlab.governance.learning import signals
+
+    whole_run = {**story.story(scenario).whole, "run_id": "20261201T000000Z-a"}
+    whole_run["cases"] = [dict(c) for c in whole_run["cases"]]
+    current = {**story.story(scenario).whole, "run_id": "20261202T000000Z-b"}
+    current["cases"] = [dict(c) for c in current["cases"]]
+    for case in current["cases"]:  # now every case passes, and the auth readiness of the first is lost
+        case["status"], case["failure"] = "passed", None
+    if current["cases"]:
+        whole_run["cases"][0]["auth_readiness"] = {"status": "ready"}
+        current["cases"][0]["auth_readiness"] = {"status": "auth_context_required"}
+    path = write(tmp_path / "prev.json", whole_run)
+    whole, lean = history.artifact.read(path), history.for_learning(path)
+    assert {k: v for k, v in lean.items() if k != "cases"} == {k: v for k, v in whole.items() if k != "cases"}
+    assert len(lean["cases"]) == len(whole["cases"])
+    for kept, full in zip(lean["cases"], whole["cases"], strict=True):
+        if full.get("status") != "passed":
+            assert kept == full
+        else:
+            assert kept == {k: full[k] for k in history._LEARN_KEYS if k in full}
+    assert signals.detect(current, previous=lean) == signals.detect(current, previous=whole)
+    if scenario == "blocked":
+        assert any(s["signal"] == "failed_then_succeeded" for s in signals.detect(current, previous=lean))
+
+
+def test_the_learn_gate_reads_a_passing_case_from_its_first_fields_when_it_has_no_auth_readiness(
+    tmp_path: Path,
+) -> None:
+    """Rule: a passing case with no auth readiness costs three fields (a 100,000-case previous run stays small);
+    one with auth readiness keeps it (the drift signal needs it)."""
+    run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    run["cases"] = [
+        {"case_id": "s", "suite": "x", "mode": "search", "status": "passed", "search": {"hit": True, "rows": []}},
+        {"case_id": "e", "suite": "x", "mode": "execute", "status": "passed", "auth_readiness": {"status": "ready"},
+         "execute": {"http_status": 200}},
+    ]  # fmt: skip
+    lean = history.for_learning(write(tmp_path / "r.json", run))
+    assert lean["cases"] == [
+        {"case_id": "s", "suite": "x", "mode": "search", "status": "passed"},
+        {
+            "case_id": "e",
+            "suite": "x",
+            "mode": "execute",
+            "status": "passed",
+            "auth_readiness": {"status": "ready"},
+        },
+    ]

@@ -19,7 +19,7 @@ from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.errors import QlabError
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
-from qlab.governance.records import sha256_digest
+from qlab.governance.records import file_digest
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
@@ -43,20 +43,24 @@ PREVIOUS_MAX_BYTES = 64 * 1024 * 1024  # a larger previous result is read only f
 
 
 def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | None:
-    """The last result in the output folder: --last-failed needs it; the learn gate (``wanted``) compares with it
-    (the signals that need two runs) when it is small enough to read at no real cost, and readable. A run with
-    neither does not read it."""
+    """The last result in the output folder: --last-failed needs it (read and checked whole); the learn gate
+    (``wanted``) compares with it (the signals that need two runs) as ``history.for_learning`` reads it, line by
+    line, or whole when it is in another layout and small enough to read at no real cost. An unreadable one is
+    compared with nothing. A run with neither does not read it."""
     if not path.is_file() or not (needed or wanted):
         return None
     if needed:
         return artifact_io.read(path)
     try:
-        if path.stat().st_size > PREVIOUS_MAX_BYTES:
-            return None
-        data = artifact_io.read(path)
+        try:
+            data = history.for_learning(path)
+        except (ValueError, UnicodeDecodeError):
+            if path.stat().st_size > PREVIOUS_MAX_BYTES:
+                return None
+            data = artifact_io.read(path)
+        data["_digest"] = file_digest(path)
     except (OSError, QlabError):
         return None  # not a result this qlab reads: the learn gate compares with nothing
-    data["_digest"] = sha256_digest(path.read_bytes())
     data["_path"] = str(path)
     return data
 

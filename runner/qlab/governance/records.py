@@ -49,6 +49,15 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+def file_digest(path: Path) -> str:
+    """``sha256_digest`` of a file's bytes, read in blocks (a large result is never held whole)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
 def content_id(prefix: str, content: Any) -> str:
     """A stable id for ``content``: ``prefix`` + the first 12 hex digits of the sha256 of its canonical JSON."""
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

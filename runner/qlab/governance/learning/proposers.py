@@ -204,8 +204,9 @@ def eval_cases(
     must_pass = {
         n for n, s in (config.suites.items() if config else ()) if s.category == "regression" or s.must_pass
     }
-    before = Artifact(previous, str(previous.get("_path", "(the previous run)")), _digest(previous))
-    now = Artifact(artifact, "(this run)", _digest(artifact))
+    runs: list[
+        Artifact
+    ] = []  # (before, now), made for the first proposal: this run's digest encodes it whole
     out = []
     for signal in signals:
         if signal.get("signal") not in ("failed_then_succeeded", "user_correction"):
@@ -214,7 +215,12 @@ def eval_cases(
             case = by_id.get(case_id)
             if case is None or case.suite in must_pass or case.suite == regression:
                 continue
-            made = propose(before, case_id, case=case, corrected=now)
+            if not runs:
+                runs += (
+                    Artifact(previous, str(previous.get("_path", "(the previous run)")), _digest(previous)),
+                    Artifact(artifact, "(this run)", _digest(artifact)),
+                )
+            made = propose(runs[0], case_id, case=case, corrected=runs[1])
             text = f"Keep {case_id} as a regression case: {made['key_difference']['summary']}."
             out.append({
                 **proposal("eval_case", str(signal["signal"]), {"case_id": case_id, "proposal": made["id"]}, text,
