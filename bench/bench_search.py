@@ -183,7 +183,10 @@ def write_project(corpus: Corpus, folder: Path, *, engine: str, same_text: bool 
         sources.append("    - name: flat\n      mcp: flat.json\n")
     else:
         for name, path in corpus.specs:
-            sources.append(f"    - name: {name}\n      openapi: {json.dumps(str(path))}\n")
+            text = Path(path).read_text(encoding="utf-8")  # declared as written: Swagger 2.0 is `swagger:`
+            swagger = "swagger" in json.loads(text) if str(path).endswith(".json") else "\nswagger:" in text
+            kind = "swagger" if swagger or text.startswith("swagger:") else "openapi"
+            sources.append(f"    - name: {name}\n      {kind}: {json.dumps(str(path))}\n")
         for name, tools in corpus.mcp:
             (folder / f"{name}.json").write_text(json.dumps({"tools": tools}), encoding="utf-8")
             sources.append(f"    - name: {name}\n      mcp: {name}.json\n")
@@ -385,6 +388,72 @@ def speed(label: str, repeat: int, processes: int) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------------------------- whole process
+
+# The baseline process: bm25s (its own tokenizer) over the same flat tool texts and queries qlab reads (the
+# same-text project's tools/list file and case file), each query's Top-10 written out as JSON Lines.
+BM25S_CHILD = """
+import json, sys
+import bm25s
+tools = json.load(open(sys.argv[1], encoding="utf-8"))["tools"]
+queries = [json.loads(line)["query"] for line in open(sys.argv[2], encoding="utf-8")]
+retriever = bm25s.BM25()
+retriever.index(bm25s.tokenize([t["description"] for t in tools], stopwords="en", show_progress=False),
+                show_progress=False)
+docs, scores = retriever.retrieve(bm25s.tokenize(queries, stopwords="en", show_progress=False), k=10,
+                                  show_progress=False)
+with open(sys.argv[3], "w", encoding="utf-8") as out:
+    for row, srow in zip(docs, scores):
+        out.write(json.dumps([tools[i]["name"] for i, s in zip(row, srow) if s > 0]) + "\\n")
+"""
+
+
+def _decided(name: str, measured: Any) -> None:
+    """bm25s must succeed; qlab must decide (PASS 0 or BLOCK 1: the gate's thresholds are the project's)."""
+    from whole import expect_exit
+
+    expect_exit(0 if name.startswith("bm25s") or measured.exit_code != 1 else 1)(name, measured)
+
+
+def whole(rounds: int) -> None:
+    """``qlab run`` (build + search gates, the same-text project) as a whole process against a whole process that
+    runs bm25s over the same strings, in turns (bench/whole.py): what a user waits for."""
+    from functools import partial
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from whole import QLAB, interleave, load_average, measure
+
+    print(f"# search as whole processes; {load_average()}")
+    for label in SPEED_SETS:
+        corpus = speed_corpus(label)
+        with tempfile.TemporaryDirectory(prefix="qlab-bench-whole-") as tmp:
+            config = write_project(corpus, Path(tmp) / "lexical", engine="builtin", same_text=True)
+            folder = config.parent
+            sides = {
+                "bm25s (own tokenizer)": partial(
+                    measure,
+                    [
+                        sys.executable,
+                        "-c",
+                        BM25S_CHILD,
+                        str(folder / "flat.json"),
+                        str(folder / "cases.jsonl"),
+                        str(Path(tmp) / "bm25s.jsonl"),
+                    ],
+                    timings=False,
+                ),
+                "qlab run": partial(measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=folder),
+            }
+            comparison = interleave(sides, rounds=rounds, check=_decided)
+            print(
+                f"\n### {label}: {len(corpus.tools):,} tools, {len(corpus.cases):,} queries, {rounds} rounds\n"
+            )
+            print(f"{comparison.load_before} → {comparison.load_after}\n")
+            print(comparison.table("bm25s (own tokenizer)"))
+            print()
+            print(comparison.split_table("qlab run"))
+
+
 # --------------------------------------------------------------------------------------------- tuning
 
 
@@ -496,11 +565,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune", action="store_true", help="the settings grid on the dev set's tune split")
     parser.add_argument("--models", action="store_true", help="embedding models on the dev set's tune split")
     parser.add_argument("--speed-worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="`qlab run` as a whole process against a bm25s process (in turns)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--whole: interleaved rounds after one warm-up")
     args = parser.parse_args(argv)
     if args.processes < 1 or args.repeat < 1:
         parser.error("--processes and --repeat take a whole number of at least 1")
     if args.speed_worker:
         print(json.dumps(speed_worker(args.speed_worker, args.repeat)))
+        return 0
+    if args.whole:
+        whole(args.rounds)
         return 0
     if args.tune:
         tune(args)
