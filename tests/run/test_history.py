@@ -90,9 +90,9 @@ def test_a_previous_run_in_another_layout_is_read_whole(tmp_path: Path) -> None:
 def test_the_previous_run_the_learn_gate_reads_gives_the_signals_the_whole_one_gives(
     tmp_path: Path, scenario: str
 ) -> None:
-    """Rule: ``for_learning`` (the previous run read line by line for the learn gate) keeps every case that did
-    not pass whole (a fixed case's proposal is built from its record), a passing case cut to its status and auth
-    readiness, the other sections whole; the two-run signals are the ones the whole file gives."""
+    """Rule: ``for_learning`` (the previous run read line by line for the learn gate) cuts every case to its
+    status, failure and auth readiness and keeps the other sections whole; the two-run signals are the ones the
+    whole file gives, and ``cases_by_id`` gives back the whole records of the cases they name."""
     from qlab.governance.learning import signals
 
     whole_run = {**story.story(scenario).whole, "run_id": "20261201T000000Z-a"}
@@ -109,13 +109,15 @@ def test_the_previous_run_the_learn_gate_reads_gives_the_signals_the_whole_one_g
     assert {k: v for k, v in lean.items() if k != "cases"} == {k: v for k, v in whole.items() if k != "cases"}
     assert len(lean["cases"]) == len(whole["cases"])
     for kept, full in zip(lean["cases"], whole["cases"], strict=True):
-        if full.get("status") != "passed":
-            assert kept == full
-        else:
-            assert kept == {k: full[k] for k in history._LEARN_KEYS if k in full}
-    assert signals.detect(current, previous=lean) == signals.detect(current, previous=whole)
+        assert kept == {k: full[k] for k in history._LEARN_KEYS if k in full}
+    found = signals.detect(current, previous=lean)
+    assert found == signals.detect(current, previous=whole)
+    named = {str(i) for s in found for i in s.get("case_ids") or ()}
     if scenario == "blocked":
-        assert any(s["signal"] == "failed_then_succeeded" for s in signals.detect(current, previous=lean))
+        assert any(s["signal"] == "failed_then_succeeded" for s in found) and named
+    by_id = {str(c["case_id"]): c for c in whole["cases"]}
+    assert history.cases_by_id(path, named) == {i: by_id[i] for i in named}
+    assert history.cases_by_id(path, ()) == {}
 
 
 def test_the_learn_gate_reads_a_passing_case_from_its_first_fields_when_it_has_no_auth_readiness(

@@ -54,6 +54,7 @@ def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | Non
     try:
         try:
             data = history.for_learning(path)
+            data["_lean"] = True  # cut to the comparison fields: a proposal reads its case again (by _path)
         except (ValueError, UnicodeDecodeError):
             if path.stat().st_size > PREVIOUS_MAX_BYTES:
                 return None

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -138,15 +138,16 @@ def read_lines(path: Path, case: Callable[[str], dict[str, Any]]) -> dict[str, A
     return out
 
 
-# what the learn gate reads of a passing case of the previous run (the signals that compare two runs)
+# what the learn gate reads of each case of the previous run (the signals that compare two runs)
 _LEARN_KEYS = ("case_id", "suite", "mode", "status", "failure", "critical", "flaky", "auth_readiness")
+_CASE_ID = re.compile(r'\{"case_id":(' + _STRING + r")")
 
 
 def for_learning(path: Path) -> dict[str, Any]:
-    """The previous run as the learn gate compares with it: the top-level members whole, every case that did not
-    pass whole (a case that failed then and passes now becomes a proposal built from its record), a passing
-    case cut to its status and auth readiness (one without auth readiness from its first fields alone). 100,000
-    passing cases: ~40 MiB instead of the ~700 MiB the whole file takes parsed. ValueError as ``read_lines``."""
+    """The previous run as the learn gate compares with it: the top-level members whole, each case cut to its
+    status, failure and auth readiness (a passing case without auth readiness from its first fields alone).
+    A proposal built from a case's whole record reads it again with ``cases_by_id``. 100,000 cases: tens of MiB
+    instead of the ~700 MiB the whole file takes parsed. ValueError as ``read_lines``."""
 
     def case(text: str) -> dict[str, Any]:
         found = _PASSED.match(text)
@@ -158,11 +159,25 @@ def for_learning(path: Path) -> dict[str, Any]:
                 "status": "passed",
             }
         data: dict[str, Any] = json.loads(text)
-        if data.get("status") == "passed":
-            return {key: data[key] for key in _LEARN_KEYS if key in data}
-        return data
+        return {key: data[key] for key in _LEARN_KEYS if key in data}
 
     return read_lines(path, case)
+
+
+def cases_by_id(path: Path, ids: Collection[str]) -> dict[str, dict[str, Any]]:
+    """The whole records of the cases ``ids`` names in a result file in qlab's layout, read line by line (only
+    their lines are parsed). ValueError as ``read_lines``."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def case(text: str) -> dict[str, Any]:
+        head = _CASE_ID.match(text)
+        if head is not None and json.loads(head[1]) in ids:
+            data: dict[str, Any] = json.loads(text)
+            found[str(data["case_id"])] = data
+        return {}
+
+    read_lines(path, case)
+    return found
 
 
 def runs(folder: Path) -> list[dict[str, Any]]:

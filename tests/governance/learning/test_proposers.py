@@ -93,3 +93,35 @@ def test_a_case_fixed_since_the_previous_run_becomes_an_eval_case_proposal(tmp_p
     assert made["status"] == "pending_review" and made["case"]["id"] == "reg-s-parcel"
     assert made["source"]["result_digest"] == "sha256:" + "a" * 64 and made["corrected"]["run_id"] == "run-2"
     assert made["key_difference"]["stage"] == "search"
+
+
+def test_a_fixed_case_proposed_from_the_previous_run_read_lean_is_the_one_read_whole(tmp_path: Path) -> None:
+    """Rule: the learn gate reads the previous run cut to the comparison fields (``history.for_learning``); the
+    case it proposes is then read again whole from that file, so the proposal is the one the whole file gives."""
+    from qlab.commands.run import _previous
+    from qlab.run.artifact import write
+
+    config_path = make_project(tmp_path)
+    project = load_project(config_path)
+    collection, factory = collection_and_engines(project.config)
+    before = artifact([search_case("s-parcel", rank=None)], run_id="run-1")
+    path = write(tmp_path / "out" / "result.json", before)
+    now = artifact([search_case("s-parcel", rank=1)], run_id="run-2")
+    lean = _previous(path, needed=False, wanted=True)
+    assert lean is not None and lean.get("_lean")
+    whole = {**before, "_digest": lean["_digest"], "_path": lean["_path"]}
+    assert "search" not in lean["cases"][0] and "search" in whole["cases"][0]  # the lean read cut the record
+    made = [
+        run_learning(
+            now,
+            config=project.config,
+            collection=collection,
+            engine_factory=factory,
+            cases=project.cases,
+            previous=previous,
+        )
+        for previous in (lean, whole)
+    ]
+    proposals = [[p for p in out["suggestions"] if p["kind"] == "eval_case"] for out in made]
+    assert proposals[0] and proposals[0] == proposals[1]
+    assert proposals[0][0]["proposal"]["key_difference"]["stage"] == "search"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from qlab.collection.model import Collection, Tool
@@ -18,6 +19,7 @@ from qlab.governance.learning.apply import KINDS
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import PENDING, Artifact, content_id, sha256_digest
 from qlab.project.model import Case, Config
+from qlab.run import history
 
 STOP_WORDS_MIN = 3  # a rewrite target word has at least this many letters
 
@@ -217,9 +219,10 @@ def eval_cases(
                 continue
             if not runs:
                 runs += (
-                    Artifact(previous, str(previous.get("_path", "(the previous run)")), _digest(previous)),
+                    Artifact(_whole_cases(previous, signals), str(previous.get("_path", "(the previous run)")),
+                             _digest(previous)),
                     Artifact(artifact, "(this run)", _digest(artifact)),
-                )
+                )  # fmt: skip
             made = propose(runs[0], case_id, case=case, corrected=runs[1])
             text = f"Keep {case_id} as a regression case: {made['key_difference']['summary']}."
             out.append({
@@ -228,6 +231,21 @@ def eval_cases(
                 "proposal": made,
             })  # fmt: skip
     return out
+
+
+def _whole_cases(previous: Mapping[str, Any], signals: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The previous run with the whole records of the cases the signals name, when it was read cut to the
+    comparison fields (``qlab.run.history.for_learning``, which leaves ``_path``); as it is otherwise."""
+    where = previous.get("_path")
+    if not previous.get("_lean") or not isinstance(where, str):
+        return previous
+    ids = {str(i) for s in signals for i in s.get("case_ids") or ()}
+    try:
+        whole = history.cases_by_id(Path(where), ids)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return previous  # the file changed under us: the proposal says what the cut record says
+    cases = [whole.get(str(c.get("case_id")), c) for c in previous.get("cases") or ()]
+    return {**previous, "cases": cases}
 
 
 def _digest(artifact: Mapping[str, Any]) -> str:
