@@ -131,7 +131,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="qlab-bench-build-") as tmp:
         project = Path(tmp)
-        kind = "swagger" if '"swagger"' in spec.read_text(encoding="utf-8")[:200_000] else "openapi"
+        kind = _kind(spec)
         (project / "qlab.yaml").write_text(QLAB_YAML.format(kind=kind, spec=spec), encoding="utf-8")
         (project / "cases").mkdir()
         (project / "cases" / "s.yaml").write_text("- id: s-1\n  query: list pods\n", encoding="utf-8")
@@ -173,6 +173,15 @@ def main() -> None:
     )
 
 
+def _kind(spec: Path) -> str:
+    """How the spec is declared in qlab.yaml: ``swagger`` for Swagger 2.0 (its ``swagger`` key may come last:
+    Kubernetes writes it after 4 MB of definitions), else ``openapi``."""
+    text = spec.read_text(encoding="utf-8")
+    if spec.suffix == ".json":
+        return "swagger" if "swagger" in json.loads(text) else "openapi"
+    return "swagger" if text.startswith("swagger:") or "\nswagger:" in text else "openapi"
+
+
 def whole_process(spec: Path, rounds: int) -> None:
     from functools import partial
 
@@ -181,7 +190,7 @@ def whole_process(spec: Path, rounds: int) -> None:
 
     with tempfile.TemporaryDirectory(prefix="qlab-bench-build-") as tmp:
         project = Path(tmp)
-        kind = "swagger" if '"swagger"' in spec.read_text(encoding="utf-8")[:200_000] else "openapi"
+        kind = _kind(spec)
         (project / "qlab.yaml").write_text(QLAB_YAML.format(kind=kind, spec=spec), encoding="utf-8")
         (project / "cases").mkdir()
         (project / "cases" / "s.yaml").write_text("- id: s-1\n  query: list pods\n", encoding="utf-8")
