@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -101,8 +102,14 @@ class Story:
     shard_files: dict[int, list[Path]]
 
 
-@cache
 def story(scenario: str) -> Story:
+    """The scenario told once per process: a forked test worker (mutation testing forks one per mutant from a
+    process that already told it) tells it again with its own code rather than reusing the parent's result."""
+    return _story(scenario, os.getpid())
+
+
+@cache
+def _story(scenario: str, pid: int) -> Story:
     tmp = Path(tempfile.mkdtemp(prefix=f"qlab-story-{scenario}-"))
     fake = project(tmp, scenario)
     whole = json.loads(json.dumps(run(fake, options=options(tmp)).artifact))
