@@ -463,3 +463,113 @@ def test_a_stage_figure_stop_is_judged_on_all_cases_not_the_first_shard(tmp_path
     merged = m.merge(shards)
     assert merged["stages"]["search"]["metrics"]["top_1"] == whole["stages"]["search"]["metrics"]["top_1"]
     assert merged["decision"]["verdict"] == "block"
+
+
+def test_collect_keeps_what_came_before_a_folder_or_a_glob(tmp_path: Path) -> None:
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    first, second = tmp_path / "first.json", folder / "qlab-shard-1-of-1.json"
+    for path in (first, second):
+        path.write_text("{}", encoding="utf-8")
+    assert m.collect([str(first), str(folder)]) == [first, second]
+    assert m.collect([str(first), str(folder / "qlab-shard-*.json")]) == [first, second]
+    # only * ? [ make a pattern: any other missing name is a missing file
+    with pytest.raises(InputError) as caught:
+        m.collect([str(tmp_path / "X-gone.json")])
+    assert str(caught.value) == f"{tmp_path / 'X-gone.json'}: no such file or folder"
+
+
+def test_shards_that_record_their_own_config_digest_merge_whatever_their_full_config() -> None:
+    """Rule: when every shard records ``shard.config_digest`` (the config with the environments' addresses left
+    out), that digest is compared and the selection fingerprint is checked with it: runners whose environments
+    listen elsewhere (their full config digests differ) still merge."""
+    shards = _set([["a"], ["b"]])
+    for (_, data), full in zip(shards, ("sha256:dev-a", "sha256:dev-b"), strict=True):
+        data["shard"]["config_digest"] = "sha256:c"
+        data["fingerprint"]["config_digest"] = full
+    assert m.check_set(shards) == 2
+    shards[1][1]["shard"]["config_digest"] = "sha256:other"
+    assert _refused(shards) == (
+        "the shards come from different runs: their config digest differs; re-run the whole matrix"
+    )
+
+
+def test_merged_shards_come_in_index_order_whatever_their_file_names(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    renamed = [(tmp_path / "z.json", shards[0][1]), (tmp_path / "a.json", shards[1][1])]
+    merged = m.merge(renamed)
+    assert merged["shard"]["merged_from"] == [str(tmp_path / "z.json"), str(tmp_path / "a.json")]
+
+
+def test_a_merge_with_exit_zero_is_advisory(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    assert m.merge(shards, exit_zero=True)["decision"]["advisory"] is True
+    assert m.merge(shards)["decision"]["advisory"] is False
+
+
+def test_the_merged_run_keeps_the_run_level_sections_of_its_shards(tmp_path: Path) -> None:
+    """The sections every shard of one run shares are the merged run's, as written (the schema version is this
+    qlab's); a dataset file without a case count counts none; the dataset's other fields are kept."""
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    for _, data in shards:
+        data.update(
+            skipped_suites=["nightly"],
+            archived_cases=[{"case_id": "old", "suite": "search_core"}],
+            target_version="v2",
+            readiness={"verdict": "ready", "schema_coverage": 0.9},
+        )
+        data["provenance"]["dataset"]["root"] = "cases/"
+        data["provenance"]["dataset"]["files"] = [{"path": "c.yaml", "sha256": "z"}]
+    merged = m.merge(shards)
+    assert merged["schema_version"] == m.artifact.SCHEMA_VERSION
+    assert (merged["skipped_suites"], merged["archived_cases"], merged["target_version"], merged["readiness"]) == (
+        ["nightly"], [{"case_id": "old", "suite": "search_core"}], "v2", {"verdict": "ready", "schema_coverage": 0.9}
+    )  # fmt: skip
+    assert merged["provenance"]["dataset"]["root"] == "cases/"
+    assert merged["provenance"]["dataset"]["files"] == [{"path": "c.yaml", "sha256": "z", "cases": 0}]
+
+
+@pytest.mark.parametrize(
+    ("stamps", "durations", "expected"),
+    [
+        ((("2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"),) * 2, (5.0, 5.0), 0.0),  # same instant: no time
+        ((("2026-01-01T10:00:00Z", "2026-01-01T10:00:01.234567Z"),) * 2, (5.0, 5.0), 1234.567),
+        ((("", ""), ("", "")), (0.12345, None), 0.123),  # no times: the longest shard, a missing one as 0
+        # a shard that recorded no times leaves the span unknown: the longest shard
+        (((None, None), ("2026-01-01T10:00:00Z", "2026-01-01T10:00:01Z")), (0.25, 0.5), 0.5),
+    ],
+)
+def test_the_merged_duration_spans_the_shards_to_the_microsecond(
+    tmp_path: Path, stamps: Any, durations: Any, expected: float
+) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    for (_, data), (start, end), ms in zip(shards, stamps, durations, strict=True):
+        data.update(started_at=start, ended_at=end, duration_ms=ms)
+        if start is None:
+            del data["started_at"], data["ended_at"]
+    merged = m.merge(shards)
+    assert merged["duration_ms"] == expected
+    assert merged["started_at"] == min(s or "" for s, _ in stamps)
+    assert merged["ended_at"] == max(e or "" for _, e in stamps)
+
+
+def test_a_case_that_failed_at_the_blocking_gate_keeps_its_failure_though_later_gates_judge_its_suite(
+    tmp_path: Path,
+) -> None:
+    """Rule: a case is rolled back only where it never ran. A plan case whose suite the search gate judges too
+    failed at search; the search gate blocks: the case keeps its own search failure (as the unsharded run reports
+    it), though the select and plan gates after the block also judge its suite."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "absent:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], suites=("search_core", "plan_e2e"))
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    assert whole["decision"]["verdict"] == "block"
+    merged = m.merge(shards)
+    assert merged["cases"] == whole["cases"]
+    p00 = next(c for c in merged["cases"] if c["case_id"] == "p00")
+    assert (p00["status"], p00["failure"]["stage"], p00["failure"]["reason"]) == (
+        "failed", "search", "expected_target_absent"
+    )  # fmt: skip
+    assert [c["status"] for c in merged["cases"] if c["suite"] == "plan_e2e"] == ["failed", *["blocked"] * 3]
