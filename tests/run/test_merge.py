@@ -32,13 +32,16 @@ def _cases() -> list[Any]:
     return cases
 
 
-def _runs(tmp: Path, cases: list[Any], n: int = 3, *, config: Any = None) -> tuple[dict[str, Any], Shards]:
-    """The unsharded artifact and the ``n`` shard artifacts of one selection (as JSON round-trips them)."""
+def _runs(
+    tmp: Path, cases: list[Any], n: int = 3, *, config: Any = None, **options: Any
+) -> tuple[dict[str, Any], Shards]:
+    """The unsharded artifact and the ``n`` shard artifacts of one selection (as JSON round-trips them);
+    ``options``: for ``fakes.options`` (other stages)."""
     project = f.FakeProject(config or f.config(tmp), tuple(cases))
-    whole = json.loads(json.dumps(run(project, options=f.options(tmp)).artifact))
+    whole = json.loads(json.dumps(run(project, options=f.options(tmp, **options)).artifact))
     shards = []
     for i in range(1, n + 1):
-        opts = dataclasses.replace(f.options(tmp), shard=ShardSpec(i, n))
+        opts = dataclasses.replace(f.options(tmp, **options), shard=ShardSpec(i, n))
         shards.append(
             (tmp / f"qlab-shard-{i}-of-{n}.json", json.loads(json.dumps(run(project, options=opts).artifact)))
         )
@@ -573,3 +576,42 @@ def test_a_case_that_failed_at_the_blocking_gate_keeps_its_failure_though_later_
         "failed", "search", "expected_target_absent"
     )  # fmt: skip
     assert [c["status"] for c in merged["cases"] if c["suite"] == "plan_e2e"] == ["failed", *["blocked"] * 3]
+
+
+def test_a_case_charged_to_an_earlier_gate_is_not_charged_again_in_the_merge(tmp_path: Path) -> None:
+    """Rule 2 in a merge: a plan case that failed at select is the select gate's (which tolerates one); the plan
+    gate, judging the same suite later, does not answer for it again, as in the unsharded run."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
+    gates[3] = dataclasses.replace(gates[3], thresholds=())
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    merged = m.merge(shards)
+    assert [(g["name"], g["status"]) for g in merged["gates"]] == [
+        (g["name"], g["status"]) for g in whole["gates"]
+    ]
+    assert whole["decision"]["verdict"] == merged["decision"]["verdict"] == "pass"
+
+
+def _execute_reporting_a_stop(ctx: Any, cases: Any, results: Any) -> Any:
+    """The fake execute, reporting a stop no case's failure shows (the stage's own finding)."""
+    report = f.FakeExecute()(ctx, cases, results)
+    report.stops.append(f.StopHit("auth_not_ready", (), "the token endpoint refused every request"))
+    return report
+
+
+def test_a_stop_a_stage_reported_without_cases_blocks_the_merge_too(tmp_path: Path) -> None:
+    whole, shards = _runs(tmp_path, _cases(), stages={"execute": _execute_reporting_a_stop})
+    merged = m.merge(shards)
+    execute = next(g for g in merged["gates"] if g["name"] == "execute")
+    assert execute["reasons"] == ["stop_if auth_not_ready: the token endpoint refused every request"]
+    assert merged["decision"] == whole["decision"] and whole["decision"]["verdict"] == "block"
+
+
+def test_a_one_shard_set_keeps_a_gate_it_skipped(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=1)
+    shards[0][1]["gates"][2].update(status="skipped", reasons=["no case selected"])
+    merged = m.merge(shards)
+    assert (merged["gates"][2]["status"], merged["gates"][2]["reasons"]) == ("skipped", ["no case selected"])
