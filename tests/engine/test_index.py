@@ -262,3 +262,84 @@ def test_ties_break_on_the_id_whatever_order_the_matches_are_found_in() -> None:
     assert [r.tool_id for r in index.search("same words", k=1).rows] == ["t005"]
     assert [r.tool_id for r in index.search("same words", k=2).rows] == ["t005", "t069"]
     assert [r.tool_id for r in index.search("same words", k=3).rows] == ["t005", "t069", "t133"]
+
+
+def test_the_fast_row_constructor_is_in_use_and_builds_the_row_the_real_one_builds() -> None:
+    """Rows are made by a constructor that sets SearchRow's slots directly (twice faster), used only while
+    SearchRow has exactly the fields it sets: it must be the one in use today, and build equal rows."""
+    from qlab.engine import index as ix
+    from qlab.engine.types import SearchRow
+
+    assert ix.new_row is not SearchRow
+    args = ("t", 2, 1.5, {"id": 1.5}, ("t",), {"tpyo": "typo"})
+    assert ix.new_row(*args) == SearchRow(*args)
+
+
+def test_a_row_one_word_alone_matched_shows_its_rank_evidence_and_correction() -> None:
+    """Rows matched by one word and no intent take the shared-evidence path: rank, split, terms and the
+    correction are the row's own; asking again gives the same scores (the score buffer is left clean)."""
+    tools = (
+        tool("trackParcel", summary="Track a parcel parcel"),
+        tool("getParcel", summary="A parcel"),
+        *(tool(f"other{i}", summary=f"unrelated words {i}") for i in range(40)),
+    )
+    index = SearchIndex(tools)
+    first = index.search("parcel", k=2).rows
+    assert [(r.tool_id, r.rank, r.matched_terms, dict(r.corrections)) for r in first] == [
+        ("trackParcel", 1, ("parcel",), {}),
+        ("getParcel", 2, ("parcel",), {}),
+    ]
+    for row in first:
+        assert sum(row.field_scores.values()) == pytest.approx(row.score, rel=1e-9) and row.score > 0
+    assert index.search("parcel", k=2).rows == first
+    fixed = index.search("parcle", k=1).rows[0]
+    assert (fixed.tool_id, fixed.rank, fixed.matched_terms, dict(fixed.corrections)) == (
+        "trackParcel", 1, ("parcel",), {"parcle": "parcel"}
+    )  # fmt: skip
+
+
+def test_the_ranking_before_its_rows() -> None:
+    """``rank``: no places or no word give an empty ranking that still names the query's terms and content words;
+    a query without an intent lifts nothing and adds no bonus; one with an intent adds intent_weight x ln(1 + N)."""
+    tools = (tool("getParcel", summary="parcel"), tool("dropParcel", summary="parcel", method="DELETE"))
+    index = SearchIndex(tools)
+    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",))
+    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",))
+    plain = index.rank("parcel", k=2)
+    assert (plain.lifted, plain.bonus, plain.terms, plain.content) == ((), 0.0, ("parcel",), ("parcel",))
+    lifted = index.rank("delete the parcel", k=2)
+    assert lifted.bonus == pytest.approx(index.api_vocabulary.intent_weight * math.log(1 + 2), rel=1e-12)
+    assert set(lifted.lifted) == {1} and lifted.top[0][0] == 1  # the DELETE tool, lifted to first
+
+
+def test_maxscore_pruning_with_an_intent_or_a_deep_k_returns_the_exhaustive_top_k() -> None:
+    """The MaxScore path also when the intent's prior lifts some tools (what the prior may still add bounds the
+    pruning) and when k is so deep that nothing is pruned: the Top-K and scores of adding every posting."""
+    import random
+
+    rng = random.Random(11)
+    vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
+    methods = ("GET", "POST", "DELETE", "PUT")
+    tools = tuple(
+        tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number"]), path="/x", method=methods[i % 4])
+        for i in range(900)
+    )  # fmt: skip
+    index = SearchIndex(tools)
+    bonus = index.api_vocabulary.intent_weight * math.log(1 + len(tools))
+    for verb, k in (("delete", 5), ("show", 5), ("delete", 600), ("", 600)):
+        for _ in range(4):
+            query = " ".join([verb, *rng.sample(vocabulary, 2), "number"]).strip()
+            reading = index.read(query)
+            favoured = index.api_vocabulary.methods.get(reading.intent or "", ())
+            totals: dict[int, float] = {}
+            for word in index.words(query):
+                for d, s in word.by_doc.items():
+                    totals[d] = totals.get(d, 0.0) + s
+            assert sum(1 for _ in totals) and sum(len(w.by_doc) for w in index.words(query)) >= 512
+            for d in totals:
+                totals[d] += bonus if index.tools[d].method in favoured else 0.0
+            expected = sorted(totals, key=lambda d: (-totals[d], d))[:k]
+            result = index.search(query, k=k)
+            assert [r.tool_id for r in result.rows] == [index.tools[d].id for d in expected], query
+            assert [r.score for r in result.rows] == pytest.approx([totals[d] for d in expected], rel=1e-12)
+            assert result.query_terms == tuple(w.term for w in index.words(query))
