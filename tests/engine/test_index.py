@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -343,3 +344,50 @@ def test_maxscore_pruning_with_an_intent_or_a_deep_k_returns_the_exhaustive_top_
             assert [r.tool_id for r in result.rows] == [index.tools[d].id for d in expected], query
             assert [r.score for r in result.rows] == pytest.approx([totals[d] for d in expected], rel=1e-12)
             assert result.query_terms == tuple(w.term for w in index.words(query))
+
+
+def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None:
+    """Rule: a query word counts its stem's posting, plus ``exact_weight`` times its exact form's when the
+    collection writes the stem in several forms; only the stem, times 1 + exact_weight, when it writes this form
+    alone; exact_weight 0 counts the stem alone."""
+    from qlab.engine.bm25f import EXACT
+
+    tools = (
+        tool("listOrders", summary="orders"),
+        tool("getOrder", summary="order"),
+        tool("ship", summary="ship"),
+    )
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    model, weight = index._model, DEFAULT_SETTINGS.exact_weight
+    stem, exact = model.posting("order") or {}, model.posting(EXACT + "order") or {}
+    one, many = doc["getOrder"], doc["listOrders"]
+    scores = {r.tool_id: r.score for r in index.search("order", k=2).rows}
+    assert scores == pytest.approx(
+        {"getOrder": stem[one] + weight * exact[one], "listOrders": stem[many]}, rel=1e-12
+    )
+    alone = index.search("ship", k=1).rows[0].score
+    assert alone == pytest.approx((1 + weight) * (model.posting("ship") or {})[doc["ship"]], rel=1e-12)
+    plain = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, exact_weight=0.0))
+    plain_scores = {r.tool_id: r.score for r in plain.search("order", k=2).rows}
+    assert plain_scores == pytest.approx({"getOrder": stem[one], "listOrders": stem[many]}, rel=1e-12)
+
+
+def test_a_word_scores_through_a_synonym_where_that_beats_its_own_score() -> None:
+    """Rule: where a query word's synonym scores ``synonym_weight`` times more than the word itself, the row counts
+    that, shown as ``word~synonym`` with a ``synonym`` field; elsewhere the word's own score stands."""
+    tools = (tool("petGone", summary="delete a pet"), tool("removeToy", summary="remove a toy"))
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    weight = index.api_vocabulary.synonym_weight
+    rows = index.search("remove", k=2).rows
+    own = (1 + DEFAULT_SETTINGS.exact_weight) * (index._model.posting("remov") or {})[
+        doc["removeToy"]
+    ]  # sole form
+    through = (index._model.posting("delet") or {})[doc["petGone"]] * weight
+    assert [(r.tool_id, r.matched_terms) for r in rows] == [
+        ("removeToy", ("remov",)),
+        ("petGone", ("remov~delet",)),
+    ]
+    assert dict(rows[1].field_scores) == pytest.approx({"synonym": through}, rel=1e-12)
+    assert [r.score for r in rows] == pytest.approx([own, through], rel=1e-12)
