@@ -391,3 +391,48 @@ def test_a_word_scores_through_a_synonym_where_that_beats_its_own_score() -> Non
     ]
     assert dict(rows[1].field_scores) == pytest.approx({"synonym": through}, rel=1e-12)
     assert [r.score for r in rows] == pytest.approx([own, through], rel=1e-12)
+
+
+def test_explain_says_how_each_content_word_matches() -> None:
+    """``qlab search --explain``: per content word, in query order, whether it matches as itself (and through which
+    synonyms elsewhere), only through synonyms, through a correction, not at all, or is a stopword; the methods the
+    intent favours."""
+    from qlab.engine.index import WordReading
+
+    tools = (
+        tool("petGone", summary="delete a pet parcel", method="DELETE"),
+        tool("getParcel", summary="parcel detail"),
+        tool("removeToy", summary="remove a toy"),
+    )
+    explained = SearchIndex(tools).explain("please remove the parcle parcel xylophone detail 42")
+    assert explained.methods == ("DELETE",) and explained.reading.values == ("42",)
+    assert explained.words == (
+        WordReading("please", "", "stopword"),
+        WordReading("remove", "remov", "word", ("delet",)),
+        WordReading("the", "", "stopword"),
+        WordReading("parcle", "parcel", "correction", (), "parcel"),
+        WordReading("parcel", "parcel", "word"),
+        WordReading("xylophone", "xylophon", "unmatched"),
+        WordReading("detail", "detail", "word"),
+    )
+    only = SearchIndex(tools[:2]).explain("remove parcel")
+    assert only.words[0] == WordReading("remove", "remov", "synonyms", ("delet",))
+    assert SearchIndex(tools[1:]).explain("parcel").methods == ()  # no intent: no method favoured
+
+
+def test_numbers_count_for_nothing_at_value_weight_zero_and_a_stem_counts_once() -> None:
+    """Rules: with ``value_weight: 0`` a query's numbers give no row (not rows scored 0); a stem written twice in a
+    query ("order orders") counts once, the first word standing for it."""
+    tools = (tool("getOrder", summary="order 5001", path="/orders/5001"), tool("ship", summary="ship"))
+    silent = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, value_weight=0.0))
+    assert silent.search("5001", k=2).rows == ()
+    index = SearchIndex(tools)
+    assert [w.term for w in index.words("order orders")] == ["order"]
+    assert index.search("order orders", k=1).rows[0].score == index.search("order", k=1).rows[0].score
+
+
+def test_only_the_tools_the_intent_lifts_show_its_bonus() -> None:
+    tools = (tool("petGone", summary="delete pet", method="DELETE"), tool("petParcel", summary="pet parcel"))
+    rows = SearchIndex(tools).search("delete pet parcel", k=2).rows
+    fields = {r.tool_id: set(r.field_scores) for r in rows}
+    assert "intent" in fields["petGone"] and "intent" not in fields["petParcel"]
