@@ -99,22 +99,26 @@ class Story:
 
     whole: dict[str, Any]
     merged: dict[int, dict[str, Any]]
-    shard_files: dict[int, list[Path]]
 
 
 def story(scenario: str) -> Story:
-    """The scenario told once per process: a forked test worker (mutation testing forks one per mutant from a
-    process that already told it) tells it again with its own code rather than reusing the parent's result."""
-    return _story(scenario, os.getpid())
+    """The scenario told once per mutant under test — mutation testing (mutmut) names it in ``MUTANT_UNDER_TEST``;
+    outside it there is none, so once per session — and at every call while mutmut maps which test calls which
+    code (``MUTANT_UNDER_TEST=stats``): a cached story would hide the calls of every test but the first, and would
+    hand a mutant the result its parent process computed with the unmutated code."""
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    return _tell(scenario) if mutant == "stats" else _told(scenario, mutant)
 
 
-@cache
-def _story(scenario: str, pid: int) -> Story:
-    tmp = Path(tempfile.mkdtemp(prefix=f"qlab-story-{scenario}-"))
+def _tell(scenario: str) -> Story:
+    with tempfile.TemporaryDirectory(prefix=f"qlab-story-{scenario}-") as folder:
+        return _tell_in(scenario, Path(folder))
+
+
+def _tell_in(scenario: str, tmp: Path) -> Story:
     fake = project(tmp, scenario)
     whole = json.loads(json.dumps(run(fake, options=options(tmp)).artifact))
     merged: dict[int, dict[str, Any]] = {}
-    files: dict[int, list[Path]] = {}
     for total in SHARDS:
         paths = [
             write(
@@ -123,6 +127,10 @@ def _story(scenario: str, pid: int) -> Story:
             )
             for i in range(1, total + 1)
         ]
-        files[total] = paths
         merged[total] = json.loads(json.dumps(merge([(p, read(p)) for p in paths])))
-    return Story(whole, merged, files)
+    return Story(whole, merged)
+
+
+@cache
+def _told(scenario: str, mutant: str) -> Story:
+    return _tell(scenario)
