@@ -271,9 +271,10 @@ def test_the_fast_row_constructor_is_in_use_and_builds_the_row_the_real_one_buil
     from qlab.engine import index as ix
     from qlab.engine.types import SearchRow
 
-    assert ix.new_row is not SearchRow
+    made = ix._row_factory()  # built again here: ``new_row`` was built once, when the module was imported
+    assert made is not SearchRow and ix.new_row is not SearchRow
     args = ("t", 2, 1.5, {"id": 1.5}, ("t",), {"tpyo": "typo"})
-    assert ix.new_row(*args) == SearchRow(*args)
+    assert made(*args) == ix.new_row(*args) == SearchRow(*args)
 
 
 def test_a_row_one_word_alone_matched_shows_its_rank_evidence_and_correction() -> None:
@@ -344,6 +345,7 @@ def test_maxscore_pruning_with_an_intent_or_a_deep_k_returns_the_exhaustive_top_
             assert [r.tool_id for r in result.rows] == [index.tools[d].id for d in expected], query
             assert [r.score for r in result.rows] == pytest.approx([totals[d] for d in expected], rel=1e-12)
             assert result.query_terms == tuple(w.term for w in index.words(query))
+            assert index.rank(query, k=k).content == reading.content
 
 
 def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None:
@@ -436,3 +438,36 @@ def test_only_the_tools_the_intent_lifts_show_its_bonus() -> None:
     rows = SearchIndex(tools).search("delete pet parcel", k=2).rows
     fields = {r.tool_id: set(r.field_scores) for r in rows}
     assert "intent" in fields["petGone"] and "intent" not in fields["petParcel"]
+
+
+def test_of_several_synonyms_the_best_scoring_one_counts_and_never_over_a_better_own_score() -> None:
+    tools = (
+        tool("jobGone", summary="delete delete drop job"),  # "delete" outscores "drop", listed before it
+        tool("bothWays", summary="remove or purge"),  # its own word outscores its synonym
+        tool("other", summary="unrelated"),
+    )
+    rows = {r.tool_id: r for r in SearchIndex(tools).search("remove", k=2).rows}
+    assert rows["jobGone"].matched_terms == ("remov~delet",)
+    assert rows["bothWays"].matched_terms == ("remov",) and "synonym" not in rows["bothWays"].field_scores
+
+
+def test_a_word_the_collection_writes_only_in_other_forms_counts_its_stem_alone() -> None:
+    tools = (tool("listOrders", summary="orders"), tool("getOrder", summary="order"))
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    stem = index._model.posting("order") or {}
+    scores = {r.tool_id: r.score for r in index.search("ordered", k=2).rows}
+    assert scores == pytest.approx({t: stem[doc[t]] for t in ("getOrder", "listOrders")}, rel=1e-12)
+
+
+def test_a_lifted_row_one_word_matched_shows_the_intent_and_rows_follow_the_given_top() -> None:
+    tools = (tool("parcelA", summary="parcel"), tool("parcelB", summary="parcel", method="POST"))
+    index = SearchIndex(tools)
+    ranking = index.rank("list parcel", k=2)  # "list" asks to read and is in no tool: "parcel" alone matches
+    rows = index.rows(ranking)
+    assert [(r.tool_id, r.matched_terms) for r in rows] == [
+        ("parcelA", ("parcel",)),
+        ("parcelB", ("parcel",)),
+    ]
+    assert "intent" in rows[0].field_scores and "intent" not in rows[1].field_scores
+    assert [r.tool_id for r in index.rows(ranking, top=ranking.top[1:])] == ["parcelB"]
