@@ -615,3 +615,42 @@ def test_a_one_shard_set_keeps_a_gate_it_skipped(tmp_path: Path) -> None:
     shards[0][1]["gates"][2].update(status="skipped", reasons=["no case selected"])
     merged = m.merge(shards)
     assert (merged["gates"][2]["status"], merged["gates"][2]["reasons"]) == ("skipped", ["no case selected"])
+
+
+def test_the_merged_artifact_has_the_unsharded_sections_in_their_order(tmp_path: Path) -> None:
+    whole, shards = _runs(tmp_path, _cases(), n=2)
+    assert list(m.merge(shards)) == list(whole)
+
+
+def test_a_gate_skipped_in_every_shard_answers_for_no_case(tmp_path: Path) -> None:
+    """Rule 2 in a merge: a gate that did not run judges nothing, so a case that failed at its stage is charged to
+    the next gate of its suite (here the plan gate, which tolerates none)."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
+    gates[3] = dataclasses.replace(gates[3], thresholds=())
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    _, shards = _runs(tmp_path, cases, config=config)
+    for _, data in shards:
+        data["gates"][2].update(status="skipped", reasons=["no case selected"])
+    plan = m.merge(shards)["gates"][3]
+    assert (plan["status"], [c["case_id"] for f_ in plan["failures"] for c in f_["cases"]]) == (
+        "blocked",
+        ["p00"],
+    )
+
+
+def test_a_case_that_failed_at_build_keeps_its_failure_when_a_later_gate_blocks(tmp_path: Path) -> None:
+    cases = _cases()
+    cases[1] = f.case("s01", "search_core", "search", "absent:x", line=1)
+    _, shards = _runs(tmp_path, cases)
+    built = {"stage": "build", "reason": "tool_not_found", "message": "no such tool"}
+    for _, data in shards:
+        for case in data["cases"]:
+            if case["case_id"] == "p01":
+                case.update(status="failed", failure=built)
+    merged = m.merge(shards)
+    assert merged["decision"]["verdict"] == "block"
+    p01 = next(c for c in merged["cases"] if c["case_id"] == "p01")
+    assert (p01["status"], p01["failure"]) == ("failed", built)
