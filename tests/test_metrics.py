@@ -358,11 +358,11 @@ def test_a_case_without_an_expected_target_is_in_no_search_rate() -> None:
     """Rule: a case whose search names no expected target (``hit: null``) has no rank to count: hit@K, Top-1 and
     their denominators leave it out."""
     hit = _c("a", search={"hit": True, "hit_rank": 1, "top_k": 5})
+    second = _c("c", search={"hit": True, "hit_rank": 2, "top_k": 5})
     no_target = _c("b", search={"hit": None, "hit_rank": None, "top_k": 5})
     assert metrics.search_metrics([hit, no_target])["hit_at_k"] == 1.0
-    assert (metrics.denominator("hit_at_k", [hit, no_target]), metrics.denominator("top_1", [hit, no_target])) == (
-        1, 1
-    )  # fmt: skip
+    cases = [hit, second, no_target]
+    assert (metrics.denominator("hit_at_k", cases), metrics.denominator("top_1", cases)) == (2, 2)
 
 
 def test_counts_tell_flaky_passes_only_of_passed_cases_and_every_one_of_them() -> None:
