@@ -654,3 +654,24 @@ def test_a_case_that_failed_at_build_keeps_its_failure_when_a_later_gate_blocks(
     assert merged["decision"]["verdict"] == "block"
     p01 = next(c for c in merged["cases"] if c["case_id"] == "p01")
     assert (p01["status"], p01["failure"]) == ("failed", built)
+
+
+def test_a_case_a_shard_rolled_back_at_a_later_stage_is_rolled_back_where_the_merged_run_stopped(
+    tmp_path: Path,
+) -> None:
+    """A shard blocked at plan (max_failures is judged by every shard) rolled its execute cases back to plan; the
+    merged run stops earlier, at search (a threshold judged on all cases): those cases are rolled back to search,
+    as the unsharded run reports them."""
+    cases = _cases()
+    cases[1] = f.case("s01", "search_core", "search", "absent:x", line=1)
+    cases[9] = f.case("p00", "plan_e2e", "plan", "unsat:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], stop_if=())
+    gates[3] = dataclasses.replace(gates[3], thresholds=(), max_failures=0)
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    assert any(g["status"] == "blocked" and g["name"] == "plan" for _, d in shards for g in d["gates"])
+    merged = m.merge(shards)
+    assert [g["status"] for g in merged["gates"]][:2] == ["passed", "blocked"]
+    assert merged["cases"] == whole["cases"]
+    assert {c["failure"]["stage"] for c in merged["cases"] if c["suite"] == "execute_read"} == {"search"}
