@@ -103,7 +103,8 @@ MODULES: dict[str, Target] = {
         "metrics.py", ("tests/test_metrics.py", "tests/run/test_gates.py", "tests/docs/test_decision.py")
     ),
     "engine/index": Target(
-        "engine/index.py", ("tests/engine/test_index.py", "tests/engine/test_matching.py")
+        "engine/index.py",
+        ("tests/engine/test_index.py", "tests/engine/test_matching.py", "tests/engine/test_vocabulary.py"),
     ),
 }
 

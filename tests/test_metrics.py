@@ -345,3 +345,34 @@ def test_earlier_failures_by_stage_in_stage_order_gating_only() -> None:
 
 def test_a_flag_less_case_gates() -> None:
     assert metrics.gating({}) and metrics.gating({"flaky": False}) and not metrics.gating({"flaky": True})
+
+
+def test_override_precision_is_the_share_of_overrides_that_were_right() -> None:
+    right = [_p(f"r{i}", target_selector={"llm_target": "a", "overrode_llm": True}) for i in range(2)]
+    wrong = _p("w", "failed", target_selector={"llm_target": "a", "overrode_llm": True},
+               failure={"stage": "select", "reason": "wrong_target_selected"})  # fmt: skip
+    assert metrics.select_metrics([*right, wrong])["override_precision"] == 0.666667
+
+
+def test_a_case_without_an_expected_target_is_in_no_search_rate() -> None:
+    """Rule: a case whose search names no expected target (``hit: null``) has no rank to count: hit@K, Top-1 and
+    their denominators leave it out."""
+    hit = _c("a", search={"hit": True, "hit_rank": 1, "top_k": 5})
+    second = _c("c", search={"hit": True, "hit_rank": 2, "top_k": 5})
+    no_target = _c("b", search={"hit": None, "hit_rank": None, "top_k": 5})
+    assert metrics.search_metrics([hit, no_target])["hit_at_k"] == 1.0
+    cases = [hit, second, no_target]
+    assert (metrics.denominator("hit_at_k", cases), metrics.denominator("top_1", cases)) == (2, 2)
+
+
+def test_counts_tell_flaky_passes_only_of_passed_cases_and_every_one_of_them() -> None:
+    shaky = [_c(f"g{i}", attempts=3, passes=2) for i in range(2)]
+    failed_shaky = _c("h", "failed", attempts=3, passes=1)  # failed, not flaky: a failure, not a flaky pass
+    odd = _c("o", "running")  # a status this qlab does not know is counted under its own name
+    found = metrics.counts([*shaky, failed_shaky, odd])
+    assert (found["flaky_passed"], found["failed"], found["running"]) == (2, 1, 1)
+
+
+def test_a_case_of_a_mode_qlab_does_not_know_is_measured_only_where_it_ran() -> None:
+    odd = {"case_id": "x", "mode": "other", "status": "failed", "failure": {"stage": "search", "reason": "r"}}
+    assert metrics.measured(odd, "search") and not metrics.measured(odd, "plan")

@@ -166,7 +166,7 @@ def measured(case: Case, stage: str) -> bool:
 
 def gating(case: Case) -> bool:
     """A flaky case, and a draft case (``status: draft`` in its file), is reported but does not gate."""
-    return not case.get("flaky", False) and case.get("lifecycle") != "draft"
+    return not case.get("flaky") and case.get("lifecycle") != "draft"
 
 
 def draft(case: Case) -> bool:
@@ -291,7 +291,7 @@ def plan_metrics(cases: Sequence[Case]) -> Metrics:
 
 
 def _execute_ok(case: Case) -> bool:
-    return not _failed_at(case, "execute") and case.get("status") == "passed"
+    return case.get("status") == "passed"  # a passed case failed nowhere
 
 
 def execute_metrics(cases: Sequence[Case]) -> Metrics:

@@ -196,3 +196,21 @@ def test_the_report_in_numbers(tmp_path: Path) -> None:
         compute_readiness(Collection(tools=(tool("a"),)), config(tmp_path, [])).to_dict()["contract_coverage"]
         is None
     )
+
+
+def test_a_fully_described_tool_is_never_among_the_worst_and_low_contract_coverage_needs_work(
+    tmp_path: Path,
+) -> None:
+    """Rules: ``worst`` lists only tools under full coverage (with room to spare, a perfect tool is not listed);
+    contract coverage under 0.5 makes the collection need work, and the report rounds it to 4 places."""
+    full = dict(summary="S", description="a longer description", responses={"200": {"type": "object"}})
+    refs = [Parameter(name, "path", True, {"type": "string"}) for name in ("aId", "bId", "cId")]
+    consumer = tool("needs", params=refs, **full)
+    collection = Collection(
+        tools=(consumer, tool("perfect", **full), tool("thin")),
+        contracts=(IOContract("perfect", "$.id", "needs", "aId", "name"),),
+    )
+    readiness = compute_readiness(collection, config(tmp_path, []), threshold=0.1)
+    assert [w.tool for w in readiness.worst] == ["thin", "needs"]  # lowest first; "perfect" scores 1.0
+    assert readiness.to_dict()["contract_coverage"] == 0.3333
+    assert (readiness.verdict, readiness.reasons) == ("needs_work", ("contract_coverage_low",))

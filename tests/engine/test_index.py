@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -262,3 +263,211 @@ def test_ties_break_on_the_id_whatever_order_the_matches_are_found_in() -> None:
     assert [r.tool_id for r in index.search("same words", k=1).rows] == ["t005"]
     assert [r.tool_id for r in index.search("same words", k=2).rows] == ["t005", "t069"]
     assert [r.tool_id for r in index.search("same words", k=3).rows] == ["t005", "t069", "t133"]
+
+
+def test_the_fast_row_constructor_is_in_use_and_builds_the_row_the_real_one_builds() -> None:
+    """Rows are made by a constructor that sets SearchRow's slots directly (twice faster), used only while
+    SearchRow has exactly the fields it sets: it must be the one in use today, and build equal rows."""
+    from qlab.engine import index as ix
+    from qlab.engine.types import SearchRow
+
+    made = ix._row_factory()  # built again here: ``new_row`` was built once, when the module was imported
+    assert made is not SearchRow and ix.new_row is not SearchRow
+    args = ("t", 2, 1.5, {"id": 1.5}, ("t",), {"tpyo": "typo"})
+    assert made(*args) == ix.new_row(*args) == SearchRow(*args)
+
+
+def test_a_row_one_word_alone_matched_shows_its_rank_evidence_and_correction() -> None:
+    """Rows matched by one word and no intent take the shared-evidence path: rank, split, terms and the
+    correction are the row's own; asking again gives the same scores (the score buffer is left clean)."""
+    tools = (
+        tool("trackParcel", summary="Track a parcel parcel"),
+        tool("getParcel", summary="A parcel"),
+        *(tool(f"other{i}", summary=f"unrelated words {i}") for i in range(40)),
+    )
+    index = SearchIndex(tools)
+    first = index.search("parcel", k=2).rows
+    assert [(r.tool_id, r.rank, r.matched_terms, dict(r.corrections)) for r in first] == [
+        ("trackParcel", 1, ("parcel",), {}),
+        ("getParcel", 2, ("parcel",), {}),
+    ]
+    for row in first:
+        assert sum(row.field_scores.values()) == pytest.approx(row.score, rel=1e-9) and row.score > 0
+    assert index.search("parcel", k=2).rows == first
+    fixed = index.search("parcle", k=1).rows[0]
+    assert (fixed.tool_id, fixed.rank, fixed.matched_terms, dict(fixed.corrections)) == (
+        "trackParcel", 1, ("parcel",), {"parcle": "parcel"}
+    )  # fmt: skip
+
+
+def test_the_ranking_before_its_rows() -> None:
+    """``rank``: no places or no word give an empty ranking that still names the query's terms and content words;
+    a query without an intent lifts nothing and adds no bonus; one with an intent adds intent_weight x ln(1 + N)."""
+    tools = (tool("getParcel", summary="parcel"), tool("dropParcel", summary="parcel", method="DELETE"))
+    index = SearchIndex(tools)
+    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",))
+    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",))
+    plain = index.rank("parcel", k=2)
+    assert (plain.lifted, plain.bonus, plain.terms, plain.content) == ((), 0.0, ("parcel",), ("parcel",))
+    lifted = index.rank("delete the parcel", k=2)
+    assert lifted.bonus == pytest.approx(index.api_vocabulary.intent_weight * math.log(1 + 2), rel=1e-12)
+    assert set(lifted.lifted) == {1} and lifted.top[0][0] == 1  # the DELETE tool, lifted to first
+
+
+def test_maxscore_pruning_with_an_intent_or_a_deep_k_returns_the_exhaustive_top_k() -> None:
+    """The MaxScore path also when the intent's prior lifts some tools (what the prior may still add bounds the
+    pruning) and when k is so deep that nothing is pruned: the Top-K and scores of adding every posting."""
+    import random
+
+    rng = random.Random(11)
+    vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
+    methods = ("GET", "POST", "DELETE", "PUT")
+    tools = tuple(
+        tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number"]), path="/x", method=methods[i % 4])
+        for i in range(900)
+    )  # fmt: skip
+    index = SearchIndex(tools)
+    bonus = index.api_vocabulary.intent_weight * math.log(1 + len(tools))
+    for verb, k in (("delete", 5), ("show", 5), ("delete", 600), ("", 600)):
+        for _ in range(4):
+            query = " ".join([verb, *rng.sample(vocabulary, 2), "number"]).strip()
+            reading = index.read(query)
+            favoured = index.api_vocabulary.methods.get(reading.intent or "", ())
+            totals: dict[int, float] = {}
+            for word in index.words(query):
+                for d, s in word.by_doc.items():
+                    totals[d] = totals.get(d, 0.0) + s
+            assert sum(1 for _ in totals) and sum(len(w.by_doc) for w in index.words(query)) >= 512
+            for d in totals:
+                totals[d] += bonus if index.tools[d].method in favoured else 0.0
+            expected = sorted(totals, key=lambda d: (-totals[d], d))[:k]
+            result = index.search(query, k=k)
+            assert [r.tool_id for r in result.rows] == [index.tools[d].id for d in expected], query
+            assert [r.score for r in result.rows] == pytest.approx([totals[d] for d in expected], rel=1e-12)
+            assert result.query_terms == tuple(w.term for w in index.words(query))
+            assert index.rank(query, k=k).content == reading.content
+
+
+def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None:
+    """Rule: a query word counts its stem's posting, plus ``exact_weight`` times its exact form's when the
+    collection writes the stem in several forms; only the stem, times 1 + exact_weight, when it writes this form
+    alone; exact_weight 0 counts the stem alone."""
+    from qlab.engine.bm25f import EXACT
+
+    tools = (
+        tool("listOrders", summary="orders"),
+        tool("getOrder", summary="order"),
+        tool("ship", summary="ship"),
+    )
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    model, weight = index._model, DEFAULT_SETTINGS.exact_weight
+    stem, exact = model.posting("order") or {}, model.posting(EXACT + "order") or {}
+    one, many = doc["getOrder"], doc["listOrders"]
+    scores = {r.tool_id: r.score for r in index.search("order", k=2).rows}
+    assert scores == pytest.approx(
+        {"getOrder": stem[one] + weight * exact[one], "listOrders": stem[many]}, rel=1e-12
+    )
+    alone = index.search("ship", k=1).rows[0].score
+    assert alone == pytest.approx((1 + weight) * (model.posting("ship") or {})[doc["ship"]], rel=1e-12)
+    plain = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, exact_weight=0.0))
+    plain_scores = {r.tool_id: r.score for r in plain.search("order", k=2).rows}
+    assert plain_scores == pytest.approx({"getOrder": stem[one], "listOrders": stem[many]}, rel=1e-12)
+
+
+def test_a_word_scores_through_a_synonym_where_that_beats_its_own_score() -> None:
+    """Rule: where a query word's synonym scores ``synonym_weight`` times more than the word itself, the row counts
+    that, shown as ``word~synonym`` with a ``synonym`` field; elsewhere the word's own score stands."""
+    tools = (tool("petGone", summary="delete a pet"), tool("removeToy", summary="remove a toy"))
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    weight = index.api_vocabulary.synonym_weight
+    rows = index.search("remove", k=2).rows
+    own = (1 + DEFAULT_SETTINGS.exact_weight) * (index._model.posting("remov") or {})[
+        doc["removeToy"]
+    ]  # sole form
+    through = (index._model.posting("delet") or {})[doc["petGone"]] * weight
+    assert [(r.tool_id, r.matched_terms) for r in rows] == [
+        ("removeToy", ("remov",)),
+        ("petGone", ("remov~delet",)),
+    ]
+    assert dict(rows[1].field_scores) == pytest.approx({"synonym": through}, rel=1e-12)
+    assert [r.score for r in rows] == pytest.approx([own, through], rel=1e-12)
+
+
+def test_explain_says_how_each_content_word_matches() -> None:
+    """``qlab search --explain``: per content word, in query order, whether it matches as itself (and through which
+    synonyms elsewhere), only through synonyms, through a correction, not at all, or is a stopword; the methods the
+    intent favours."""
+    from qlab.engine.index import WordReading
+
+    tools = (
+        tool("petGone", summary="delete a pet parcel", method="DELETE"),
+        tool("getParcel", summary="parcel detail"),
+        tool("removeToy", summary="remove a toy"),
+    )
+    explained = SearchIndex(tools).explain("please remove the parcle parcel xylophone detail 42")
+    assert explained.methods == ("DELETE",) and explained.reading.values == ("42",)
+    assert explained.words == (
+        WordReading("please", "", "stopword"),
+        WordReading("remove", "remov", "word", ("delet",)),
+        WordReading("the", "", "stopword"),
+        WordReading("parcle", "parcel", "correction", (), "parcel"),
+        WordReading("parcel", "parcel", "word"),
+        WordReading("xylophone", "xylophon", "unmatched"),
+        WordReading("detail", "detail", "word"),
+    )
+    only = SearchIndex(tools[:2]).explain("remove parcel")
+    assert only.words[0] == WordReading("remove", "remov", "synonyms", ("delet",))
+    assert SearchIndex(tools[1:]).explain("parcel").methods == ()  # no intent: no method favoured
+
+
+def test_numbers_count_for_nothing_at_value_weight_zero_and_a_stem_counts_once() -> None:
+    """Rules: with ``value_weight: 0`` a query's numbers give no row (not rows scored 0); a stem written twice in a
+    query ("order orders") counts once, the first word standing for it."""
+    tools = (tool("getOrder", summary="order 5001", path="/orders/5001"), tool("ship", summary="ship"))
+    silent = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, value_weight=0.0))
+    assert silent.search("5001", k=2).rows == ()
+    index = SearchIndex(tools)
+    assert [w.term for w in index.words("order orders")] == ["order"]
+    assert index.search("order orders", k=1).rows[0].score == index.search("order", k=1).rows[0].score
+
+
+def test_only_the_tools_the_intent_lifts_show_its_bonus() -> None:
+    tools = (tool("petGone", summary="delete pet", method="DELETE"), tool("petParcel", summary="pet parcel"))
+    rows = SearchIndex(tools).search("delete pet parcel", k=2).rows
+    fields = {r.tool_id: set(r.field_scores) for r in rows}
+    assert "intent" in fields["petGone"] and "intent" not in fields["petParcel"]
+
+
+def test_of_several_synonyms_the_best_scoring_one_counts_and_never_over_a_better_own_score() -> None:
+    tools = (
+        tool("jobGone", summary="delete delete drop job"),  # "delete" outscores "drop", listed before it
+        tool("bothWays", summary="remove or purge"),  # its own word outscores its synonym
+        tool("other", summary="unrelated"),
+    )
+    rows = {r.tool_id: r for r in SearchIndex(tools).search("remove", k=2).rows}
+    assert rows["jobGone"].matched_terms == ("remov~delet",)
+    assert rows["bothWays"].matched_terms == ("remov",) and "synonym" not in rows["bothWays"].field_scores
+
+
+def test_a_word_the_collection_writes_only_in_other_forms_counts_its_stem_alone() -> None:
+    tools = (tool("listOrders", summary="orders"), tool("getOrder", summary="order"))
+    index = SearchIndex(tools)
+    doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
+    stem = index._model.posting("order") or {}
+    scores = {r.tool_id: r.score for r in index.search("ordered", k=2).rows}
+    assert scores == pytest.approx({t: stem[doc[t]] for t in ("getOrder", "listOrders")}, rel=1e-12)
+
+
+def test_a_lifted_row_one_word_matched_shows_the_intent_and_rows_follow_the_given_top() -> None:
+    tools = (tool("parcelA", summary="parcel"), tool("parcelB", summary="parcel", method="POST"))
+    index = SearchIndex(tools)
+    ranking = index.rank("list parcel", k=2)  # "list" asks to read and is in no tool: "parcel" alone matches
+    rows = index.rows(ranking)
+    assert [(r.tool_id, r.matched_terms) for r in rows] == [
+        ("parcelA", ("parcel",)),
+        ("parcelB", ("parcel",)),
+    ]
+    assert "intent" in rows[0].field_scores and "intent" not in rows[1].field_scores
+    assert [r.tool_id for r in index.rows(ranking, top=ranking.top[1:])] == ["parcelB"]

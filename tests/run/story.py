@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -98,16 +99,26 @@ class Story:
 
     whole: dict[str, Any]
     merged: dict[int, dict[str, Any]]
-    shard_files: dict[int, list[Path]]
 
 
-@cache
 def story(scenario: str) -> Story:
-    tmp = Path(tempfile.mkdtemp(prefix=f"qlab-story-{scenario}-"))
+    """The scenario told once per mutant under test — mutation testing (mutmut) names it in ``MUTANT_UNDER_TEST``;
+    outside it there is none, so once per session — and at every call while mutmut maps which test calls which
+    code (``MUTANT_UNDER_TEST=stats``): a cached story would hide the calls of every test but the first, and would
+    hand a mutant the result its parent process computed with the unmutated code."""
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    return _tell(scenario) if mutant == "stats" else _told(scenario, mutant)
+
+
+def _tell(scenario: str) -> Story:
+    with tempfile.TemporaryDirectory(prefix=f"qlab-story-{scenario}-") as folder:
+        return _tell_in(scenario, Path(folder))
+
+
+def _tell_in(scenario: str, tmp: Path) -> Story:
     fake = project(tmp, scenario)
     whole = json.loads(json.dumps(run(fake, options=options(tmp)).artifact))
     merged: dict[int, dict[str, Any]] = {}
-    files: dict[int, list[Path]] = {}
     for total in SHARDS:
         paths = [
             write(
@@ -116,6 +127,10 @@ def story(scenario: str) -> Story:
             )
             for i in range(1, total + 1)
         ]
-        files[total] = paths
         merged[total] = json.loads(json.dumps(merge([(p, read(p)) for p in paths])))
-    return Story(whole, merged, files)
+    return Story(whole, merged)
+
+
+@cache
+def _told(scenario: str, mutant: str) -> Story:
+    return _tell(scenario)

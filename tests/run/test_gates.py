@@ -654,3 +654,52 @@ def test_pass_reasons_count_warned_gates_and_only_their_warnings() -> None:
         "exit_code": 2,
         "advisory": True,
     }
+
+
+def test_roll_back_to_the_stages_a_case_went_through_drops_every_other_stage_and_its_repeats() -> None:
+    """Rule: with ``keep`` (the stages the case went through in the gates that ran), a rolled-back case keeps the
+    objects of those stages only, the build stage never being one of them, and no repeat of it counts as a pass."""
+    case = _x(
+        "a",
+        target_selector={"selected_target": "t"},
+        learning={},
+        attempts=3,
+        passes=3,
+        latency_ms={"search": 1.0, "target_selection": 2.0, "plan": 3.0, "execute": 4.0},
+    )
+    gates.roll_back(case, blocking_stage="select", message="m", keep={"search", "plan"})
+    assert case == {
+        "case_id": "a",
+        "suite": "r",
+        "mode": "execute",
+        "status": "blocked",
+        "search": {"hit": True, "hit_rank": 1},
+        "plan": {"status": "synthesized"},
+        "attempts": 3,
+        "passes": 0,
+        "latency_ms": {"search": 1.0, "plan": 3.0},
+        "failure": {"stage": "select", "reason": "blocked_by_stage", "message": "m"},
+    }
+
+
+def test_a_case_taken_by_an_earlier_gate_leaves_the_next_cases_to_this_one() -> None:
+    """Rule 2 case by case: a case an earlier gate answers for is skipped, the following ones are still charged."""
+    taken = _x("s1", suite="s", status="failed", failure=FAIL)
+    mine = _x("r1", status="failed", failure=FAIL)
+    spec = GateSpec("execute", "execute", ("r", "s"))
+    assert gates.charged(spec, [taken, mine], earlier=[GateSpec("smoke", "execute", ("s",))]) == [mine]
+
+
+def test_exactly_five_unjudged_cases_are_all_named_without_an_ellipsis() -> None:
+    ids = [f"e{i}" for i in range(5)]
+    assert gates.error_text({"reason": "made_up", "case_ids": ids}) == (
+        "5 case(s) could not be judged: made_up (e0, e1, e2, e3, e4)"
+    )
+
+
+def test_a_stop_message_is_shown_whole_after_its_condition() -> None:
+    spec = GateSpec("search", "search", ("s",), (), (("custom", None),))
+    reported = [{"condition": "custom", "case_ids": [], "message": "stage said: too slow X"}]
+    record = gates.evaluate(spec, cases=[_c("a")], suite_metrics={}, stage_metrics={}, rules={},
+                            reported_stops=reported)  # fmt: skip
+    assert record["reasons"] == ["stop_if custom: stage said: too slow X"]

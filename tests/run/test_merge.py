@@ -32,13 +32,16 @@ def _cases() -> list[Any]:
     return cases
 
 
-def _runs(tmp: Path, cases: list[Any], n: int = 3, *, config: Any = None) -> tuple[dict[str, Any], Shards]:
-    """The unsharded artifact and the ``n`` shard artifacts of one selection (as JSON round-trips them)."""
+def _runs(
+    tmp: Path, cases: list[Any], n: int = 3, *, config: Any = None, **options: Any
+) -> tuple[dict[str, Any], Shards]:
+    """The unsharded artifact and the ``n`` shard artifacts of one selection (as JSON round-trips them);
+    ``options``: for ``fakes.options`` (other stages)."""
     project = f.FakeProject(config or f.config(tmp), tuple(cases))
-    whole = json.loads(json.dumps(run(project, options=f.options(tmp)).artifact))
+    whole = json.loads(json.dumps(run(project, options=f.options(tmp, **options)).artifact))
     shards = []
     for i in range(1, n + 1):
-        opts = dataclasses.replace(f.options(tmp), shard=ShardSpec(i, n))
+        opts = dataclasses.replace(f.options(tmp, **options), shard=ShardSpec(i, n))
         shards.append(
             (tmp / f"qlab-shard-{i}-of-{n}.json", json.loads(json.dumps(run(project, options=opts).artifact)))
         )
@@ -463,3 +466,212 @@ def test_a_stage_figure_stop_is_judged_on_all_cases_not_the_first_shard(tmp_path
     merged = m.merge(shards)
     assert merged["stages"]["search"]["metrics"]["top_1"] == whole["stages"]["search"]["metrics"]["top_1"]
     assert merged["decision"]["verdict"] == "block"
+
+
+def test_collect_keeps_what_came_before_a_folder_or_a_glob(tmp_path: Path) -> None:
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    first, second = tmp_path / "first.json", folder / "qlab-shard-1-of-1.json"
+    for path in (first, second):
+        path.write_text("{}", encoding="utf-8")
+    assert m.collect([str(first), str(folder)]) == [first, second]
+    assert m.collect([str(first), str(folder / "qlab-shard-*.json")]) == [first, second]
+    # only * ? [ make a pattern: any other missing name is a missing file
+    with pytest.raises(InputError) as caught:
+        m.collect([str(tmp_path / "X-gone.json")])
+    assert str(caught.value) == f"{tmp_path / 'X-gone.json'}: no such file or folder"
+
+
+def test_shards_that_record_their_own_config_digest_merge_whatever_their_full_config() -> None:
+    """Rule: when every shard records ``shard.config_digest`` (the config with the environments' addresses left
+    out), that digest is compared and the selection fingerprint is checked with it: runners whose environments
+    listen elsewhere (their full config digests differ) still merge."""
+    shards = _set([["a"], ["b"]])
+    for (_, data), full in zip(shards, ("sha256:dev-a", "sha256:dev-b"), strict=True):
+        data["shard"]["config_digest"] = "sha256:c"
+        data["fingerprint"]["config_digest"] = full
+    assert m.check_set(shards) == 2
+    shards[1][1]["shard"]["config_digest"] = "sha256:other"
+    assert _refused(shards) == (
+        "the shards come from different runs: their config digest differs; re-run the whole matrix"
+    )
+
+
+def test_merged_shards_come_in_index_order_whatever_their_file_names(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    renamed = [(tmp_path / "z.json", shards[0][1]), (tmp_path / "a.json", shards[1][1])]
+    merged = m.merge(renamed)
+    assert merged["shard"]["merged_from"] == [str(tmp_path / "z.json"), str(tmp_path / "a.json")]
+
+
+def test_a_merge_with_exit_zero_is_advisory(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    assert m.merge(shards, exit_zero=True)["decision"]["advisory"] is True
+    assert m.merge(shards)["decision"]["advisory"] is False
+
+
+def test_the_merged_run_keeps_the_run_level_sections_of_its_shards(tmp_path: Path) -> None:
+    """The sections every shard of one run shares are the merged run's, as written (the schema version is this
+    qlab's); a dataset file without a case count counts none; the dataset's other fields are kept."""
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    for _, data in shards:
+        data.update(
+            skipped_suites=["nightly"],
+            archived_cases=[{"case_id": "old", "suite": "search_core"}],
+            target_version="v2",
+            readiness={"verdict": "ready", "schema_coverage": 0.9},
+        )
+        data["provenance"]["dataset"]["root"] = "cases/"
+        data["provenance"]["dataset"]["files"] = [{"path": "c.yaml", "sha256": "z"}]
+    merged = m.merge(shards)
+    assert merged["schema_version"] == m.artifact.SCHEMA_VERSION
+    assert (merged["skipped_suites"], merged["archived_cases"], merged["target_version"], merged["readiness"]) == (
+        ["nightly"], [{"case_id": "old", "suite": "search_core"}], "v2", {"verdict": "ready", "schema_coverage": 0.9}
+    )  # fmt: skip
+    assert merged["provenance"]["dataset"]["root"] == "cases/"
+    assert merged["provenance"]["dataset"]["files"] == [{"path": "c.yaml", "sha256": "z", "cases": 0}]
+
+
+@pytest.mark.parametrize(
+    ("stamps", "durations", "expected"),
+    [
+        ((("2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"),) * 2, (5.0, 5.0), 0.0),  # same instant: no time
+        ((("2026-01-01T10:00:00Z", "2026-01-01T10:00:01.234567Z"),) * 2, (5.0, 5.0), 1234.567),
+        ((("", ""), ("", "")), (0.12345, None), 0.123),  # no times: the longest shard, a missing one as 0
+        # a shard that recorded no times leaves the span unknown: the longest shard
+        (((None, None), ("2026-01-01T10:00:00Z", "2026-01-01T10:00:01Z")), (0.25, 0.5), 0.5),
+    ],
+)
+def test_the_merged_duration_spans_the_shards_to_the_microsecond(
+    tmp_path: Path, stamps: Any, durations: Any, expected: float
+) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=2)
+    for (_, data), (start, end), ms in zip(shards, stamps, durations, strict=True):
+        data.update(started_at=start, ended_at=end, duration_ms=ms)
+        if start is None:
+            del data["started_at"], data["ended_at"]
+    merged = m.merge(shards)
+    assert merged["duration_ms"] == expected
+    assert merged["started_at"] == min(s or "" for s, _ in stamps)
+    assert merged["ended_at"] == max(e or "" for _, e in stamps)
+
+
+def test_a_case_that_failed_at_the_blocking_gate_keeps_its_failure_though_later_gates_judge_its_suite(
+    tmp_path: Path,
+) -> None:
+    """Rule: a case is rolled back only where it never ran. A plan case whose suite the search gate judges too
+    failed at search; the search gate blocks: the case keeps its own search failure (as the unsharded run reports
+    it), though the select and plan gates after the block also judge its suite."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "absent:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], suites=("search_core", "plan_e2e"))
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    assert whole["decision"]["verdict"] == "block"
+    merged = m.merge(shards)
+    assert merged["cases"] == whole["cases"]
+    p00 = next(c for c in merged["cases"] if c["case_id"] == "p00")
+    assert (p00["status"], p00["failure"]["stage"], p00["failure"]["reason"]) == (
+        "failed", "search", "expected_target_absent"
+    )  # fmt: skip
+    assert [c["status"] for c in merged["cases"] if c["suite"] == "plan_e2e"] == ["failed", *["blocked"] * 3]
+
+
+def test_a_case_charged_to_an_earlier_gate_is_not_charged_again_in_the_merge(tmp_path: Path) -> None:
+    """Rule 2 in a merge: a plan case that failed at select is the select gate's (which tolerates one); the plan
+    gate, judging the same suite later, does not answer for it again, as in the unsharded run."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
+    gates[3] = dataclasses.replace(gates[3], thresholds=())
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    merged = m.merge(shards)
+    assert [(g["name"], g["status"]) for g in merged["gates"]] == [
+        (g["name"], g["status"]) for g in whole["gates"]
+    ]
+    assert whole["decision"]["verdict"] == merged["decision"]["verdict"] == "pass"
+
+
+def _execute_reporting_a_stop(ctx: Any, cases: Any, results: Any) -> Any:
+    """The fake execute, reporting a stop no case's failure shows (the stage's own finding)."""
+    report = f.FakeExecute()(ctx, cases, results)
+    report.stops.append(f.StopHit("auth_not_ready", (), "the token endpoint refused every request"))
+    return report
+
+
+def test_a_stop_a_stage_reported_without_cases_blocks_the_merge_too(tmp_path: Path) -> None:
+    whole, shards = _runs(tmp_path, _cases(), stages={"execute": _execute_reporting_a_stop})
+    merged = m.merge(shards)
+    execute = next(g for g in merged["gates"] if g["name"] == "execute")
+    assert execute["reasons"] == ["stop_if auth_not_ready: the token endpoint refused every request"]
+    assert merged["decision"] == whole["decision"] and whole["decision"]["verdict"] == "block"
+
+
+def test_a_one_shard_set_keeps_a_gate_it_skipped(tmp_path: Path) -> None:
+    _, shards = _runs(tmp_path, _cases(), n=1)
+    shards[0][1]["gates"][2].update(status="skipped", reasons=["no case selected"])
+    merged = m.merge(shards)
+    assert (merged["gates"][2]["status"], merged["gates"][2]["reasons"]) == ("skipped", ["no case selected"])
+
+
+def test_the_merged_artifact_has_the_unsharded_sections_in_their_order(tmp_path: Path) -> None:
+    whole, shards = _runs(tmp_path, _cases(), n=2)
+    assert list(m.merge(shards)) == list(whole)
+
+
+def test_a_gate_skipped_in_every_shard_answers_for_no_case(tmp_path: Path) -> None:
+    """Rule 2 in a merge: a gate that did not run judges nothing, so a case that failed at its stage is charged to
+    the next gate of its suite (here the plan gate, which tolerates none)."""
+    cases = _cases()
+    cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
+    gates[3] = dataclasses.replace(gates[3], thresholds=())
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    _, shards = _runs(tmp_path, cases, config=config)
+    for _, data in shards:
+        data["gates"][2].update(status="skipped", reasons=["no case selected"])
+    plan = m.merge(shards)["gates"][3]
+    assert (plan["status"], [c["case_id"] for f_ in plan["failures"] for c in f_["cases"]]) == (
+        "blocked",
+        ["p00"],
+    )
+
+
+def test_a_case_that_failed_at_build_keeps_its_failure_when_a_later_gate_blocks(tmp_path: Path) -> None:
+    cases = _cases()
+    cases[1] = f.case("s01", "search_core", "search", "absent:x", line=1)
+    _, shards = _runs(tmp_path, cases)
+    built = {"stage": "build", "reason": "tool_not_found", "message": "no such tool"}
+    for _, data in shards:
+        for case in data["cases"]:
+            if case["case_id"] == "p01":
+                case.update(status="failed", failure=built)
+    merged = m.merge(shards)
+    assert merged["decision"]["verdict"] == "block"
+    p01 = next(c for c in merged["cases"] if c["case_id"] == "p01")
+    assert (p01["status"], p01["failure"]) == ("failed", built)
+
+
+def test_a_case_a_shard_rolled_back_at_a_later_stage_is_rolled_back_where_the_merged_run_stopped(
+    tmp_path: Path,
+) -> None:
+    """A shard blocked at plan (max_failures is judged by every shard) rolled its execute cases back to plan; the
+    merged run stops earlier, at search (a threshold judged on all cases): those cases are rolled back to search,
+    as the unsharded run reports them."""
+    cases = _cases()
+    cases[1] = f.case("s01", "search_core", "search", "absent:x", line=1)
+    cases[9] = f.case("p00", "plan_e2e", "plan", "unsat:x", line=0)
+    gates = list(f.DEFAULT_GATES)
+    gates[1] = dataclasses.replace(gates[1], stop_if=())
+    gates[3] = dataclasses.replace(gates[3], thresholds=(), max_failures=0)
+    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    whole, shards = _runs(tmp_path, cases, config=config)
+    assert any(g["status"] == "blocked" and g["name"] == "plan" for _, d in shards for g in d["gates"])
+    merged = m.merge(shards)
+    assert [g["status"] for g in merged["gates"]][:2] == ["passed", "blocked"]
+    assert merged["cases"] == whole["cases"]
+    assert {c["failure"]["stage"] for c in merged["cases"] if c["suite"] == "execute_read"} == {"search"}

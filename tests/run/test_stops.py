@@ -181,3 +181,27 @@ def test_failed_at_stage() -> None:
     assert not failed_at_stage(_c("a", status="skipped", stage="execute"), "execute")
     assert not failed_at_stage(_c("a", stage="plan"), "search")
     assert not failed_at_stage({"case_id": "p", "status": "failed"}, "search")
+
+
+def test_a_condition_reported_several_times_keeps_the_first_message_given() -> None:
+    """Rule: reports of one condition without cases are worded by the first that says something; a report without a
+    message adds none (never the word "None")."""
+    reported = [
+        {"condition": "custom"},
+        {"condition": "custom", "message": "first words"},
+        {"condition": "custom", "message": "later words"},
+    ]
+    assert _stops([("custom", None)], reported=reported) == [
+        {"condition": "custom", "case_ids": [], "message": "first words", "gating": True}
+    ]
+    assert _stops([("custom", None)], reported=reported[:1])[0]["message"] == ""
+
+
+def test_the_message_names_only_the_reasons_of_the_stops_own_cases() -> None:
+    other = _c("o", reason="engine_unreachable")  # failed at the stage, but not what this stop is about
+    found = _stops([("expected_target_absent", None)], [_c("m"), other])
+    assert found[0]["message"] == "1 case(s): m (expected_target_absent)"
+    ambiguous = {"case_id": "k", "suite": "s", "status": "passed", "critical": True,
+                 "target_selector": {"ambiguous": True}}  # fmt: skip
+    # a case that fired it without failing has no reason to show: no empty brackets
+    assert _stops([("ambiguous_critical", None)], [ambiguous])[0]["message"] == "1 case(s): k"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from qlab.metrics import METRICS, STAGE_OBJECTS, Case, denominator, draft, earlier_failures, gating, unstable
+from qlab.metrics import STAGE_OBJECTS, Case, denominator, draft, earlier_failures, gating, unstable
 from qlab.project.model import Gate
 from qlab.reasons import REASONS, is_infrastructure
 from qlab.run.stops import derive_stops
@@ -159,10 +159,9 @@ def allowed(n: int, op: str, value: float) -> int:
     """How many of ``n`` cases may fail while a success share still holds ``op value`` (rule 3)."""
     rate = Fraction(str(value))  # exact decimals: 0.9 of 10 cases allows 1 failure, not 0.9999…
     room = n * (1 - rate)  # failures the share leaves room for
-    if op == ">":  # strictly above: one failure fewer when the room is a whole number
-        most = int(room) - 1 if room == int(room) else int(room)
-    else:
-        most = int(room) if room >= 0 else -1
+    most = int(room)  # a share above 1 leaves negative room: none tolerated (the max below)
+    if op == ">" and room == most:  # strictly above: one failure fewer when the room is a whole number
+        most -= 1
     return max(0, most)
 
 
@@ -176,8 +175,7 @@ def tolerance(spec: GateSpec, suite: str, cases: Sequence[Case], rule: SuiteRule
     members = [c for c in cases if c.get("suite") == suite]
     budgets: list[tuple[int, str]] = []
     for metric, op, value in spec.thresholds:
-        info = METRICS.get(metric)
-        n = denominator(metric, members) if info is not None and info.counts_cases else None
+        n = denominator(metric, members)  # None for a metric that is not a share of cases
         if n and op in (">=", ">", "=="):
             budgets.append((allowed(n, op, value), f"{metric} {op} {value:g} over {n} case(s)"))
     if budgets:
@@ -388,7 +386,7 @@ def evaluate(
             warnings.append(f"{metric} could not be evaluated: no case produced it")
     blocking += verdict["blocking"]
     for stop in stops:
-        text = f"stop_if {stop['condition']}: {stop['message']}".rstrip(": ")
+        text = f"stop_if {stop['condition']}" + (f": {stop['message']}" if stop["message"] else "")
         (blocking if stop["gating"] else warnings).append(
             text if stop["gating"] else f"{text} (non-gating cases)"
         )

@@ -137,14 +137,17 @@ def _judge(
     first = shards[0]
     rules = gates.suite_rules(first.get("suites") or {})
     records: list[dict[str, Any]] = []
-    blocked: tuple[int, str, str] | None = None
-    error = False
+    blocked: tuple[int, str, str, bool] | None = (
+        None  # (index, stage, name, could not decide) of the stopping gate
+    )
     specs = [gates.GateSpec.from_record(g) for g in first["gates"]]
     for index, spec in enumerate(specs):
         mine = [d["gates"][index] for d in shards]
         if blocked is not None:
             stopped = (
-                f"stopped: gate {blocked[2]} could not decide" if error else f"blocked by gate {blocked[2]}"
+                f"stopped: gate {blocked[2]} could not decide"
+                if blocked[3]
+                else f"blocked by gate {blocked[2]}"
             )
             records.append(gates.skipped(spec, stopped))
             continue
@@ -174,21 +177,16 @@ def _judge(
             record["reasons"] = list(dict.fromkeys(r for g in mine for r in g.get("reasons") or ()))
         records.append(record)
         if record["status"] in ("blocked", "error"):
-            blocked = (index, spec.stage, spec.name)
-            error = record["status"] == "error"
+            blocked = (index, spec.stage, spec.name, record["status"] == "error")
     if blocked is not None:
-        _roll_back(cases, specs, blocked, error=error)
+        _roll_back(cases, specs, blocked)
     return records
 
 
 def _roll_back(
-    cases: list[dict[str, Any]],
-    specs: Sequence[gates.GateSpec],
-    blocked: tuple[int, str, str],
-    *,
-    error: bool = False,
+    cases: list[dict[str, Any]], specs: Sequence[gates.GateSpec], blocked: tuple[int, str, str, bool]
 ) -> None:
-    index, stage, name = blocked
+    index, stage, name, error = blocked
     for case in cases:
         mine = [i for i, s in enumerate(specs) if case["suite"] in s.suites]
         if stage != "build" and (not mine or max(mine) <= index):

@@ -87,9 +87,8 @@ def partition(
     items: Sequence[T], spec: ShardSpec, *, key: str, durations: Mapping[str, float] | None = None
 ) -> list[T]:
     """The items of shard ``spec``, in their original order. ``key`` names the attribute holding the stable id."""
-    ids = [str(getattr(item, key)) for item in items]
-    owner = assign(ids, spec.total, durations=durations)
-    return [item for item, case_id in zip(items, ids, strict=True) if owner[case_id] == spec.index]
+    owner = assign([str(getattr(item, key)) for item in items], spec.total, durations=durations)
+    return [item for item in items if owner[str(getattr(item, key))] == spec.index]
 
 
 def load_durations(path: str | Path) -> dict[str, float]:

@@ -93,11 +93,7 @@ def derive_stops(
             reasons = STOP_REASONS.get(condition, frozenset())
             ids = [str(c["case_id"]) for c in failed_here if c["failure"].get("reason") in reasons]
         if ids:
-            add(
-                condition,
-                ids,
-                f"{len(ids)} case(s): {', '.join(sorted(ids)[:5])}{' …' if len(ids) > 5 else ''}",
-            )
+            add(condition, ids, "")  # a stop with cases is worded from them below (``_cases_message``)
     gating_ids = {str(c["case_id"]) for c in cases if gating(c) and required.get(str(c.get("suite")), True)}
     out = []
     for hit in found.values():

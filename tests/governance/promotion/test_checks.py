@@ -403,3 +403,59 @@ def test_a_check_as_recorded() -> None:
         "details": {"k": 1},
     }
     assert Check("n", True).to_dict() == {"name": "n", "passed": True, "reasons": []}
+
+
+# ----------------------------------------------------------------------------------- edges pinned by mutation testing
+
+
+def test_six_worse_cases_are_five_named_and_one_more() -> None:
+    worse = tuple(f"c{i}" for i in range(6))
+    assert _run("metric_not_worse", metrics=[_metric(0.9, 0.7, worse=worse)]).reasons == (
+        "hit_at_k (cases) dropped 0.9000 -> 0.7000 (tolerance 0.0); worse on c0, c1, c2, c3, c4 and 1 more",
+    )
+
+
+def test_readiness_reads_every_figure_even_after_a_missing_one() -> None:
+    found = _run(
+        "readiness_improves", baseline=_art("b", **_ready(None, 0.5)), candidate=_art("c", **_ready(0.9, 0.3))
+    )
+    assert found.reasons == (
+        "readiness.schema_coverage is missing in a run",
+        "readiness.contract_coverage dropped 0.5000 -> 0.3000",
+    )  # fmt: skip
+
+
+def test_readiness_without_a_report_is_a_named_failed_check() -> None:
+    assert _run("readiness_improves") == Check(
+        "readiness_improves", False, ("a run has no readiness report; run the build stage in both",)
+    )
+
+
+def test_float_noise_is_neither_a_drop_nor_a_gain() -> None:
+    """Rule: a difference of at most 1e-9 (float noise in a mean) is no change: readiness neither dropped nor
+    improved, a shadow delta neither dropped nor improved a metric."""
+    eps = checks._EPS
+    base, cand = _art("b", **_ready(0.5, 0.5)), _art("c", **_ready(0.5 - eps, 0.5 + eps))
+    assert _run("readiness_improves", baseline=base, candidate=cand).reasons == (
+        "neither readiness.schema_coverage nor readiness.contract_coverage improved",
+    )
+    noise = {"cases": 3, "delta": {"hit_at_k": -eps, "mrr": eps}}
+    assert _run("shadow_improves", baseline=_art("b", **_learn(noise))).reasons == (
+        "the shadow result does not improve any search metric",
+    )
+
+
+def test_every_accepted_suggestion_that_fails_is_named() -> None:
+    reviewed = [
+        {"id": f"sug-{i}", "status": "accepted", "run_id": "base", "shadow": {"cases": 2, "delta": {"top_1": -0.1}}}
+        for i in (1, 2)
+    ]  # fmt: skip
+    assert _run("shadow_improves", reviewed=reviewed).reasons == (
+        "shadow of sug-1: top_1 dropped by 0.1000",
+        "shadow of sug-2: top_1 dropped by 0.1000",
+    )
+
+
+def test_no_shadow_anywhere_is_a_named_failed_check() -> None:
+    found = _run("shadow_improves")
+    assert (found.name, found.passed) == ("shadow_improves", False)

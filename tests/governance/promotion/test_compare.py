@@ -708,3 +708,35 @@ def test_the_bootstrap_draws_from_the_seed_it_is_given() -> None:
             for s in (1, 1, 2)]  # fmt: skip
     assert runs[0].interval == runs[1].interval and runs[0].interval != runs[2].interval
     assert runs[0].interval is not None and runs[0].interval.resamples == 200 and runs[0].interval.seed == 1
+
+
+def test_the_report_names_the_model_each_run_used() -> None:
+    base = _art(artifact([search_case("s-1")], model="model-a"), "baseline")
+    cand = _art(artifact([search_case("s-1")], run_id="run-2", model="model-b"), "candidate")
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=PromotionRule("alias_or_semantic_metadata")
+    )
+    assert (report.baseline["model"], report.candidate["model"]) == ("model-a", "model-b")
+
+
+def test_a_metric_only_suites_report_is_compared_suite_by_suite() -> None:
+    """A suite-level metric (nDCG@K has no per-case value) is read from each run's suites section."""
+
+    def run(ndcg: float, run_id: str) -> Artifact:
+        suites = {"search_core": {"mode": "search", "category": "flow", "required": True,
+                                  "metrics": {"ndcg_at_k": ndcg}, "counts": {}}}  # fmt: skip
+        return _art(artifact([search_case("s-1")], run_id=run_id, suites=suites), run_id)
+
+    rule = PromotionRule("alias_or_semantic_metadata", metrics=("ndcg_at_k",), require=("metric_not_worse",))
+    report = compare(run(0.9, "base"), run(0.7, "cand"), change_type="alias_or_semantic_metadata", rule=rule)
+    assert report.reasons == ("ndcg_at_k (suite:search_core) dropped 0.9000 -> 0.7000 (tolerance 0.0)",)
+
+
+def test_a_case_of_a_suite_neither_run_describes_is_required() -> None:
+    base = _art(artifact([search_case("s-1")], suites={}), "baseline")
+    cand = _art(artifact([search_case("s-1", rank=None)], run_id="run-2", suites={}), "candidate")
+    report = compare(
+        base, cand, change_type="alias_or_semantic_metadata", rule=PromotionRule("alias_or_semantic_metadata")
+    )
+    assert [(c.case_id, c.kind, c.required) for c in report.changes] == [("s-1", "regressed", True)]
+    assert report.verdict == "block"

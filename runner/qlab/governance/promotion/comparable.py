@@ -57,7 +57,6 @@ def refusals(
     candidate: Artifact,
     *,
     rule: PromotionRule,
-    suites: list[str],
     base: Mapping[str, Mapping[str, Any]],
     cand: Mapping[str, Mapping[str, Any]],
 ) -> list[str]:

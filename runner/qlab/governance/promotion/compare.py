@@ -102,7 +102,7 @@ def compare(
     mode = CHANGE_MODES.get(change_type)
     suites, base_cases, cand_cases = compared_cases(baseline, candidate, rule=rule, mode=mode)
     runs = (_run_info(baseline), _run_info(candidate))
-    refused = refusals(baseline, candidate, rule=rule, suites=suites, base=base_cases, cand=cand_cases)
+    refused = refusals(baseline, candidate, rule=rule, base=base_cases, cand=cand_cases)
     if refused:
         return PromotionReport(change_type, rule, "refused", tuple(refused), *runs, suites=tuple(suites))
     changes = _classify(base_cases, cand_cases, baseline, candidate)
@@ -169,7 +169,7 @@ def _classify(
         b, c = base.get(case_id), cand.get(case_id)
         either = c if c is not None else b
         assert either is not None
-        suite = str(either.get("suite", ""))
+        suite = str(either["suite"])  # compared cases are those of the compared suites
         info = _suite_info(candidate, suite) or _suite_info(baseline, suite)
         required = bool(info.get("required", True)) or any(bool(x and x.get("critical")) for x in (b, c))
         # a draft case (``status: draft``) never gates, in a run or in a promotion: the candidate's lifecycle decides
