@@ -210,10 +210,23 @@ def _commit() -> str:
     return head.stdout.strip() + ("+uncommitted" if dirty else "")
 
 
+# mutmut's first pass ("stats": which test reaches which function) records each hit with a config read from the
+# current folder; a subprocess a test starts elsewhere (``qlab run`` in a tmp folder) would crash on it. Its hits
+# are lost anyway (another process), so there it records none; mutants are still tried in it (PYTHONPATH).
+_SITE = """import os
+if os.environ.get("MUTANT_UNDER_TEST") == "stats" and os.getcwd() != os.environ.get("QLAB_MUTATION_STAGE"):
+    os.environ["MUTMUT_DEPENDENCY_DEPTH"] = "0"
+"""
+
+
 def run(name: str, *, max_children: int, survivors_only: bool, tests_at: str | None = None) -> dict[str, Any]:
     target = MODULES[name]
     stage = _stage(name, target, fresh=not survivors_only, tests_at=tests_at)
-    env = {**os.environ, "PYTHONPATH": str(stage / "mutants" / "src")}
+    site = stage / "site"  # sitecustomize for the subprocesses the tests start (see _SITE)
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SITE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(stage / "mutants" / "src"), str(site)))}
+    env["QLAB_MUTATION_STAGE"] = str(stage)
     env.pop("CI", None)  # the suite's CI-only strictness is not what is measured here
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
     if survivors_only:
