@@ -482,7 +482,9 @@ def test_log_lines_are_never_truncated() -> None:
     assert scrub_text(long + " tok-CANARY-log-1234", ["tok-CANARY-log-1234"]) == f"{long} {REDACTED}"
     secrets = SecretSet(["tok-CANARY-log-1234"])
     assert secrets.scrubber(key_rules=True)({"note": long}) == {"note": long}
-    assert secrets.scrubber(key_rules=True, max_chars=5)({"note": long})["note"].startswith("zzzzz…[truncated")
+    assert secrets.scrubber(key_rules=True, max_chars=5)({"note": long})["note"].startswith(
+        "zzzzz…[truncated"
+    )
 
 
 def test_a_run_scrubber_is_built_once_per_set_of_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
