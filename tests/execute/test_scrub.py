@@ -551,6 +551,11 @@ def test_the_stream_never_redacts_again_what_a_block_already_matched() -> None:
     expected = "a" * (block - 5) + REDACTED + "-tok-SECRET-two" + "b" * 50
     assert scrubber.text(text) == expected
     assert "".join(scrubber.stream(text)) == expected
+    # a numeric secret right after a block edge: the digit and dot before it (kept as context) say it is the
+    # tail of a decimal number, not the secret
+    numbers = Scrubber(["4242"], max_chars=0)
+    decimal = "a" * (block - 2) + "7.4242" + "b" * 50
+    assert numbers.text(decimal) == decimal and "".join(numbers.stream(decimal)) == decimal
 
 
 def test_the_console_writes_each_complete_line_at_once() -> None:
