@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)
+    mask = os.umask(0o022)  # pragma: no mutate (put back on the next line: the value set is never used)
     os.umask(mask)
     return mask
 
