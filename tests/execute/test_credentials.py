@@ -39,7 +39,9 @@ def test_an_at_sign_inside_the_password_stays_in_the_password() -> None:
     """Rule: the host is what follows the LAST ``@`` of the netloc; everything before it is userinfo."""
     url = BaseURL.of("http://user:p@ss-word@api.test/x")
     basic = "Basic " + base64.b64encode(b"user:p@ss-word").decode()
-    assert url == BaseURL("http://api.test/x", basic, ("p@ss-word", "user:p@ss-word", basic, "user:p@ss-word"))
+    assert url == BaseURL(
+        "http://api.test/x", basic, ("p@ss-word", "user:p@ss-word", basic, "user:p@ss-word")
+    )
 
 
 def test_a_user_without_password_is_still_basic_credentials() -> None:
