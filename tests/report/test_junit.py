@@ -165,6 +165,7 @@ def _elementtree_case(name: str, outcome: str, kind: str, message: str, text: st
         ("", ""),
         ("", "only text"),
         ("  padded  ", "\n"),
+        ("  padded  ", ""),  # no text: the message as it is, never stripped
         ("\x1b[31mred\x1b[0m nul\x00 é 名前", "x" * (junit.MAX_CASE_TEXT + 10)),
     ],
 )

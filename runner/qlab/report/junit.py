@@ -273,7 +273,7 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
     reasons = "\n".join(str(r) for r in decision.get("reasons") or ())
     verdict = derive.verdict(decision)
     if verdict == "error":
-        suite.case("qlab", "decision", outcome="error", kind="error", message=f"ERROR: {reasons}")
+        suite.case("qlab", "decision", outcome="error", message=f"ERROR: {reasons}")  # type: error
     elif verdict == "block":
         suite.case("qlab", "decision", outcome="failure", kind="blocked", message=f"BLOCK: {reasons}")
     else:
