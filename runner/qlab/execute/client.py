@@ -267,8 +267,8 @@ def host_of(url: http.URL) -> str:
     return f"[{url.host}]:{port}" if ":" in url.host else f"{url.host}:{port}"
 
 
-def _origin(url: http.URL) -> tuple[str, str, int]:
-    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+def _origin(url: http.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port  # httpx writes a scheme's default port as None
 
 
 def _follow(
@@ -313,7 +313,7 @@ def _follow(
         if len(history) >= MAX_REDIRECTS:
             raise TransportFailure("http_error", f"{what}: more than {MAX_REDIRECTS} redirects")
         if not same_origin and not stripped:
-            hop_kwargs = _without_credentials(hop_kwargs, *credentials)
+            hop_kwargs = _without_credentials(hop_kwargs, credentials[0])
             stripped = True
         if response.status_code == 303 and method != "HEAD":
             method = "GET"
@@ -338,18 +338,16 @@ def _follow(
     return response
 
 
-def _without_credentials(
-    kwargs: dict[str, Any], header_names: set[str], param_names: set[str]
-) -> dict[str, Any]:
-    """``kwargs`` for a hop to another origin: no auth header, cookie, secret-named header or auth query key."""
+def _without_credentials(kwargs: dict[str, Any], header_names: set[str]) -> dict[str, Any]:
+    """``kwargs`` for a hop to another origin: no auth header, cookie or secret-named header (the query is the
+    Location's own: ``_follow`` never carries the request's parameters to another origin)."""
     dropped = {n.lower() for n in header_names}
     headers = {
         k: v
         for k, v in (kwargs.get("headers") or {}).items()
         if k.lower() not in dropped and normalize_key(k) not in SECRET_KEYS
     }
-    params = [(k, v) for k, v in kwargs.get("params") or () if k not in param_names]
-    return {**kwargs, "headers": headers, "params": params}
+    return {**kwargs, "headers": headers}
 
 
 def _fits(wait: float, deadline: float) -> bool:
