@@ -512,7 +512,10 @@ def test_the_set_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    out = tmp_path / "out"
+    out, here = tmp_path / "out", temp_paths(tmp_path / "here")
+    artifact = {"project": "café", "run_id": "r", "cases": [{"case_id": "café-1", "suite": "s", "status": "passed"}],
+                "decision": {"verdict": "pass", "exit_code": 0}}  # fmt: skip
+    write_outputs(artifact, here)  # in this process, for comparison
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
     code = (
         "import sys; from pathlib import Path; from qlab.run.outputs import temp_paths, write_outputs; "
@@ -522,4 +525,5 @@ def test_the_set_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     for name in ("result.json", "junit.xml", "summary.md"):
-        assert "café".encode() in (out / name).read_bytes(), name
+        theirs, ours = (out / name).read_bytes(), (here.result.parent / name).read_bytes()
+        assert "café".encode() in theirs and theirs == ours, name
