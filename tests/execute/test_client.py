@@ -400,3 +400,69 @@ def test_the_retry_policy_of_an_environment() -> None:
     assert RetryPolicy.of(Environment("dev", "http://h", retries=-1, retry_backoff_sec=-2)) == RetryPolicy(
         0, 0.0
     )
+
+
+def _see_other() -> tuple[http.Client, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        code = {"/303": 303, "/307": 307, "/302": 302}.get(request.url.path)
+        if code:
+            return httpx.Response(code, headers={"Location": "/landed?page=2"})
+        return httpx.Response(200, json={})
+
+    return make_run_client(transport=httpx.MockTransport(handler)), seen
+
+
+@pytest.mark.parametrize(("method", "path", "then"), [("POST", "/303", "GET"), ("HEAD", "/303", "HEAD"),
+                                                      ("POST", "/307", "POST"), ("GET", "/302", "GET")])  # fmt: skip
+def test_a_redirected_read_carries_no_body_and_keeps_the_profiles_query_keys(
+    method: str, path: str, then: str
+) -> None:
+    """Rule: a 303 turns any method but HEAD into GET; a read's redirect sends no body; within the origin the
+    profile's query keys come back on the Location's query, the request's own parameters do not; the hop waits
+    at most what is left of the deadline. Every hop is on record (``redirect``, then ``request_sent``)."""
+    client, seen = _see_other()
+    events = EventLog()
+    request = PreparedRequest(method, f"http://api.test{path}", path, params=(("q", "x"),), body_kind="json",
+                              body={"k": "v"}, idempotent=True)  # fmt: skip
+    deadline = time.monotonic() + 5
+    send(client, request, deadline=deadline, redirects=Redirects(True), retry=RetryPolicy(), events=events,
+         step="cleanup 1", display_path=path, auth_params={"api_key": "q-CANARY"})  # fmt: skip
+    first, hop = seen
+    assert (first.method, str(first.url.query, "ascii"), first.content) == (
+        method,
+        "q=x&api_key=q-CANARY",
+        b'{"k":"v"}' if method != "HEAD" else first.content,
+    )
+    assert (hop.method, hop.url.path, str(hop.url.query, "ascii"), hop.content) == (
+        then,
+        "/landed",
+        "page=2&api_key=q-CANARY",
+        b"",
+    )
+    assert 0 < hop.extensions["timeout"]["read"] <= 5
+    kept = [{k: v for k, v in e.items() if k not in ("at", "latency_ms")} for e in events.events]
+    status = int(path[1:])
+    assert kept == [
+        {"event": "request_sent", "step": "cleanup 1", "method": method, "path": path, "attempt": 1,
+         "host": "api.test:80"},
+        {"event": "redirect", "step": "cleanup 1", "status": status, "to": "api.test:80", "path": "/landed"},
+        {"event": "request_sent", "step": "cleanup 1", "method": then, "path": "/landed", "host": "api.test:80"},
+        {"event": "response_received", "step": "cleanup 1", "status": 200, "bytes": 2},
+    ]  # fmt: skip
+
+
+def test_a_case_out_of_time_sends_nothing_more() -> None:
+    """Rule: at (or past) the deadline no attempt is made: ``timeout``, naming the request, attempts so far."""
+    client, seen = _see_other()
+    with pytest.raises(TransportFailure) as info:
+        send(client, _req(), deadline=time.monotonic(), retry=RetryPolicy(), events=EventLog(), step="0",
+             display_path="/x")  # fmt: skip
+    assert (info.value.reason, str(info.value), info.value.attempts, seen) == (
+        "timeout",
+        "GET /x: the case ran out of its timeout_sec",
+        0,
+        [],
+    )

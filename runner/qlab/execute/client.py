@@ -320,16 +320,19 @@ def _follow(
         for body in ("json", "data", "files", "content"):  # a read's redirect carries no body
             hop_kwargs.pop(body, None)
         hop_kwargs.pop("params", None)  # the Location is the whole URL; the profile's keys come back below
+        sent = target
         if same_origin and not stripped and credentials[1]:
-            own = [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
-            hop_kwargs["params"] = own
+            # added to the Location's own query: httpx's ``params=`` would replace that query
+            sent = target.copy_merge_params(
+                [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
+            )
         response.read()
         history.append(response)
         events.add("redirect", step=step, status=response.status_code, to=host, path=target.path)
         events.add("request_sent", step=step, method=method, path=target.path, host=host)
         response = client.request(
             method,
-            str(target),
+            str(sent),
             timeout=max(deadline - time.monotonic(), 0.001),
             follow_redirects=False,
             **hop_kwargs,
