@@ -466,3 +466,27 @@ def test_a_case_out_of_time_sends_nothing_more() -> None:
         0,
         [],
     )
+
+
+def test_connect_errors_are_retried_with_doubling_waits_all_on_record() -> None:
+    """Rule: a connect error of an idempotent request is retried after backoff, 2x, 4x…; every attempt, error and
+    retry is an event, and the failure counts every attempt."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    client, events, waits = make_run_client(transport=httpx.MockTransport(handler)), EventLog(), []
+    with pytest.raises(TransportFailure) as info:
+        _send(client, _req(), retries=2, sleeps=waits, events=events)
+    assert (info.value.reason, info.value.attempts, waits) == ("connection_error", 3, [0.1, 0.2])
+    kept = [{k: v for k, v in e.items() if k not in ("at", "latency_ms")} for e in events.events]
+    sent = {"event": "request_sent", "step": "0", "method": "GET", "path": "/x", "host": "api.test:80"}
+    error = {"event": "response_received", "step": "0", "status": None, "error": "connection_error"}
+    assert kept == [
+        {**sent, "attempt": 1}, error,
+        {"event": "retry", "step": "0", "attempt": 2, "reason": "connection_error", "wait_ms": 100},
+        {**sent, "attempt": 2}, error,
+        {"event": "retry", "step": "0", "attempt": 3, "reason": "connection_error", "wait_ms": 200},
+        {**sent, "attempt": 3}, error,
+    ]  # fmt: skip
+    assert all(0 <= e["latency_ms"] < 5000 for e in events.of("response_received"))
