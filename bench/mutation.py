@@ -160,7 +160,7 @@ def _stage(name: str, target: Target, *, fresh: bool, tests_at: str | None = Non
         "only_mutate": [f"src/qlab/{target.source}"],
         # a baseline's tests may predate a test file the target names now
         "pytest_add_cli_args_test_selection": [t for t in target.tests if (tests.parent / t).exists()],
-        "pytest_add_cli_args": ["-p", "no:cacheprovider"],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "qlab_mutation_plugin"],
         "also_copy": ["schemas"],
     }
     lines = ["[tool.mutmut]", *(f"{k} = {json.dumps(v)}" for k, v in config.items()), "", _pytest_options()]
@@ -211,10 +211,38 @@ def _commit() -> str:
     return head.stdout.strip() + ("+uncommitted" if dirty else "")
 
 
+# mutmut's first pass ("stats": which test reaches which function) records each hit with a config read from the
+# current folder; a subprocess a test starts elsewhere (``qlab run`` in a tmp folder) would crash on it. Its hits
+# are lost anyway (another process), so there it records none; mutants are still tried in it (PYTHONPATH).
+_SITE = """import os
+if os.environ.get("MUTANT_UNDER_TEST") == "stats" and os.getcwd() != os.environ.get("QLAB_MUTATION_STAGE"):
+    os.environ["MUTMUT_DEPENDENCY_DEPTH"] = "0"
+"""
+
+# A module-level cache (functools.lru_cache) lies to mutmut twice: its stats pass runs every test in one process,
+# so a test whose scrubber was built by an earlier test is never recorded as reaching Scrubber.__init__ or
+# secret_variants; and the workers it forks after the clean run inherit objects the unmutated code built. Every
+# test starts with the mutated module's caches empty.
+_PLUGIN = """import os, sys
+def pytest_runtest_setup(item):
+    module = sys.modules.get(os.environ.get("QLAB_MUTATION_MODULE", ""))
+    for value in list(vars(module).values()) if module else ():
+        clear = getattr(value, "cache_clear", None)
+        if callable(clear):
+            clear()
+"""
+
+
 def run(name: str, *, max_children: int, survivors_only: bool, tests_at: str | None = None) -> dict[str, Any]:
     target = MODULES[name]
     stage = _stage(name, target, fresh=not survivors_only, tests_at=tests_at)
-    env = {**os.environ, "PYTHONPATH": str(stage / "mutants" / "src")}
+    site = stage / "site"  # sitecustomize for the subprocesses the tests start (see _SITE)
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SITE)
+    (site / "qlab_mutation_plugin.py").write_text(_PLUGIN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(stage / "mutants" / "src"), str(site)))}
+    env["QLAB_MUTATION_STAGE"] = str(stage)
+    env["QLAB_MUTATION_MODULE"] = "qlab." + target.source.removesuffix(".py").replace("/", ".")
     env.pop("CI", None)  # the suite's CI-only strictness is not what is measured here
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)]
     if survivors_only:

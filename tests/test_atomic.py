@@ -118,3 +118,18 @@ def test_umask_is_read_without_changing_it() -> None:
         assert os.umask(0o027) == 0o027  # still what it was
     finally:
         os.umask(before)
+
+
+def test_the_text_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """Rule: outputs are UTF-8 even where the locale's encoding is ASCII (a CI box with ``LANG=C`` and Python's
+    UTF-8 mode off): the encoding is never left to the platform."""
+    import subprocess
+    import sys
+
+    here = atomic.write_atomic(tmp_path / "here.md", ["é 日本\n"])
+    target = tmp_path / "summary.md"
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = r"import sys; from qlab import atomic; atomic.write_atomic(sys.argv[1], ['\u00e9 \u65e5\u672c\n'])"
+    done = subprocess.run([sys.executable, "-c", code, str(target)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == here.read_bytes() == "é 日本\n".encode()  # the same bytes as here

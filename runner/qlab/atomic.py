@@ -16,12 +16,12 @@ from pathlib import Path
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)
+    mask = os.umask(0o022)  # pragma: no mutate (put back on the next line: the value set is never used)
     os.umask(mask)
     return mask
 
 
-_MODE = 0o666 & ~_umask()
+FILE_MODE = 0o666 & ~_umask()  # what a plain open() gives a new file
 
 
 def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
@@ -31,7 +31,7 @@ def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with contextlib.suppress(OSError):  # a file system without modes (some mounts) keeps its own
-            os.fchmod(fd, _MODE)
+            os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             if isinstance(text, str):
                 handle.write(text)
@@ -53,4 +53,4 @@ def write_atomic(path: str | Path, text: str | Iterable[str]) -> Path:
     return target
 
 
-__all__ = ["write_atomic"]
+__all__ = ["FILE_MODE", "write_atomic"]

@@ -88,8 +88,8 @@ def secret_variants(secret: str) -> set[str]:
         json.dumps(secret)[1:-1],
         json.dumps(secret, ensure_ascii=False)[1:-1],
         quote(secret, safe=""),
-        quote_plus(secret, safe=""),
-        html.escape(secret, quote=True),
+        quote_plus(secret),  # safe="" already
+        html.escape(secret),  # quotes too
     }
     variants |= _base64_forms(secret)
     return {v for v in variants if v}
@@ -98,15 +98,14 @@ def secret_variants(secret: str) -> set[str]:
 def _base64_forms(secret: str) -> set[str]:
     """The part of base64(secret) that does not depend on what precedes or follows it, at each alignment: the
     complete 4-character groups made of the secret's bytes only."""
-    raw = secret.encode("utf-8")
+    raw = secret.encode()
     if len(raw) < MIN_ENCODED_CHARS:
         return set()
     forms: set[str] = set()
     for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + raw).decode("ascii")
-        core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]
-        if len(core) >= 8:
-            forms |= {core, core.translate(_URLSAFE)}
+        encoded = base64.b64encode(b"\0" * shift + raw).decode()
+        core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]  # 12 characters at least
+        forms |= {core, core.translate(_URLSAFE)}
     return forms
 
 
@@ -122,11 +121,8 @@ def secret_parts(secret: str) -> set[str]:
             rest = text[len(scheme) :].strip()
             parts.add(rest)
             if scheme == "basic ":
-                try:
-                    decoded = base64.b64decode(rest, validate=True).decode("utf-8")
-                except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
-                    decoded = ""
-                if decoded:
+                with suppress(ValueError):  # not base64, or not UTF-8 (binascii.Error, UnicodeDecodeError)
+                    decoded = base64.b64decode(rest, validate=True).decode()
                     parts |= {decoded, *decoded.split(":", 1)}
     if "=" in text:
         for pair in _PAIRS.split(text):
@@ -177,7 +173,7 @@ class SecretSet(set[str]):
         """The scrubber for every secret known now: by value only and never truncating unless asked (for
         logs, files and the console). Rebuilt only after something was added (a log line each costs nothing)."""
         if key_rules:
-            return scrubber(frozenset(self), max_chars=max_chars, key_rules=True)
+            return scrubber(frozenset(self), max_chars=max_chars)
         built = self._built.get(max_chars)
         if built is None or built[0] != len(self):
             built = self._built[max_chars] = (
@@ -188,7 +184,7 @@ class SecretSet(set[str]):
 
     def text(self, value: str) -> str:
         """``value`` with every known secret replaced (no truncation)."""
-        return self.scrubber().text(value) if self else value
+        return self.scrubber().text(value)
 
 
 class Scrubber:
@@ -239,9 +235,7 @@ class Scrubber:
         """``value`` with every secret replaced and truncated to ``max_chars``."""
         if self._pattern is not None:
             value = self._pattern.sub(REDACTED, value)
-        if 0 < self._max_chars < len(value):
-            return truncate(value, self._max_chars)
-        return value
+        return truncate(value, self._max_chars)
 
     def stream(self, pieces: Iterable[str]) -> Iterator[str]:
         """The pieces of one text with every secret replaced, never truncated: a secret split between two
@@ -257,7 +251,7 @@ class Scrubber:
                 continue
             text, end = self._block(buffer, start, len(buffer) - self._hold)
             yield text
-            keep = max(0, end - 2)
+            keep = end - 2  # end >= STREAM_BLOCK
             buffer, start = buffer[keep:], end - keep
         if len(buffer) > start:
             yield self._block(buffer, start, len(buffer))[0]
@@ -278,10 +272,11 @@ class Scrubber:
         return "".join(out), end
 
     def _key_text(self, key: str) -> str:
-        clean = self._key_texts.get(key)
+        """``key`` with secrets replaced (only called when there are secrets)."""
+        assert self._pattern is not None
+        clean = self._key_texts.get(key)  # pragma: no mutate (a cache: a miss computes the same text)
         if clean is None:
-            pattern = self._pattern
-            clean = self._key_texts[key] = pattern.sub(REDACTED, key) if pattern is not None else key
+            clean = self._key_texts[key] = self._pattern.sub(REDACTED, key)
         return clean
 
     def __call__(self, obj: Any) -> Any:
@@ -397,7 +392,7 @@ def find_leaks(paths: Iterable[Path], secrets: Iterable[str]) -> list[Leak]:
     nothing). Files are read in blocks that overlap by the longest form less one byte, so a secret split across
     two blocks is still found.
     """
-    needles = [[v.encode("utf-8") for v in secret_variants(secret)] if secret else [] for secret in secrets]
+    needles = [[v.encode() for v in secret_variants(secret)] for secret in secrets]  # "" has no forms
     overlap = max((len(form) for forms in needles for form in forms), default=1) - 1
     leaks: list[Leak] = []
     for path in _files(paths):

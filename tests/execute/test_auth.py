@@ -329,3 +329,74 @@ def test_an_unreachable_token_endpoint_is_named() -> None:
     )
     res = _resolver({"CID": "c", "CS": "s"}, profile).preflight("o", required=True)  # qlab's own client
     assert res.message == f"auth profile 'o': token endpoint {url} unreachable: ConnectError"
+
+
+def test_an_unknown_profile_is_recorded_under_the_name_the_case_gave() -> None:
+    assert _resolver({}, OAUTH).preflight("nope", required=False).readiness() == {
+        "status": "not_ready",
+        "profile": "nope",
+        "headers": [],
+        "reason_codes": ["auth_profile_missing"],
+        "message": "auth profile 'nope' is not defined (auth_profiles: o)",
+    }
+
+
+def test_on_windows_the_token_command_runs_through_cmd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: the token command is a shell command line: ``cmd /c`` on Windows, ``/bin/sh -c`` elsewhere."""
+    import subprocess
+
+    ran: list[list[str]] = []
+
+    def fake_run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "tok-from-cmd-1\n", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    profile = AuthProfile("c", "bearer", token_command="get-token --fresh")
+    for platform in ("win32", "linux"):
+        monkeypatch.setattr(sys, "platform", platform)
+        assert _resolver({}, profile).preflight("c", required=True).headers == {
+            "Authorization": "Bearer tok-from-cmd-1"
+        }
+    assert ran == [["cmd", "/c", "get-token --fresh"], ["/bin/sh", "-c", "get-token --fresh"]]
+
+
+def test_the_token_endpoint_is_given_30_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: qlab's own client for the token request waits 30 s at most (a hung endpoint is a failure, not a
+    hung run), and is closed after it."""
+    from qlab import http
+
+    made: list[httpx.Client] = []
+    real = http.make_client
+
+    def making(**kwargs: object) -> httpx.Client:
+        assert kwargs == {"timeout": 30.0}
+        made.append(
+            real(transport=httpx.MockTransport(lambda _: httpx.Response(200, json={"access_token": "a"})))
+        )
+        return made[-1]
+
+    monkeypatch.setattr(http, "make_client", making)
+    assert _resolver({"CID": "c", "CS": "s"}, OAUTH).preflight("o", required=True).headers == {
+        "Authorization": "Bearer a"
+    }
+    assert len(made) == 1 and made[0].is_closed
+
+
+def test_a_token_is_fetched_again_at_the_instant_it_is_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a cached token is reused only strictly before its refresh instant (expiry less 30 s)."""
+    import types
+
+    from qlab.execute import auth
+
+    clock = [1000.0]
+    monkeypatch.setattr(auth, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    client, seen = _token_server(httpx.Response(200, json={"access_token": "at-1", "expires_in": 40}))
+    resolver = _resolver({"CID": "c", "CS": "s"}, OAUTH, client=client)
+    assert resolver.preflight("o", required=True).expires_at == 1010.0
+    clock[0] = 1009.5
+    resolver.preflight("o", required=True)
+    assert len(seen) == 1
+    clock[0] = 1010.0
+    resolver.preflight("o", required=True)
+    assert len(seen) == 2

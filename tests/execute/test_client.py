@@ -9,6 +9,7 @@ import pytest
 
 from qlab import http
 from qlab.execute.client import (
+    Exchange,
     Redirects,
     RetryPolicy,
     TransportFailure,
@@ -280,3 +281,212 @@ def test_timeout_sec_is_a_deadline_a_slow_drip_cannot_stretch(route: str) -> Non
         took = time.monotonic() - started
     assert info.value.reason == "timeout", info.value
     assert took < 1.5, took
+
+
+# ------------------------------------------------------------------------------ redirects, hop by hop (no network)
+
+SECRET_PROFILE = "k-CANARY-profile-5150"
+
+
+def _hops(allowed: tuple[str, ...] = ("other.test",)) -> tuple[http.Client, list[httpx.Request]]:
+    """api.test and other.test behind one MockTransport: /start goes to other.test/back, which comes back to
+    api.test/home; /loop/<n> redirects to /loop/<n+1> for ever; /away goes to other.test with a userinfo."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        path = request.url.path
+        where = {"/start": "http://other.test/back?from=api", "/back": "http://api.test/home",
+                 "/away": "http://user:pw-CANARY@other.test/landed"}.get(path)  # fmt: skip
+        if path.startswith("/loop/"):
+            where = f"/loop/{int(path.rsplit('/', 1)[1]) + 1}"
+        return httpx.Response(302, headers={"Location": where}) if where else httpx.Response(200, json={})
+
+    return make_run_client(transport=httpx.MockTransport(handler)), seen
+
+
+def _hop_send(client: http.Client, path: str, redirects: Redirects) -> Exchange:
+    request = PreparedRequest("GET", f"http://api.test{path}", path,
+                              headers={"Accept": "application/json", "X-Tenant": "t-1", "Cookie": "sid=c-CANARY"})  # fmt: skip
+    return send(client, request, deadline=time.monotonic() + 5, redirects=redirects, retry=RetryPolicy(),
+                events=EventLog(), step="0", display_path=path, auth_headers={"X-Profile-Key": SECRET_PROFILE},
+                auth_params={"api_key": "q-CANARY"})  # fmt: skip
+
+
+def test_credentials_stay_dropped_on_the_way_back_and_other_headers_stay() -> None:
+    """Rule: off the origin, the profile's headers (whatever their name), cookies and query keys are dropped,
+    and stay dropped when a later hop returns to the origin; the request's other headers travel on."""
+    client, seen = _hops()
+    assert _hop_send(client, "/start", Redirects(True, allowed_hosts=("other.test",))).status == 200
+    sent = [(r.url.host, r.url.path, str(r.url.query, "ascii"), sorted(k for k in r.headers if k.startswith("x-")),
+             "cookie" in r.headers) for r in seen]  # fmt: skip
+    assert sent == [
+        ("api.test", "/start", "api_key=q-CANARY", ["x-profile-key", "x-tenant"], True),
+        ("other.test", "/back", "from=api", ["x-tenant"], False),
+        ("api.test", "/home", "", ["x-tenant"], False),
+    ]
+    assert all(r.headers["accept"] == "application/json" for r in seen)
+
+
+def test_a_redirect_to_a_url_with_userinfo_sends_no_credentials_of_it() -> None:
+    client, seen = _hops()
+    _hop_send(client, "/away", Redirects(True, allowed_hosts=("other.test",)))
+    assert [(r.url.host, r.url.userinfo, "authorization" in r.headers) for r in seen] == [
+        ("api.test", b"", False),
+        ("other.test", b"", False),
+    ]
+
+
+@pytest.mark.parametrize(("allowed", "listed"), [((), "none"), (("a.test", "b.test"), "a.test, b.test")])
+def test_a_refused_redirect_names_the_allow_list(allowed: tuple[str, ...], listed: str) -> None:
+    client, seen = _hops()
+    with pytest.raises(TransportFailure) as info:
+        _hop_send(client, "/start", Redirects(True, allowed_hosts=allowed))
+    assert (info.value.reason, str(info.value), len(seen)) == (
+        "redirect_refused",
+        "GET /start answered 302 with a redirect to other.test:80, which is neither the request's own origin nor "
+        f"in allowed_hosts ({listed}); nothing was sent there",
+        1,
+    )
+
+
+def test_a_redirect_loop_ends_after_twenty_hops() -> None:
+    client, seen = _hops()
+    with pytest.raises(TransportFailure) as info:
+        _hop_send(client, "/loop/0", Redirects(True))
+    assert (info.value.reason, str(info.value), len(seen)) == (
+        "http_error",
+        "GET /loop/0 answered 302 with a redirect to api.test:80: more than 20 redirects",
+        21,  # the request and 20 redirects followed
+    )
+
+
+@pytest.mark.parametrize(("error", "said"), [(httpx.ReadError("reset by peer"), "ReadError: reset by peer"),
+                                             (httpx.ReadError("  "), "ReadError")])  # fmt: skip
+def test_a_transport_error_is_named_with_its_text_when_it_has_one(error: Exception, said: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise error
+
+    client = make_run_client(transport=httpx.MockTransport(handler))
+    with pytest.raises(TransportFailure) as info:
+        _send(client, _req())
+    assert (info.value.reason, str(info.value)) == ("connection_error", f"GET /x: connection_error: {said}")
+
+
+def test_a_retry_needs_time_left_after_its_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a retry is made only if, after the wait, the deadline is still ahead (not exactly reached)."""
+    import types
+
+    from qlab.execute import client
+
+    monkeypatch.setattr(client, "time", types.SimpleNamespace(monotonic=lambda: 100.0))
+    assert client._fits(0.5, 101.0) and not client._fits(1.0, 101.0)
+
+
+def test_retry_after_dates_without_a_zone_past_and_now() -> None:
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert retry_after({"retry-after": "Thu, 01 Jan 2026 00:00:09 -0000"}, now=now) == 9.0  # no zone: UTC
+    assert retry_after({"retry-after": "Wed, 31 Dec 2025 23:59:00 GMT"}, now=now) == 0.0  # already past
+    future = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    assert 3500 < (retry_after({"retry-after": future}) or 0) <= 3600  # against the clock
+
+
+def test_the_retry_policy_of_an_environment() -> None:
+    from qlab.project.model import Environment
+
+    assert RetryPolicy.of(Environment("dev", "http://h", retries=0, retry_backoff_sec=0.5)) == RetryPolicy(
+        0, 0.5
+    )
+    assert RetryPolicy.of(Environment("dev", "http://h", retries=-1, retry_backoff_sec=-2)) == RetryPolicy(
+        0, 0.0
+    )
+
+
+def _see_other() -> tuple[http.Client, list[httpx.Request]]:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        code = {"/303": 303, "/307": 307, "/302": 302}.get(request.url.path)
+        if code:
+            return httpx.Response(code, headers={"Location": "/landed?page=2"})
+        return httpx.Response(200, json={})
+
+    return make_run_client(transport=httpx.MockTransport(handler)), seen
+
+
+@pytest.mark.parametrize(("method", "path", "then"), [("POST", "/303", "GET"), ("HEAD", "/303", "HEAD"),
+                                                      ("POST", "/307", "POST"), ("GET", "/302", "GET")])  # fmt: skip
+def test_a_redirected_read_carries_no_body_and_keeps_the_profiles_query_keys(
+    method: str, path: str, then: str
+) -> None:
+    """Rule: a 303 turns any method but HEAD into GET; a read's redirect sends no body; within the origin the
+    profile's query keys come back on the Location's query, the request's own parameters do not; the hop waits
+    at most what is left of the deadline. Every hop is on record (``redirect``, then ``request_sent``)."""
+    client, seen = _see_other()
+    events = EventLog()
+    request = PreparedRequest(method, f"http://api.test{path}", path, params=(("q", "x"),), body_kind="json",
+                              body={"k": "v"}, idempotent=True)  # fmt: skip
+    deadline = time.monotonic() + 5
+    send(client, request, deadline=deadline, redirects=Redirects(True), retry=RetryPolicy(), events=events,
+         step="cleanup 1", display_path=path, auth_params={"api_key": "q-CANARY"})  # fmt: skip
+    first, hop = seen
+    assert (first.method, str(first.url.query, "ascii"), first.content) == (
+        method,
+        "q=x&api_key=q-CANARY",
+        b'{"k":"v"}' if method != "HEAD" else first.content,
+    )
+    assert (hop.method, hop.url.path, str(hop.url.query, "ascii"), hop.content) == (
+        then,
+        "/landed",
+        "page=2&api_key=q-CANARY",
+        b"",
+    )
+    assert 0 < hop.extensions["timeout"]["read"] <= 5
+    kept = [{k: v for k, v in e.items() if k not in ("at", "latency_ms")} for e in events.events]
+    status = int(path[1:])
+    assert kept == [
+        {"event": "request_sent", "step": "cleanup 1", "method": method, "path": path, "attempt": 1,
+         "host": "api.test:80"},
+        {"event": "redirect", "step": "cleanup 1", "status": status, "to": "api.test:80", "path": "/landed"},
+        {"event": "request_sent", "step": "cleanup 1", "method": then, "path": "/landed", "host": "api.test:80"},
+        {"event": "response_received", "step": "cleanup 1", "status": 200, "bytes": 2},
+    ]  # fmt: skip
+
+
+def test_a_case_out_of_time_sends_nothing_more() -> None:
+    """Rule: at (or past) the deadline no attempt is made: ``timeout``, naming the request, attempts so far."""
+    client, seen = _see_other()
+    with pytest.raises(TransportFailure) as info:
+        send(client, _req(), deadline=time.monotonic(), retry=RetryPolicy(), events=EventLog(), step="0",
+             display_path="/x")  # fmt: skip
+    assert (info.value.reason, str(info.value), info.value.attempts, seen) == (
+        "timeout",
+        "GET /x: the case ran out of its timeout_sec",
+        0,
+        [],
+    )
+
+
+def test_connect_errors_are_retried_with_doubling_waits_all_on_record() -> None:
+    """Rule: a connect error of an idempotent request is retried after backoff, 2x, 4x…; every attempt, error and
+    retry is an event, and the failure counts every attempt."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    client, events, waits = make_run_client(transport=httpx.MockTransport(handler)), EventLog(), []
+    with pytest.raises(TransportFailure) as info:
+        _send(client, _req(), retries=2, sleeps=waits, events=events)
+    assert (info.value.reason, info.value.attempts, waits) == ("connection_error", 3, [0.1, 0.2])
+    kept = [{k: v for k, v in e.items() if k not in ("at", "latency_ms")} for e in events.events]
+    sent = {"event": "request_sent", "step": "0", "method": "GET", "path": "/x", "host": "api.test:80"}
+    error = {"event": "response_received", "step": "0", "status": None, "error": "connection_error"}
+    assert kept == [
+        {**sent, "attempt": 1}, error,
+        {"event": "retry", "step": "0", "attempt": 2, "reason": "connection_error", "wait_ms": 100},
+        {**sent, "attempt": 2}, error,
+        {"event": "retry", "step": "0", "attempt": 3, "reason": "connection_error", "wait_ms": 200},
+        {**sent, "attempt": 3}, error,
+    ]  # fmt: skip
+    assert all(0 <= e["latency_ms"] < 5000 for e in events.of("response_received"))

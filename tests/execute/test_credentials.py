@@ -35,6 +35,15 @@ def test_a_base_url_with_userinfo_is_split_for_sending() -> None:
     assert BaseURL.of("http://api.test/x") == BaseURL("http://api.test/x")
 
 
+def test_an_at_sign_inside_the_password_stays_in_the_password() -> None:
+    """Rule: the host is what follows the LAST ``@`` of the netloc; everything before it is userinfo."""
+    url = BaseURL.of("http://user:p@ss-word@api.test/x")
+    basic = "Basic " + base64.b64encode(b"user:p@ss-word").decode()
+    assert url == BaseURL(
+        "http://api.test/x", basic, ("p@ss-word", "user:p@ss-word", basic, "user:p@ss-word")
+    )
+
+
 def test_a_user_without_password_is_still_basic_credentials() -> None:
     url = BaseURL.of("http://token-only-123@api.test")
     basic = "Basic " + base64.b64encode(b"token-only-123:").decode()

@@ -176,6 +176,12 @@ def test_verdicts_as_recorded() -> None:
         ("https://h.test", ["h.test:80"], False),
         ("https://a.b.dev.test", ["*.dev.test"], True),
         ("https://a.dev.test:8443", ["*.dev.test"], True),
+        # no host in the URL: nothing can match it, not even an entry that is only a port
+        ("http:///x", [":80", "xxxx", "*.", "*.x"], False),
+        # a scheme with no default port: only the bare host matches, never a guessed "host:0"
+        ("ftp://h.test", ["h.test:0", "h.test:None", "h.test:1", "h.test:21"], False),
+        ("ftp://h.test", ["h.test"], True),
+        ("ftp://h.test:21", ["h.test:21"], True),
     ],
 )
 def test_host_allowlist_edges(url: str, hosts: list[str], ok: bool) -> None:

@@ -436,3 +436,147 @@ def test_the_console_holds_a_line_until_it_ends(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out == f"a {REDACTED} b\nc {REDACTED}\rnext\n"
     assert scrub_module.console_text(first) == first  # the sets are forgotten when the command ends
+
+
+# ------------------------------------------------------------------------- every form, part and block exactly
+
+
+def test_the_forms_of_a_secret_exactly() -> None:
+    """Rule: a secret is known in every form our outputs give it — raw, JSON-escaped with and without
+    ``ensure_ascii``, URL-encoded (``%20`` and ``+``, ``/`` encoded too), HTML-escaped, and base64 (standard and
+    URL-safe) at each of the three alignments, keeping only the groups made of the secret's own bytes."""
+    assert secret_variants('pä"ss/wörd <&>+1') == {
+        'pä"ss/wörd <&>+1',
+        'p\\u00e4\\"ss/w\\u00f6rd <&>+1',
+        'pä\\"ss/wörd <&>+1',
+        "p%C3%A4%22ss%2Fw%C3%B6rd%20%3C%26%3E%2B1",
+        "p%C3%A4%22ss%2Fw%C3%B6rd+%3C%26%3E%2B1",
+        "pä&quot;ss/wörd &lt;&amp;&gt;+1",
+        "cMOkInNzL3fDtnJkIDwmPisx",  # base64 of the 18 bytes, aligned
+        "pCJzcy93w7ZyZCA8Jj4r",  # after one byte: the first and last groups mix in the neighbours
+        "w6Qic3Mvd8O2cmQgPCY+",  # after two bytes
+        "w6Qic3Mvd8O2cmQgPCY-",  # ... in the URL-safe alphabet
+    }
+
+
+def test_the_parts_of_basic_credentials_exactly() -> None:
+    """Rule: ``Basic x`` registers x, the decoded ``user:password`` and each half; x that is not strict base64
+    (a ``*`` in it) is never decoded leniently into a guess."""
+    basic = "Basic " + base64.b64encode(b"username:pass:word:123").decode()
+    assert secret_parts(basic) == {
+        "dXNlcm5hbWU6cGFzczp3b3JkOjEyMw==",
+        "username:pass:word:123",
+        "username",
+        "pass:word:123",
+    }
+    assert secret_parts("Basic dXNl*cjpwYXNzd29yZA==") == {"dXNl*cjpwYXNzd29yZA=="}
+    assert secret_parts("Basic " + base64.b64encode(b"\xff\xfe-not-utf8").decode()) == {"//4tbm90LXV0Zjg="}
+    # a cookie value loses its quotes only, never its own first or last characters
+    assert secret_parts('sid="XsessionX"; csrf=Xcsrf-valueX') == {"XsessionX", "Xcsrf-valueX"}
+
+
+def test_log_lines_are_never_truncated() -> None:
+    """Rule: ``scrub_text`` (log lines) and a run scrubber with the key rules keep the whole text unless a
+    length is asked for."""
+    long = "z" * (scrub_module.DEFAULT_MAX_CHARS + 10)
+    assert scrub_text(long + " tok-CANARY-log-1234", ["tok-CANARY-log-1234"]) == f"{long} {REDACTED}"
+    secrets = SecretSet(["tok-CANARY-log-1234"])
+    assert secrets.scrubber(key_rules=True)({"note": long}) == {"note": long}
+    assert secrets.scrubber(key_rules=True, max_chars=5)({"note": long})["note"].startswith(
+        "zzzzz…[truncated"
+    )
+
+
+def test_a_run_scrubber_is_built_once_per_set_of_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: a run's scrubber is built again only after a secret was added (every log line asks for it)."""
+    built: list[int] = []
+    real = scrub_module.scrubber
+
+    def counting(secrets: frozenset[str], **kwargs: object) -> Scrubber:
+        built.append(len(secrets))
+        return real(secrets, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scrub_module, "scrubber", counting)
+    secrets = SecretSet(["tok-CANARY-once-1234"])
+    for _ in range(3):
+        assert secrets.text("tok-CANARY-once-1234") == REDACTED
+    assert built == [1]
+    secrets.add("tok-CANARY-twice-5678")
+    for _ in range(3):
+        secrets.text("x")
+        secrets.scrubber(max_chars=9)
+    assert built == [1, 2, 2]  # the new set, once per max_chars
+
+
+def test_find_leaks_of_no_secrets_and_of_a_secret_one_byte_into_a_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: blocks overlap by the longest form less one byte, exactly enough for a secret with one byte left
+    in the previous block; a scan for no secret finds nothing (and does not fail)."""
+    monkeypatch.setattr("qlab.scrub.SCAN_BLOCK", 16)
+    path = tmp_path / "log.txt"
+    secret = "tok-SECRET1"  # 11 bytes, no character to escape: every form is the raw one
+    assert secret_variants(secret) == {secret}
+    for start in range(0, 34):
+        path.write_bytes(b"x" * start + secret.encode() + b"y" * 20)
+        assert find_leaks([path], [secret]) == [Leak(path, 0)], start
+        assert find_leaks([path], []) == []
+
+
+def test_the_stream_gathers_blocks_and_holds_back_the_longest_form() -> None:
+    """Rule: ``Scrubber.stream`` yields a block of STREAM_BLOCK characters as soon as the longest form plus two
+    characters more have arrived (a match starting before the block's end is then complete), a match starting
+    exactly at the end goes to the next block, and no piece yields nothing."""
+    block = scrub_module.STREAM_BLOCK
+    secret = "tok-CANARY-blocks-1"
+    scrubber = Scrubber([secret], max_chars=0)
+    hold = max(len(v) for v in secret_variants(secret)) + 2
+
+    def chunks(text: str) -> list[str]:
+        return list(scrubber.stream(text))  # one character per piece: every flush point is seen
+
+    assert [len(c) for c in chunks("a" * (2 * block + 100))] == [block, block, 100]
+    assert chunks("a" * block + secret + "b" * 50) == ["a" * block, REDACTED + "b" * 50]
+    tail = "a" * (block + hold - 1)  # one character short of a block: nothing yielded until the end
+    assert chunks(tail) == [tail]
+    assert list(scrubber.stream([])) == []
+
+
+def test_the_stream_never_redacts_again_what_a_block_already_matched() -> None:
+    """Rule: the two characters a block keeps from the previous one are context only: a secret that begins
+    inside a match already replaced is not matched again (the stream gives what ``text`` gives)."""
+    block = scrub_module.STREAM_BLOCK
+    scrubber = Scrubber(["tok-SECRET-one-xy", "xy-tok-SECRET-two"], max_chars=0)
+    text = "a" * (block - 5) + "tok-SECRET-one-xy-tok-SECRET-two" + "b" * 50
+    expected = "a" * (block - 5) + REDACTED + "-tok-SECRET-two" + "b" * 50
+    assert scrubber.text(text) == expected
+    assert "".join(scrubber.stream(text)) == expected
+    # a numeric secret right after a block edge: the digit and dot before it (kept as context) say it is the
+    # tail of a decimal number, not the secret
+    numbers = Scrubber(["4242"], max_chars=0)
+    decimal = "a" * (block - 2) + "7.4242" + "b" * 50
+    assert numbers.text(decimal) == decimal and "".join(numbers.stream(decimal)) == decimal
+
+
+def test_the_console_writes_each_complete_line_at_once() -> None:
+    """Rule: a console stream passes on everything up to the last line end (``\\n`` or ``\\r``) as soon as it
+    is written, and holds only the unfinished rest; it is a terminal exactly when the stream it wraps is."""
+    import io
+
+    from qlab.scrub import ScrubbedStream
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    inner = Terminal()
+    stream = ScrubbedStream(inner)
+    seen = []
+    for text in ("\n", "one\ntwo\nthr", "ee", "\r50 %", "\r100 %\r", "end"):
+        stream.write(text)
+        seen.append(inner.getvalue())
+    assert seen == ["\n", "\none\ntwo\n", "\none\ntwo\n", "\none\ntwo\nthree\r", "\none\ntwo\nthree\r50 %\r100 %\r",
+                    "\none\ntwo\nthree\r50 %\r100 %\r"]  # fmt: skip
+    stream.flush()
+    assert inner.getvalue().endswith("\r100 %\rend")
+    assert stream.isatty() is True and ScrubbedStream(io.StringIO()).isatty() is False

@@ -134,7 +134,7 @@ def test_case_text_is_capped_head_and_tail() -> None:
 )
 def test_a_passed_testcase_is_written_as_elementtree_writes_it(name: str) -> None:
     """Passed testcases are formatted directly (see _Suite); the text is what ElementTree gives."""
-    report = junit._Report({}, "host")
+    report = junit._Report({})
     suite = report.suite("s", {})
     suite.case(f"qlab.{name}", name, ms=1.5)
     attrs = {"name": junit.xml_text(name), "classname": junit.xml_text(f"qlab.{name}"), "time": "0.002"}
@@ -165,13 +165,14 @@ def _elementtree_case(name: str, outcome: str, kind: str, message: str, text: st
         ("", ""),
         ("", "only text"),
         ("  padded  ", "\n"),
+        ("  padded  ", ""),  # no text: the message as it is, never stripped
         ("\x1b[31mred\x1b[0m nul\x00 é 名前", "x" * (junit.MAX_CASE_TEXT + 10)),
     ],
 )
 def test_a_testcase_with_an_outcome_is_written_as_elementtree_writes_it(
     outcome: str, message: str, text: str
 ) -> None:
-    suite = junit._Report({}, "host").suite("s", {})
+    suite = junit._Report({}).suite("s", {})
     suite.case(
         "qlab.c&<1>",
         "c&<1>",
@@ -395,3 +396,61 @@ def test_the_case_suites_are_built_again_for_other_cases() -> None:
     art["suites"] = {"s": {"mode": "search", "required": False}}
     assert 'name="suite.required" value="false"' in junit.render(art, hostname="h")
     assert 'hostname="elsewhere"' in junit.render(art, hostname="elsewhere")
+
+
+# --------------------------------------------------------------------------- every branch, byte for byte
+
+EVERY_BRANCH = GOLDEN.parent / "every-branch.json"
+
+
+def test_every_branch_golden(schema: xmlschema.XMLSchema) -> None:
+    """Rule: every outcome a report can hold renders byte for byte as golden/every-branch.xml, valid against
+    both XSDs — the run's properties (fingerprint, shard, nested and list metrics, scorecard; no null), a failed
+    pre-run check as an error and a warn-mode one as a non-gating failure, an ERROR decision with its reasons;
+    a blocked gate with each threshold kind (gating, required: false, not gating, passed, no data), a gating and
+    a non-gating stop, passed/failed/warn guards; an error gate, a shard's deferred threshold, skipped gates with
+    and without reasons; cases passed, flaky-passed, blocked, skipped, errored, flaky, draft, in a suite that is
+    not required, in a suite with no cases, and in a suite the artifact does not list."""
+    artifact = json.loads(EVERY_BRANCH.read_text(encoding="utf-8"))
+    xml = junit.render(artifact, hostname="ci-host")
+    assert xml == EVERY_BRANCH.with_suffix(".xml").read_text(encoding="utf-8")
+    schema.validate(xml)
+
+
+def test_a_passing_decision_takes_the_runs_duration() -> None:
+    artifact = json.loads(EVERY_BRANCH.read_text(encoding="utf-8"))
+    artifact["decision"] = {"verdict": "pass", "reasons": [], "exit_code": 0}
+    decision = ET.fromstring(junit.render(artifact, hostname="h")).find(".//testcase[@name='decision']")
+    assert decision is not None and decision.attrib == {
+        "name": "decision",
+        "classname": "qlab",
+        "time": "1.234",
+    }
+    assert list(decision) == []
+
+
+def test_the_case_suites_follow_a_case_list_that_grew() -> None:
+    """Rule: the per-case testsuites are reused only for the same case list of the same length (a run renders
+    twice over one list; a case appended in between is in the second report)."""
+    artifact = json.loads(EVERY_BRANCH.read_text(encoding="utf-8"))
+    first = junit.render(artifact, hostname="h")
+    artifact["cases"].append({"case_id": "c-late", "suite": "optional", "status": "passed"})
+    second = junit.render(artifact, hostname="h")
+    assert (
+        "c-late" not in first
+        and '<testcase name="c-late" classname="qlab.optional" time="0.000" />' in second
+    )
+
+
+def test_a_stage_object_with_values_json_cannot_hold() -> None:
+    """Rule: a stage object member JSON has no type for (a path, a date) is written as its text, with and without
+    members kept as JSON text — never a crash while writing the report."""
+    from datetime import date
+    from pathlib import PurePosixPath
+
+    from qlab.results import EncodedJSON
+
+    obj = {"where": PurePosixPath("/tmp/x"), "on": date(2026, 1, 2)}
+    assert junit._object_text(obj) == '{"on": "2026-01-02", "where": "/tmp/x"}'
+    kept = {**obj, "rows": EncodedJSON.of([1]), "more": EncodedJSON.of({"a": 1})}
+    assert junit._object_text(kept) == '{"more": {"a":1}, "on": "2026-01-02", "rows": [1], "where": "/tmp/x"}'

@@ -392,5 +392,138 @@ def test_the_set_files_are_readable_by_others_when_the_umask_allows(tmp_path: Pa
 
     paths = temp_paths(tmp_path / "out")
     write_outputs(_artifact("a"), paths)
-    umask = outputs._umask()
+    umask = os.umask(0o022)
+    os.umask(umask)
     assert {stat.S_IMODE(p.resolve().stat().st_mode) for p in paths.by_role().values()} == {0o666 & ~umask}
+
+
+# ------------------------------------------------------------------------------------------- each rule at its edge
+
+
+def test_a_folder_already_switched_is_not_copied_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: only the first run over a folder (or a visible name someone replaced) snapshots what readers see;
+    a folder whose names are already links into the sets is switched without copying a byte."""
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    copied: list[str] = []
+    real = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda src, dst: copied.append(Path(src).name) or real(src, dst))
+    write_outputs(_artifact("b"), paths)
+    assert copied == []
+    paths.junit.unlink()
+    paths.junit.write_text("someone's own file")
+    write_outputs(_artifact("c"), paths)
+    assert sorted(copied) == ["junit.xml", "result.json", "summary.md"]  # readers kept seeing all three
+    assert _visible(paths) == _expected(tmp_path, "c")
+
+
+def test_the_links_lead_from_their_own_folder_whatever_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: a visible file links relatively from its own folder (a --junit path in a folder nobody made yet,
+    without ``prepare``), so the output folder can be moved or read from anywhere."""
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    paths = OutputPaths(
+        tmp_path / "out" / "result.json",
+        tmp_path / "ci" / "deep" / "junit.xml",
+        tmp_path / "out" / "summary.md",
+    )
+    write_outputs(_artifact("a"), paths)
+    assert os.readlink(paths.junit) == f"../../out/{SETS}/result.json.current/junit"
+    assert os.readlink(paths.result) == f"{SETS}/result.json.current/result"
+    assert b"case-a" in paths.junit.read_bytes()
+
+
+def test_a_log_with_bytes_that_are_not_utf8_is_scrubbed_too(tmp_path: Path) -> None:
+    """Rule: a server log is read whatever bytes it holds (undecodable ones become U+FFFD) and scrubbed; a log
+    that cannot be written back is left as it is, never stopping the run."""
+    log = tmp_path / "server.log"
+    log.write_bytes(b"\xff\xfe cookie SESSION-abcdef123456\n")
+    outputs.rescrub_logs([log], SecretSet(["SESSION-abcdef123456"]))
+    assert log.read_text(encoding="utf-8") == "\ufffd\ufffd cookie [REDACTED]\n"
+
+
+def test_a_log_that_cannot_be_written_back_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("cookie SESSION-abcdef123456\n", encoding="utf-8")
+
+    def refuse(path: Path, text: str) -> Path:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(outputs, "write_atomic", refuse)
+    outputs.rescrub_logs([log], SecretSet(["SESSION-abcdef123456"]))
+    assert log.read_text(encoding="utf-8") == "cookie SESSION-abcdef123456\n"
+
+
+def test_a_file_system_without_modes_still_gets_the_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "chmod", refuse)
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths)
+    assert _visible(paths) == _expected(tmp_path, "a")
+
+
+def test_the_folder_lock_outlives_the_clean_up_and_the_write(tmp_path: Path) -> None:
+    """Rule: the clean-up never removes the folder's lock file, and writing the outputs keeps a lock the command
+    took with ``prepare`` (it is given back by ``release``, at the end of the command)."""
+    paths = temp_paths(tmp_path / "out")
+    prepare(paths)
+    write_outputs(_artifact("a"), paths)
+    assert paths.store in outputs._LOCKS and (paths.store / ".lock").is_file()
+    release(paths)
+    prepare(paths)  # the clean-up runs again, holding the lock
+    assert (paths.store / ".lock").is_file()
+    release(paths)
+    assert paths.store not in outputs._LOCKS
+
+
+def test_a_staged_set_that_cannot_be_written_says_why(tmp_path: Path) -> None:
+    blocked = temp_paths(tmp_path / "staged")
+    blocked.store.parent.mkdir(parents=True)
+    blocked.store.write_text("")
+    with pytest.raises(InputError) as caught:
+        stage_outputs(_artifact("a"), blocked)
+    assert str(caught.value) == f"{blocked.store}: the outputs cannot be written: File exists"
+
+
+def test_the_since_last_run_block_is_written_and_scrubbed(tmp_path: Path) -> None:
+    """Rule: the summary compares with the run before, and what it shows of that run passes the scrubber too
+    (the previous result was written before this run learnt its secrets)."""
+    secret = "tok-CANARY-prev-123456"
+    previous = {**_artifact("z"), "run_id": f"run-{secret}"}
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(_artifact("a"), paths, secrets=SecretSet([secret]), previous=previous)
+    summary = paths.summary.read_text(encoding="utf-8")
+    assert "`run-[REDACTED]` (PASS)" in summary and secret not in summary
+
+
+def test_the_set_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """Rule: result, JUnit and summary are UTF-8 even where the locale's encoding is ASCII (``LANG=C``)."""
+    import subprocess
+    import sys
+
+    out, here = tmp_path / "out", temp_paths(tmp_path / "here")
+    artifact = {"project": "café", "run_id": "r", "cases": [{"case_id": "café-1", "suite": "s", "status": "passed"}],
+                "decision": {"verdict": "pass", "exit_code": 0}}  # fmt: skip
+    write_outputs(artifact, here)  # in this process, for comparison
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    code = (
+        "import sys; from pathlib import Path; from qlab.run.outputs import temp_paths, write_outputs; "
+        r"write_outputs({'project': 'caf\u00e9', 'run_id': 'r', 'cases': [{'case_id': 'caf\u00e9-1', 'suite': 's', "
+        r"'status': 'passed'}], 'decision': {'verdict': 'pass', 'exit_code': 0}}, temp_paths(Path(sys.argv[1])))"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(out)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    for name in ("result.json", "junit.xml", "summary.md"):
+        theirs, ours = (out / name).read_bytes(), (here.result.parent / name).read_bytes()
+        assert "café".encode() in theirs and theirs == ours, name

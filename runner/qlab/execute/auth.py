@@ -178,7 +178,7 @@ class AuthResolver:
             return {p.header or "X-API-Key": key}, {}, [key], None
         if p.type == "basic":
             user, password = self._envs(p.username_env, p.password_env)
-            encoded = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
             return (
                 {"Authorization": f"Basic {encoded}"},
                 {},
@@ -215,8 +215,7 @@ class AuthResolver:
                 text=True,
                 timeout=self._command_timeout,
                 env=dict(self._environ),
-                check=False,
-            )
+            )  # its exit code is read below
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise _Unresolved(f"token command failed: {type(exc).__name__}") from None
         token = done.stdout.strip()
@@ -239,7 +238,7 @@ class AuthResolver:
         form = {"grant_type": "client_credentials"}
         if p.scopes:
             form["scope"] = " ".join(p.scopes)
-        basic = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode("ascii")
+        basic = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
         client = self._client or http.make_client(timeout=30.0)
         try:
             response = client.post(
@@ -258,8 +257,8 @@ class AuthResolver:
         token = payload.get("access_token") if isinstance(payload, dict) else None
         if not isinstance(token, str) or not token:
             raise _Unresolved(f"token endpoint {p.token_url} gave no access_token")
-        kind = str(payload.get("token_type") or "Bearer")
-        kind = "Bearer" if kind.lower() == "bearer" else kind
+        kind = str(payload.get("token_type") or "")
+        kind = "Bearer" if kind.lower() in ("", "bearer") else kind  # no type, or any spelling of bearer
         lifetime = payload.get("expires_in")
         # re-fetch 30 s before expiry so a long run never sends a stale token
         expires = time.monotonic() + float(lifetime) - 30 if isinstance(lifetime, (int, float)) else None

@@ -268,8 +268,8 @@ def host_of(url: http.URL) -> str:
     return f"[{url.host}]:{port}" if ":" in url.host else f"{url.host}:{port}"
 
 
-def _origin(url: http.URL) -> tuple[str, str, int]:
-    return url.scheme, url.host, url.port or _DEFAULT_PORTS.get(url.scheme, 0)
+def _origin(url: http.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port  # httpx writes a scheme's default port as None
 
 
 def _follow(
@@ -314,23 +314,26 @@ def _follow(
         if len(history) >= MAX_REDIRECTS:
             raise TransportFailure("http_error", f"{what}: more than {MAX_REDIRECTS} redirects")
         if not same_origin and not stripped:
-            hop_kwargs = _without_credentials(hop_kwargs, *credentials)
+            hop_kwargs = _without_credentials(hop_kwargs, credentials[0])
             stripped = True
         if response.status_code == 303 and method != "HEAD":
             method = "GET"
         for body in ("json", "data", "files", "content"):  # a read's redirect carries no body
             hop_kwargs.pop(body, None)
         hop_kwargs.pop("params", None)  # the Location is the whole URL; the profile's keys come back below
+        sent = target
         if same_origin and not stripped and credentials[1]:
-            own = [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
-            hop_kwargs["params"] = own
+            # added to the Location's own query: httpx's ``params=`` would replace that query
+            sent = target.copy_merge_params(
+                [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
+            )
         response.read()
         history.append(response)
         events.add("redirect", step=step, status=response.status_code, to=host, path=target.path)
         events.add("request_sent", step=step, method=method, path=target.path, host=host)
         response = client.request(
             method,
-            str(target),
+            str(sent),
             timeout=max(deadline - time.monotonic(), 0.001),
             follow_redirects=False,
             **hop_kwargs,
@@ -339,18 +342,16 @@ def _follow(
     return response
 
 
-def _without_credentials(
-    kwargs: dict[str, Any], header_names: set[str], param_names: set[str]
-) -> dict[str, Any]:
-    """``kwargs`` for a hop to another origin: no auth header, cookie, secret-named header or auth query key."""
+def _without_credentials(kwargs: dict[str, Any], header_names: set[str]) -> dict[str, Any]:
+    """``kwargs`` for a hop to another origin: no auth header, cookie or secret-named header (the query is the
+    Location's own: ``_follow`` never carries the request's parameters to another origin)."""
     dropped = {n.lower() for n in header_names}
     headers = {
         k: v
         for k, v in (kwargs.get("headers") or {}).items()
         if k.lower() not in dropped and normalize_key(k) not in SECRET_KEYS
     }
-    params = [(k, v) for k, v in kwargs.get("params") or () if k not in param_names]
-    return {**kwargs, "headers": headers, "params": params}
+    return {**kwargs, "headers": headers}
 
 
 def _fits(wait: float, deadline: float) -> bool:

@@ -47,7 +47,7 @@ class BaseURL:
         userinfo, _, hostport = parts.netloc.rpartition("@")
         user, _, password = (unquote(p) for p in userinfo.partition(":"))
         pair = f"{user}:{password}"
-        basic = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+        basic = "Basic " + base64.b64encode(pair.encode()).decode()
         stripped = urlunsplit(parts._replace(netloc=hostport))
         secrets = tuple(s for s in (password, pair if password else "", basic, userinfo) if s)
         return cls(stripped, basic, secrets)

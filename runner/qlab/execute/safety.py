@@ -67,18 +67,20 @@ READ_ONLY = SafetyVerdict(True, True)
 def host_allowed(url: str, allowed_hosts: Iterable[str]) -> bool:
     """True when ``url``'s host matches an entry: ``host``, ``host:port`` or ``*.suffix`` (case-insensitive)."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    host = parts.hostname  # lower case already
     try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     except ValueError:
+        return False
+    if not host:  # nothing to match: fail closed (":80" is no host)
         return False
     for entry in (e.strip().lower() for e in allowed_hosts):
         if not entry:
             continue
         if entry.startswith("*."):
-            if host.endswith(entry[1:]) and host != entry[2:]:
+            if host.endswith(entry[1:]):  # ".dev.test": a subdomain, never dev.test itself
                 return True
-        elif entry == host or entry == f"{host}:{port}":
+        elif entry == host or (port is not None and entry == f"{host}:{port}"):
             return True
     return False
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.atomic import write_atomic
+from qlab.atomic import FILE_MODE, write_atomic
 from qlab.errors import InputError
 from qlab.project.model import Config
 from qlab.report import junit, markdown
@@ -258,7 +258,7 @@ def _write_set(paths: OutputPaths, texts: Mapping[str, Callable[[], Iterable[str
             handle.flush()
             os.fsync(handle.fileno())
         with contextlib.suppress(OSError):  # readable as a plain open() would make it (a CI web server)
-            os.chmod(folder / role, _MODE)
+            os.chmod(folder / role, FILE_MODE)
     _fsync_dir(folder)
     return folder
 
@@ -291,7 +291,7 @@ def _adopt_visible(paths: OutputPaths) -> None:
     """Before the first switch in a folder: the files readers see now (plain files of an earlier qlab, or
     anything else at those names) become a set of their own, and the visible names become links to it. Each
     name is replaced by a link to a copy of what it showed, so readers never see a change until the switch."""
-    paths.store.mkdir(parents=True, exist_ok=True)
+    paths.store.mkdir(exist_ok=True)  # beside the result, whose folder exists
     folder = paths.store / f"{paths.result.name}.{_token()}"
     folder.mkdir()
     for role, visible in paths.by_role().items():
@@ -377,7 +377,7 @@ def _lock(store: Path) -> bool:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
-        return False
+        return False  # pragma: no mutate (Windows only: no fcntl here)
     try:
         store.mkdir(parents=True, exist_ok=True)
         handle = open(store / ".lock", "a")  # noqa: SIM115 - held for the process' life
@@ -399,12 +399,3 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-_MODE = 0o666 & ~_umask()
