@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -305,6 +306,10 @@ def table() -> str:
 
 
 def main() -> None:
+    # A shell's background job (`cmd &`) starts Python with SIGINT ignored, and an ignored signal stays ignored
+    # across exec: mutmut's first pass would then fail the pool's Ctrl-C test. A handler here is reset to the
+    # default in every process started below.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

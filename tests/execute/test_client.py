@@ -490,3 +490,119 @@ def test_connect_errors_are_retried_with_doubling_waits_all_on_record() -> None:
         {**sent, "attempt": 3}, error,
     ]  # fmt: skip
     assert all(0 <= e["latency_ms"] < 5000 for e in events.of("response_received"))
+
+
+# --------------------------------------------------------------------------------------------- edges the
+# mutation run left open (bench/RESULTS-mutation.md): each test names the rule it keeps
+
+
+def test_a_retried_answer_is_on_record_with_its_status_wait_and_attempt() -> None:
+    """Rule: every 429/503 retry leaves the answer it retried (status, latency, bytes) and a ``retry`` event with
+    the next attempt, the status as reason and the wait in whole milliseconds; the waits are the ones slept."""
+    client, _ = _mock([429, 503, 200], headers={"Retry-After": "1"})
+    sleeps: list[float] = []
+    events = EventLog()
+    exchange = _send(client, _req(), sleeps=sleeps, events=events, timeout=30)
+    assert (exchange.status, exchange.attempts, sleeps) == (200, 3, [1.0, 1.0])
+    shape = [{k: v for k, v in e.items() if k not in ("at", "latency_ms")} for e in events.events]
+    assert shape == [
+        {"event": "request_sent", "step": "0", "method": "GET", "path": "/x", "attempt": 1, "host": "api.test:80"},
+        {"event": "response_received", "step": "0", "status": 429, "bytes": 7},
+        {"event": "retry", "step": "0", "attempt": 2, "reason": "429", "wait_ms": 1000},
+        {"event": "request_sent", "step": "0", "method": "GET", "path": "/x", "attempt": 2, "host": "api.test:80"},
+        {"event": "response_received", "step": "0", "status": 503, "bytes": 7},
+        {"event": "retry", "step": "0", "attempt": 3, "reason": "503", "wait_ms": 1000},
+        {"event": "request_sent", "step": "0", "method": "GET", "path": "/x", "attempt": 3, "host": "api.test:80"},
+        {"event": "response_received", "step": "0", "status": 200, "bytes": 7},
+    ]  # fmt: skip
+    assert all(
+        isinstance(e["latency_ms"], float) and e["latency_ms"] >= 0 for e in events.of("response_received")
+    )
+
+
+def test_the_exchange_keeps_the_request_and_the_cookies_of_every_hop() -> None:
+    """Rule: the exchange is the request that was sent, and the cookies a redirect hop set are kept beside the
+    final answer's (a later step of the case may need them); the final answer's own win on a name clash."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/x":
+            return httpx.Response(302, headers={"Location": "/y", "Set-Cookie": "hop=1; Path=/"})
+        return httpx.Response(
+            200, headers=[("Set-Cookie", "final=2; Path=/"), ("Set-Cookie", "hop=3; Path=/")]
+        )
+
+    request = _req()
+    exchange = _send(make_run_client(transport=httpx.MockTransport(handler)), request)
+    assert exchange.request is request and exchange.status == 200
+    assert exchange.cookies == {"hop": "3", "final": "2"}
+
+    def one_hop(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/x":
+            return httpx.Response(302, headers={"Location": "/y", "Set-Cookie": "session=abc; Path=/"})
+        return httpx.Response(200)
+
+    assert _send(make_run_client(transport=httpx.MockTransport(one_hop)), _req()).cookies == {
+        "session": "abc"
+    }
+    assert _send(_mock([200])[0], _req()).cookies == {}
+
+
+def test_an_error_after_the_deadline_is_a_timeout_whatever_the_socket_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule: when the case's deadline has passed by the time a transport error comes back, the failure is
+    ``timeout`` with the timeout_sec wording (the deadline cut the connection, whatever error the socket then
+    raised); before the deadline the error keeps its own class and text."""
+    clock = [100.0]
+    monkeypatch.setattr("qlab.execute.client.time.monotonic", lambda: clock[0])
+
+    def late(request: httpx.Request) -> httpx.Response:
+        clock[0] = 200.0  # the answer never came in time
+        raise httpx.ReadError("connection reset by peer")
+
+    with pytest.raises(TransportFailure) as failure:
+        send(make_run_client(transport=httpx.MockTransport(late)), _req(), deadline=150.0,
+             retry=RetryPolicy(retries=0), events=EventLog(), step="0", display_path="/x")  # fmt: skip
+    assert failure.value.reason == "timeout"
+    assert str(failure.value) == "GET /x: timeout: the case ran out of its timeout_sec"
+    assert failure.value.attempts == 1
+
+    def early(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadError("connection reset by peer")
+
+    clock[0] = 100.0
+    with pytest.raises(TransportFailure) as failure:
+        send(make_run_client(transport=httpx.MockTransport(early)), _req(), deadline=150.0,
+             retry=RetryPolicy(retries=0), events=EventLog(), step="0", display_path="/x")  # fmt: skip
+    assert failure.value.reason == "connection_error"
+    assert str(failure.value) == "GET /x: connection_error: ReadError: connection reset by peer"
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("http://api.test/x", "api.test:80"),
+        ("https://api.test/x", "api.test:443"),
+        ("http://api.test:8080/x", "api.test:8080"),
+        ("http://[::1]:9000/x", "[::1]:9000"),
+        ("https://[::1]/x", "[::1]:443"),
+        ("ftp://files.test/x", "files.test:0"),
+        ("http://user:secret@api.test/x", "api.test:80"),
+    ],
+)
+def test_host_of_names_host_and_port_always_and_never_the_userinfo(url: str, host: str) -> None:
+    """Rule: events and guards name a request's host as ``host:port`` (the default port written, IPv6 in
+    brackets, 0 for a scheme without a default), never its userinfo."""
+    from qlab.execute.client import host_of
+
+    assert host_of(http.URL(url)) == host
+
+
+@pytest.mark.parametrize(("asked", "kept"), [(0, 1), (-3, 1), (1, 1), (8, 8)])
+def test_the_run_client_has_at_least_one_connection(asked: int, kept: int) -> None:
+    """Rule: the run's client keeps at least one connection whatever width it is asked for, and as many as
+    asked otherwise (the pool's limit is the environment's concurrency)."""
+    client = make_run_client(max_connections=asked)
+    pool = client._transport._pool  # type: ignore[attr-defined]
+    assert pool._max_connections == kept
+    assert make_run_client()._transport._pool._max_connections == 8  # type: ignore[attr-defined]
