@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,11 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, str(Path(__file__).parent))
 
 import servers
+
+# A shell's background job (and some CI runners) starts Python with SIGINT ignored, and an ignored signal stays
+# ignored across exec: the Ctrl-C tests (in this process and in the qlab processes they start) would see nothing.
+# Handled here as a terminal would, so every process the tests start gets the default disposition.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Hypothesis. Locally: its default profile, and the reliability properties' 40 derandomised examples (fast, the
 # same every run). In CI (``CI`` set): the ``ci`` profile below — random inputs on every run, never derandomised,
