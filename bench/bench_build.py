@@ -131,10 +131,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="qlab-bench-build-") as tmp:
         project = Path(tmp)
-        kind = _kind(spec)
-        (project / "qlab.yaml").write_text(QLAB_YAML.format(kind=kind, spec=spec), encoding="utf-8")
-        (project / "cases").mkdir()
-        (project / "cases" / "s.yaml").write_text("- id: s-1\n  query: list pods\n", encoding="utf-8")
+        kind = _write_project(project, spec)
         cfg = Config(version=1, project="bench", path=str(project / "qlab.yaml"),
                      collection=CollectionConfig(sources=(Source("api", kind, str(spec)),)),
                      engine=EngineConfig(), environments={}, auth_profiles={}, suites={}, gates=())  # fmt: skip
@@ -182,6 +179,15 @@ def _kind(spec: Path) -> str:
     return "swagger" if text.startswith("swagger:") or "\nswagger:" in text else "openapi"
 
 
+def _write_project(project: Path, spec: Path) -> str:
+    """A one-source project around ``spec`` (one search case) in ``project``; returns the source's kind."""
+    kind = _kind(spec)
+    (project / "qlab.yaml").write_text(QLAB_YAML.format(kind=kind, spec=spec), encoding="utf-8")
+    (project / "cases").mkdir()
+    (project / "cases" / "s.yaml").write_text("- id: s-1\n  query: list pods\n", encoding="utf-8")
+    return kind
+
+
 def whole_process(spec: Path, rounds: int) -> None:
     from functools import partial
 
@@ -190,10 +196,7 @@ def whole_process(spec: Path, rounds: int) -> None:
 
     with tempfile.TemporaryDirectory(prefix="qlab-bench-build-") as tmp:
         project = Path(tmp)
-        kind = _kind(spec)
-        (project / "qlab.yaml").write_text(QLAB_YAML.format(kind=kind, spec=spec), encoding="utf-8")
-        (project / "cases").mkdir()
-        (project / "cases" / "s.yaml").write_text("- id: s-1\n  query: list pods\n", encoding="utf-8")
+        _write_project(project, spec)
         build = [*QLAB, "build", "--config", str(project / "qlab.yaml")]
         load = "import json, sys\nwith open(sys.argv[1], encoding='utf-8') as f: json.load(f)"
         sides = {

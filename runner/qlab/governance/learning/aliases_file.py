@@ -51,15 +51,20 @@ def add_aliases(path: Path, tool_id: str, aliases: Sequence[str], *, comment: st
     return new
 
 
-def _load(text: str, path: Path) -> dict[str, Any]:
+def load_mapping(text: str, path: Path, *, what: str) -> Any:
+    """The data of a YAML file the learner adds entries to (``what`` names it in messages): ``{}`` when it holds
+    only comments or nothing, InputError when it is not YAML. The caller checks the data's shape."""
     if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
         return {}
     try:
         data = parse_yaml(text, str(path)).data
     except ConfigError as exc:
-        raise InputError(f"the reviewed aliases file is not valid YAML:\n{exc}") from None
-    if data is None:
-        return {}
+        raise InputError(f"the {what} is not valid YAML:\n{exc}") from None
+    return {} if data is None else data
+
+
+def _load(text: str, path: Path) -> dict[str, Any]:
+    data = load_mapping(text, path, what="reviewed aliases file")
     if not isinstance(data, dict) or not all(isinstance(v, list) or v is None for v in data.values()):
         raise InputError(f"{path}: the reviewed aliases file must map tool ids to lists of aliases")
     return data

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import ConfigError, InputError
+from qlab.errors import InputError
 from qlab.governance.learning.accept import ActivationCheck, accept_case
-from qlab.governance.learning.aliases_file import add_aliases
+from qlab.governance.learning.aliases_file import add_aliases, load_mapping
 from qlab.governance.learning.apply import policy_edit, type_of
 from qlab.governance.records import resolve, write_json, write_text
 from qlab.project.model import Config
@@ -95,14 +95,7 @@ def publish(
 
 
 def _load(text: str, path: Path) -> dict[str, Any]:
-    if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
-        return {}
-    try:
-        data = parse_yaml(text, str(path)).data
-    except ConfigError as exc:
-        raise InputError(f"the knowledge file is not valid YAML:\n{exc}") from None
-    if data is None:
-        return {}
+    data = load_mapping(text, path, what="knowledge file")
     if not isinstance(data, dict):
         raise InputError(f"{path}: the knowledge file maps query_rewrites and entity_defaults to entries")
     return data
