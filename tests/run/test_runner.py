@@ -397,7 +397,8 @@ def test_the_run_makes_full_collections_rarer_and_restores_the_gc(tmp_path: Path
 
     before = gc.get_threshold()
     _run(tmp_path, stages={"search": search})
-    assert seen == [((before[0], before[1], before[2] * 10), True)]
+    assert len(seen) == 1 and seen[0][1]  # frozen while the stages run
+    assert seen[0][0][:2] == before[:2] and seen[0][0][2] > before[2]  # only full collections rarer
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 

@@ -24,6 +24,7 @@ from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
 from qlab.run import history
+from qlab.run.heap import frozen_heap, settle
 from qlab.run.options import RunEvent, RunOptions
 from qlab.run.outputs import (
     clean_artifact,
@@ -112,6 +113,7 @@ def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | Non
     "--target-version",
     help="The version of what the run evaluates (e.g. member-delivery-skill@1.2.0); overrides target_version in qlab.yaml.",
 )
+@frozen_heap()  # what the command builds lives until it ends: the cyclic GC leaves it alone
 def command(
     config_path: str | None,
     suites: tuple[str, ...],
@@ -133,6 +135,7 @@ def command(
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
     durations = load_durations(durations_path) if durations_path else None
     project = load_project(config_path)
+    settle()  # the loaded cases live until the command ends
     timings.mark("load")
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
