@@ -142,3 +142,21 @@ def test_the_learn_gate_reads_a_passing_case_from_its_first_fields_when_it_has_n
             "auth_readiness": {"status": "ready"},
         },
     ]
+
+
+@pytest.mark.parametrize(
+    "case_id", ["plain-1", 'say "hi"', "back\\slash", "new\nline", "caf\u00e9 \u2603", "tab\there"]
+)
+def test_a_case_id_or_suite_with_any_characters_is_read_back_as_written(tmp_path: Path, case_id: str) -> None:
+    """Rule: the line-by-line readers decode the ids they take from a line's first fields exactly as the JSON
+    decoder does (quotes, backslashes, control characters and non-ASCII text alike)."""
+    run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    run["cases"] = [{"case_id": case_id, "suite": case_id + "-s", "mode": "search", "status": "passed"}]
+    path = write(tmp_path / "r.json", run)
+    kept = tmp_path / "history"
+    history.keep(path, run["run_id"], kept)
+    brief = history.latest_brief(kept)
+    assert brief is not None
+    assert brief["cases"] == [{"case_id": case_id, "suite": case_id + "-s", "status": "passed"}]
+    assert history.for_learning(path)["cases"] == [run["cases"][0]]
+    assert history.cases_by_id(path, {case_id}) == {case_id: run["cases"][0]}

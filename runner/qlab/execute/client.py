@@ -166,7 +166,8 @@ def send(
     idempotent = (
         request.idempotent if request.idempotent is not None else request.method in IDEMPOTENT_METHODS
     )
-    host = host_of(http.URL(request.url))
+    url = http.URL(request.url)  # parsed once: the host the events name is the host the request goes to
+    host = host_of(url)
     attempt = 0
     while True:
         attempt += 1
@@ -189,7 +190,7 @@ def send(
         try:
             with http.deadline(deadline):
                 response = client.request(
-                    request.method, request.url, timeout=remaining, follow_redirects=False, **kwargs
+                    request.method, url, timeout=remaining, follow_redirects=False, **kwargs
                 )
                 response = _follow(
                     client,
