@@ -366,7 +366,14 @@ def _shadow_text(shadow: Mapping[str, Any]) -> str:
         return "shadow rank: no search case is affected"
     before, after = shadow["before"], shadow["after"]
     metrics = ", ".join(f"{m} {before[m]:.3f} → {after[m]:.3f}" for m in ("hit_at_k", "top_1", "mrr"))
+    alone = shadow.get("alone") or {}
+    partly = (
+        f"; {alone['measured']} of {alone['of']} suggestions measured alone (those affecting the most cases)"
+        if alone.get("measured", 0) < alone.get("of", 0)
+        else ""
+    )
     return (
         f"shadow rank over {shadow['cases']} affected case(s): {metrics}; "
         f"improved {', '.join(shadow['improved']) or 'none'}; worse {', '.join(shadow['regressed']) or 'none'}"
+        + partly
     )

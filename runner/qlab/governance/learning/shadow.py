@@ -7,6 +7,14 @@ comparison is engine against itself, not against what the original run happened 
 A case is affected by an alias when its expected tool receives the alias, or when its query shares a term with
 the alias (an alias can pull another tool above the expected one). Metrics over the affected cases:
 hit@k, top-1 and MRR, before and after, and their delta; cases whose rank improved or got worse are listed.
+
+All the suggestions together cost two engines (before, after). Each suggestion alone costs one more engine, built
+over the whole collection, and reruns the cases it affects: a run where search broke makes about one suggestion
+per failing case, and 4,000 of them took 5 minutes. So at most ``ALONE_LIMIT`` suggestions are measured alone, in
+the order they were made, rerunning at most ``ALONE_CASES`` cases between them (counted as each suggestion's
+tool's cases plus each alias term's cases, which is known before any set is made); a suggestion that does not
+fit what is left is passed over for the next. ``alone`` in the result says how many were measured; the others
+carry no shadow of their own (the combined measure covers them).
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from qlab.engine.base import Engine
 from qlab.engine.text import Analyzer
 
 METRICS: tuple[str, ...] = ("hit_at_k", "top_1", "mrr")
+ALONE_LIMIT = 50  # suggestions shadow-ranked alone, each on an engine of its own (see the module docstring)
+ALONE_CASES = 10_000  # case reruns those measures make between them
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +58,17 @@ def shadow_rank(
     collection: Collection,
     engine_factory: Callable[[Collection], Engine],
     cases: Sequence[ShadowCase],
+    alone_limit: int = ALONE_LIMIT,
+    alone_cases: int = ALONE_CASES,
 ) -> dict[str, Any]:
-    """``{cases, suggestions, before, after, delta, improved, regressed, rows, per_suggestion}``.
+    """``{cases, suggestions, before, after, delta, improved, regressed, rows, alone, per_suggestion}``.
 
     ``suggestions`` are alias suggestions (``tool_id``, ``aliases``); ``cases`` the search cases that can be
     rerun (query + expected target). With nothing to apply or nothing affected, ``cases`` is 0 and the metric
-    maps are empty.
+    maps are empty. ``alone``: ``{measured, of}``, the suggestions in ``per_suggestion`` (at most
+    ``alone_limit`` of them rerunning at most ``alone_cases`` cases, see the module docstring) out of those that
+    affect a case.
     """
-    analyzer = Analyzer()
     known = collection.by_id()
     usable = [s for s in suggestions if s.get("tool_id") in known and s.get("aliases")]
     empty: dict[str, Any] = {
@@ -67,10 +80,12 @@ def shadow_rank(
         "improved": [],
         "regressed": [],
         "rows": [],
+        "alone": {"measured": 0, "of": 0},
         "per_suggestion": {},
     }
-    affected_by = {str(s["id"]): _affected(s, cases, analyzer) for s in usable}
-    union = [c for c in cases if any(c.case_id in ids for ids in affected_by.values())]
+    affects = Affects(cases, Analyzer())
+    touched = affects.union(usable)
+    union = [c for c in cases if c.case_id in touched]
     if not union:
         return empty
     before = _ranks(engine_factory(collection), union)
@@ -82,12 +97,21 @@ def shadow_rank(
          "before_rank": before[c.case_id], "after_rank": after[c.case_id]}
         for c in union
     ]  # fmt: skip
+    measurable = [s for s in usable if affects.bound(s)]
     per: dict[str, Any] = {}
-    for suggestion in usable:
-        ids = affected_by[str(suggestion["id"])]
+    budget = alone_cases
+    for suggestion in measurable:
+        if len(per) >= alone_limit:
+            break
+        bound = affects.bound(suggestion)
+        if bound > budget:
+            continue
+        budget -= bound
+        ids = affects.ids(suggestion)
         mine = [c for c in union if c.case_id in ids]
         alone = _ranks(engine_factory(apply_aliases(collection, _additions([suggestion]))), mine)
         per[str(suggestion["id"])] = _compare(mine, {c.case_id: before[c.case_id] for c in mine}, alone)
+    out["alone"] = {"measured": len(per), "of": len(measurable)}
     out["per_suggestion"] = per
     return out
 
@@ -99,14 +123,42 @@ def _additions(suggestions: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]
     return out
 
 
-def _affected(suggestion: Mapping[str, Any], cases: Sequence[ShadowCase], analyzer: Analyzer) -> set[str]:
-    alias_terms = {t for alias in suggestion["aliases"] for t in analyzer.terms(str(alias))}
-    tool_id = suggestion["tool_id"]
-    return {
-        c.case_id
-        for c in cases
-        if c.expected_target == tool_id or alias_terms.intersection(analyzer.terms(c.query))
-    }
+class Affects:
+    """Which cases a suggestion affects: those expecting its tool, and those whose query has a term of one of its
+    aliases. Each query is read once (the cases indexed by term and by expected tool); a suggestion's set is made
+    only when asked for, never all of them at once (with one suggestion per failing case and a common alias
+    term, that is cases x suggestions ids)."""
+
+    def __init__(self, cases: Sequence[ShadowCase], analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self.by_term: dict[str, set[str]] = {}
+        self.by_target: dict[str | None, set[str]] = {}
+        for case in cases:
+            self.by_target.setdefault(case.expected_target, set()).add(case.case_id)
+            for term in set(analyzer.terms(case.query)):
+                self.by_term.setdefault(term, set()).add(case.case_id)
+
+    def _parts(self, suggestion: Mapping[str, Any]) -> list[set[str]]:
+        terms = {t for alias in suggestion["aliases"] for t in self.analyzer.terms(str(alias))}
+        found = [self.by_term[t] for t in sorted(terms) if t in self.by_term]
+        target = self.by_target.get(suggestion["tool_id"])
+        return [target, *found] if target else found
+
+    def ids(self, suggestion: Mapping[str, Any]) -> set[str]:
+        """The ids of the cases ``suggestion`` affects."""
+        return set().union(*self._parts(suggestion))
+
+    def bound(self, suggestion: Mapping[str, Any]) -> int:
+        """At least the number of cases ``suggestion`` affects, at no more cost than its terms: the sizes of its
+        parts added up (0 exactly when it affects none)."""
+        return sum(len(part) for part in self._parts(suggestion))
+
+    def union(self, suggestions: Sequence[Mapping[str, Any]]) -> set[str]:
+        """The ids of the cases any of ``suggestions`` affects."""
+        out: set[str] = set()
+        for part in {id(p): p for s in suggestions for p in self._parts(s)}.values():
+            out |= part
+        return out
 
 
 def _ranks(engine: Engine, cases: Sequence[ShadowCase]) -> dict[str, int | None]:
