@@ -115,6 +115,22 @@ def test_assertion_synonyms_are_normalised(tmp_path: Path) -> None:
     assert case.raw["assertions"][0]["value"] == 1  # as written
 
 
+def test_cases_share_what_many_of_them_repeat(tmp_path: Path) -> None:
+    """Rule: 100,000 cases hold one string per expected target (in ``raw`` too) and one empty trace, not one
+    each; the values are those written."""
+    write_project(tmp_path, "search", "- {id: s-1, query: q, expected_target: getMember}\n")
+    (tmp_path / "cases" / "b.json").write_text(
+        '[{"id": "s-2", "query": "q2", "expected_target": "getMember"}]'
+    )
+    (tmp_path / "qlab.yaml").write_text(
+        (tmp_path / "qlab.yaml").read_text().replace("cases/*.yaml", "cases/*")
+    )
+    one, two = load_project(tmp_path / "qlab.yaml", environ={}).cases
+    assert one.expected_target == "getMember" and one.expected_target is two.expected_target
+    assert one.raw["expected_target"] is two.raw["expected_target"] is two.expected_target
+    assert one.trace == {} and one.trace is two.trace
+
+
 def write_project(folder: Path, mode: str, cases: str, extra: str = "") -> Path:
     env = "    environment: dev\n" if mode == "execute" else ""
     (folder / "qlab.yaml").write_text(

@@ -52,6 +52,29 @@ def test_cross_file_duplicate_ids_name_the_first_use(tmp_path: Path, monkeypatch
     assert found == ["error: $[0].id: duplicate case id 'x': also used at a.yaml:1:6"]
 
 
+def test_a_duplicate_id_names_a_first_use_that_failed_the_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = "suites:\n  s: {mode: search, cases: ['*.yaml']}\ngates: [{stage: search, suites: [s]}]\n"
+    found = messages(tmp_path, config, {"a.yaml": "- {id: y, query: q, expected_target: t}\n- id: x\n  qurey: q\n",
+                                        "b.yaml": "# b\n- {id: x, query: q2, expected_target: t}\n"})  # fmt: skip
+    assert "error: $[0].id: duplicate case id 'x': also used at a.yaml:2:7" in found
+
+
+def test_a_file_that_is_not_valid_yaml_gives_its_syntax_problem_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule: a case file is read item by item, but one with a YAML problem after valid items contributes that
+    problem alone: not the schema problems of its items, and not its ids (a later file may use them)."""
+    monkeypatch.chdir(tmp_path)
+    config = "suites:\n  s: {mode: search, cases: ['*.yaml']}\ngates: [{stage: search, suites: [s]}]\n"
+    found = messages(tmp_path, config, {"a.yaml": "- {id: x, query: q, expected_target: t}\n- {id: y, qurey: q}\n"
+                                                  "- {id: z\n",
+                                        "b.yaml": "- {id: x, query: q2, expected_target: t}\n"})  # fmt: skip
+    assert len(found) == 1 and found[0].startswith("error: : invalid YAML: "), found
+
+
 def test_mutating_case_safety_is_a_warning_here(tmp_path: Path) -> None:
     config = """environments:\n  dev: {base_url: 'http://127.0.0.1:1', allowed_hosts: [127.0.0.1]}
 suites:\n  e: {mode: execute, cases: [c.yaml], environment: dev}\ngates: [{stage: execute, suites: [e]}]\n"""

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from qlab.errors import ConfigError
-from qlab.project.yamlio import parse_yaml
+from qlab.project.document import Document, JsonPath
+from qlab.project.yamlio import parse_yaml, parse_yaml_items
 
 
 def errors(text: str, **limits: int) -> list[str]:
@@ -157,43 +160,60 @@ CASES = """\
 """
 
 
-def test_shallow_positions_answer_every_path_as_the_full_parse_does() -> None:
-    """Rule: a case file read with ``position_depth`` (only shallow positions kept) locates every path, deep ones
-    included, exactly where the full parse does, and holds the same data."""
-    full = parse_yaml(CASES, "c.yaml")
-    shallow = parse_yaml(CASES, "c.yaml", position_depth=3)
-    assert shallow.data == full.data
-    assert len(shallow.values) == len(full.values) and set(shallow.keys) == set(full.keys)
-    for path in [*full.values, *full.keys, (0, "assertions", 1, "missing"), (5,), ()]:
-        for prefer_key in (False, True):
-            assert shallow.locate(path, prefer_key=prefer_key) == full.locate(path, prefer_key=prefer_key), (
-                path
-            )
-    assert shallow.locate((0, "assertions", 1, "path")) == (6, 13)
-    assert (1, "provided_entities", "page", "size") in shallow.values
+def _items(text: str) -> list[tuple[JsonPath, Any, Document]]:
+    return list(parse_yaml_items(text, "c.yaml"))
 
 
-def test_shallow_positions_keep_only_short_paths_until_a_deep_one_is_asked_for() -> None:
-    """Rule: the first parse records no path longer than ``position_depth`` (the memory this saves is the point);
-    the text is parsed again, once, when a deep path is first asked for."""
-    shallow = parse_yaml(CASES, "c.yaml", position_depth=3)
-    recorded = shallow.values.shallow  # type: ignore[attr-defined]
-    assert recorded and max(len(p) for p in recorded) == 3
-    assert (0, "assertions", 1) in recorded and (0, "assertions", 1, "path") not in recorded
-    assert shallow.values.full.doc is None  # type: ignore[attr-defined]
-    shallow.locate((0, "assertions", 0))
-    assert shallow.values.full.doc is None  # type: ignore[attr-defined]
-    shallow.locate((0, "assertions", 0, "type"))
-    assert shallow.values.full.doc is not None  # type: ignore[attr-defined]
+def test_items_are_the_full_parse_one_item_at_a_time() -> None:
+    """Rule: a root list read item by item gives each item with the values and positions of the full parse (an
+    alias to an earlier item's anchor included), and each part holds its own item's positions only (the memory
+    this saves is the point)."""
+    text = "# cases\n" + CASES + "- &c {id: c, query: q}\n- *c\n"
+    full = parse_yaml(text, "c.yaml")
+    parts = _items(text)
+    assert [at for at, _, _ in parts] == [(i,) for i in range(len(full.data))]
+    assert [item for _, item, _ in parts] == full.data
+    for at, item, part in parts:
+        assert part.data is item and part.file == "c.yaml"
+        assert {p for p in [*part.values, *part.keys] if p[:1] != at} == {()}, at
+        for path in (p for p in [*full.values, *full.keys] if p[:1] == at):
+            for key in (False, True):
+                assert part.locate(path, prefer_key=key) == full.locate(path, prefer_key=key), path
+        assert part.locate(()) == full.locate(()) == (2, 1)
+    assert parts[0][2].locate((0, "assertions", 1, "path")) == (7, 13)
+    assert parts[3][2].locate((3,)) == (12, 3)
 
 
-def test_shallow_parse_reports_errors_with_the_full_parse_positions() -> None:
-    """Rule: a problem found while parsing with shallow positions is reported as the full parse reports it (a
-    duplicate key deep in a case still names the line of its first spelling)."""
-    text = "- id: a\n  assertions:\n    - type: http_status\n      in: [200]\n      type: json_path_exists\n"
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [("id: a\nquery: q\n", {"id": "a", "query": "q"}), ("# none\n[]\n", []), ("just text\n", "just text")],
+)
+def test_a_root_that_is_not_a_list_of_items_is_one_part(text: str, data: Any) -> None:
+    """Rule: a mapping, a scalar or an empty list is yielded whole, at ``()``, as ``parse_yaml`` reads it."""
+    ((at, item, part),) = _items(text)
+    full = parse_yaml(text, "c.yaml")
+    assert (at, item, part.data) == ((), data, data)
+    assert (dict(part.values), dict(part.keys)) == (dict(full.values), dict(full.keys))
+
+
+@pytest.mark.parametrize(
+    ("text", "before"),
+    [
+        ("- id: a\n  assertions:\n    - type: http_status\n      in: [200]\n      type: json_path_exists\n- id: b\n",
+         2),
+        ("- id: a\n- id: b\n- {id: c\n- id: d\n", 2),
+        ("- id: a\n- !!python/object x\n- id: c\n", 3),
+        ("", 0),
+    ],
+)  # fmt: skip
+def test_items_end_in_the_problems_of_the_full_parse(text: str, before: int) -> None:
+    """Rule: a file with problems raises, after the items read before the stop, exactly what ``parse_yaml``
+    raises (a duplicate key deep in a case still names the line of its first spelling)."""
     with pytest.raises(ConfigError) as full:
         parse_yaml(text, "c.yaml")
-    with pytest.raises(ConfigError) as shallow:
-        parse_yaml(text, "c.yaml", position_depth=3)
-    assert shallow.value.diagnostics == full.value.diagnostics
-    assert "first written at line 3" in shallow.value.diagnostics[0].message
+    read = []
+    with pytest.raises(ConfigError) as items:
+        for at, _, _ in parse_yaml_items(text, "c.yaml"):
+            read.append(at)
+    assert items.value.diagnostics == full.value.diagnostics
+    assert read == [(i,) for i in range(before)]

@@ -43,7 +43,7 @@ def build_cleanup(data: Mapping[str, Any]) -> CleanupStep:
 
 _OPTIONAL = frozenset({"expected_target", "expected_top_k", "llm_target", "mutation_safety", "timeout_sec", "flaky",
                        "follow_redirects", "description", "name", "status", "created_at", "trace"})  # fmt: skip
-_NO_ENTITIES: Mapping[str, Any] = MappingProxyType({})  # shared by the cases that provide none
+_NO_ENTITIES: Mapping[str, Any] = MappingProxyType({})  # shared by the cases that provide none (or no trace)
 
 
 def _claims(data: Any) -> ClaimsCheck | None:
@@ -60,13 +60,18 @@ def build_case(
     """The Case of schema-valid ``data`` in ``suite``; ``file`` is relative to the config folder.
 
     Built once per case of a run (100,000 in the run benchmark), so it holds as little as it can: ``raw`` is
-    ``data`` itself (the reader's dict, not a copy), absent lists are the shared ``()``, and the strings many
-    cases repeat (mode, expected target, tags) are interned.
+    ``data`` itself (the reader's dict, not a copy), absent lists are the shared ``()``, absent mappings the
+    shared empty one, and the strings many cases repeat (mode, expected target, tags) are interned (the
+    expected target in ``raw`` too).
     """
     get = data.get
     optional = {key: value for key, value in data.items() if key in _OPTIONAL}
     if "expected_target" in optional:
-        optional["expected_target"] = sys.intern(optional["expected_target"])
+        target = optional["expected_target"] = sys.intern(optional["expected_target"])
+        if type(data) is dict:  # raw holds the shared string too (one per tool, not one per case)
+            data["expected_target"] = target
+    if "trace" not in optional:
+        optional["trace"] = _NO_ENTITIES  # not a new empty dict per case
     entities, steps, captures, tags, tools = (
         get("provided_entities"), get("cleanup"), get("captures"), get("tags"), get("expected_plan_tools"))  # fmt: skip
     return Case(

@@ -16,7 +16,7 @@ from typing import Any
 from qlab.errors import ConfigError, Diagnostic
 from qlab.project import messages, schemas
 from qlab.project.build_case import build_case
-from qlab.project.document import Document, JsonPath
+from qlab.project.document import Document, JsonPath, Position
 from qlab.project.files import (
     CASE_SUFFIXES,
     GlobError,
@@ -25,12 +25,14 @@ from qlab.project.files import (
     glob_matches,
     has_magic,
     outside,
+    parse_document,
+    parse_items,
     project_relative,
     project_root,
-    read_document,
 )
 from qlab.project.model import Case, Config, Origin, Suite
 from qlab.project.semantic_cases import check_case
+from qlab.project.textio import read_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +44,50 @@ class CaseFile:
     count: int
 
 
+class _Source:
+    """A case file's text, kept while the project loads, so that where a case's id was written can be found
+    again when a later case uses the same id: the file is parsed again with every position, once, on that
+    first need. Positions are never kept per case (they cost more than the cases)."""
+
+    __slots__ = ("_at", "_doc", "display", "suffix", "text")
+
+    def __init__(self, text: str, display: str, suffix: str) -> None:
+        self.text, self.display, self.suffix = text, display, suffix
+        self._doc: Document | None = None
+        self._at: dict[Position, JsonPath] | None = None
+
+    def where_id(self, first: Case | JsonPath) -> str:
+        """``file:line:col`` of the id of ``first``: a case built from this file, or a case's path in it."""
+        if self._doc is None:
+            self._doc = parse_document(self.text, self.display, self.suffix)
+        doc = self._doc
+        if isinstance(first, Case):  # the case's own position tells which item it is
+            if self._at is None:
+                data = doc.data
+                paths: list[JsonPath] = [(i,) for i in range(len(data))] if isinstance(data, list) else [()]
+                self._at = {doc.locate(at): at for at in paths}
+            first = self._at[(first.origin.line, first.origin.col)]
+        line, col = doc.locate((*first, "id"))
+        return f"{doc.file}:{line}:{col}"
+
+
 @dataclass(slots=True)
 class CaseSet:
     """What reading case files produced (mutable while loading)."""
 
-    entries: list[tuple[Case, Document, JsonPath]] = field(default_factory=list)
-    ids: list[tuple[str, Document, JsonPath]] = field(
-        default_factory=list
-    )  # every id written, valid case or not
+    cases: list[Case] = field(default_factory=list)
     files: list[CaseFile] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # every id written, valid case or not: where it was first written (the case, or its file and path)
+    first_ids: dict[str, Case | tuple[_Source, JsonPath]] = field(default_factory=dict)
+    sources: dict[str, _Source] = field(default_factory=dict)  # by Case.file
+
+    def where_id(self, case_id: str) -> str:
+        first = self.first_ids[case_id]
+        if isinstance(first, Case):
+            return self.sources[first.file].where_id(first)
+        source, at = first
+        return source.where_id(at)
 
 
 def _pattern_path(suite_data: Any, name: str, index: int) -> JsonPath:
@@ -136,55 +172,79 @@ def attribute(files: Sequence[Path], suites: Mapping[str, Suite], base: Path) ->
     return {f: matched.get(f.resolve()) for f in files}
 
 
-def _items(doc: Document) -> list[tuple[JsonPath, Any]] | None:
-    if isinstance(doc.data, dict):
-        return [((), doc.data)]
-    if isinstance(doc.data, list):
-        return [((index,), item) for index, item in enumerate(doc.data)]
-    return None
-
-
-CASE_POSITION_DEPTH = 3  # (index, "assertions", i): what a valid case's origins need
-
-
 def load_file(path: Path, suite: Suite | None, *, base: Path, config: Config | None, into: CaseSet) -> None:
-    """Read one case file into ``into``: cases, the CaseFile record, and every diagnostic."""
+    """Read one case file into ``into``: its cases, the CaseFile record, and every diagnostic. A file that is
+    not valid YAML / JSON contributes its syntax problems only (nothing of it is kept, its ids included).
+
+    The file is read item by item (``parse_items``): each case is validated, built and checked while its
+    positions are at hand, then they are dropped, so the memory a file costs is its cases, not its positions."""
     display = display_path(path)
+    rel = project_relative(path, base)
+    cases: list[Case] = []
+    found: list[Diagnostic] = []
+    new_ids: list[str] = []
+    record = True
     try:
-        # a case's own position, its fields' and its assertions' are kept; a deeper path is found on demand
-        raw, doc = read_document(path, display=display, position_depth=CASE_POSITION_DEPTH)
+        raw, text = read_text(path, display=display)
+        digest = hashlib.sha256(raw).hexdigest()
+        del raw
+        source = into.sources[rel] = _Source(text, display, path.suffix)
+        for at, data, doc in parse_items(text, display, path.suffix):
+            if not at and not isinstance(data, dict):
+                if isinstance(data, list):  # an empty list
+                    found.append(doc.diagnostic((), "the file holds no cases", severity="warning"))
+                else:
+                    message = f"expected a case (a mapping) or a list of cases, got {messages.describe(data)}"
+                    found.append(doc.diagnostic((), message))
+                    record = False
+                continue
+            case = _read_case(data, doc, at, suite=suite, rel=rel, config=config, found=found)
+            if case is not None:
+                cases.append(case)
+            case_id = data.get("id") if isinstance(data, dict) else None
+            if isinstance(case_id, str):
+                if case_id in into.first_ids:
+                    message = f"duplicate case id {case_id!r}: also used at {into.where_id(case_id)}"
+                    found.append(doc.diagnostic((*at, "id"), message))
+                else:
+                    into.first_ids[case_id] = case if case is not None else (source, at)
+                    new_ids.append(case_id)
     except ConfigError as exc:
+        for case_id in new_ids:
+            del into.first_ids[case_id]
+        into.sources.pop(rel, None)
         into.diagnostics.extend(exc.diagnostics)
         return
-    items = _items(doc)
-    if items is None:
-        message = f"expected a case (a mapping) or a list of cases, got {messages.describe(doc.data)}"
-        into.diagnostics.append(doc.diagnostic((), message))
-        return
-    if not items:
-        into.diagnostics.append(doc.diagnostic((), "the file holds no cases", severity="warning"))
-    rel = project_relative(path, base)
-    count = 0
-    for at, data in items:
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            into.ids.append((data["id"], doc, at))
-        issues = schemas.validate_case(data, prefix=at)
-        own_suite = suite or Suite("", data.get("mode", "search") if isinstance(data, dict) else "search", ())
-        if issues:
-            into.diagnostics.extend(messages.diagnostics(issues, doc))
-            if isinstance(data, dict):
-                into.diagnostics.extend(
-                    check_case(None, data, doc=doc, at=at, suite=own_suite, config=config)
-                )
-            continue
-        line, col = doc.locate(at)
-        origins = [
-            Origin(rel, *doc.locate((*at, "assertions", i))) for i in range(len(data.get("assertions", [])))
-        ]
-        case = build_case(
-            data, suite=own_suite, file=rel, origin=Origin(rel, line, col), assertion_origins=origins
-        )
-        into.diagnostics.extend(check_case(case, data, doc=doc, at=at, suite=own_suite, config=config))
-        into.entries.append((case, doc, at))
-        count += 1
-    into.files.append(CaseFile(rel, hashlib.sha256(raw).hexdigest(), count))
+    into.diagnostics.extend(found)
+    if record:
+        into.cases.extend(cases)
+        into.files.append(CaseFile(rel, digest, len(cases)))
+
+
+def _read_case(
+    data: Any,
+    doc: Document,
+    at: JsonPath,
+    *,
+    suite: Suite | None,
+    rel: str,
+    config: Config | None,
+    found: list[Diagnostic],
+) -> Case | None:
+    """The Case of one item (None when it fails the case schema); its problems are added to ``found``."""
+    issues = schemas.validate_case(data, prefix=at)
+    own_suite = suite or Suite("", data.get("mode", "search") if isinstance(data, dict) else "search", ())
+    if issues:
+        found.extend(messages.diagnostics(issues, doc))
+        if isinstance(data, dict):
+            found.extend(check_case(None, data, doc=doc, at=at, suite=own_suite, config=config))
+        return None
+    line, col = doc.locate(at)
+    origins = [
+        Origin(rel, *doc.locate((*at, "assertions", i))) for i in range(len(data.get("assertions", [])))
+    ]
+    case = build_case(
+        data, suite=own_suite, file=rel, origin=Origin(rel, line, col), assertion_origins=origins
+    )
+    found.extend(check_case(case, data, doc=doc, at=at, suite=own_suite, config=config))
+    return case

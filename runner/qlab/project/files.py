@@ -18,15 +18,17 @@ import glob
 import os
 import re
 import stat
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from qlab.errors import InputError
-from qlab.project.document import Document
+from qlab.project.document import Document, JsonPath
 from qlab.project.jsonio import parse_json, parse_jsonl
 from qlab.project.model import Config
 from qlab.project.textio import DEFAULT_MAX_BYTES, read_text
-from qlab.project.yamlio import parse_yaml
+from qlab.project.yamlio import parse_yaml, parse_yaml_items
 
 CONFIG_NAMES = ("qlab.yaml", "qlab.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -84,23 +86,37 @@ def find_config(start: Path | None = None) -> Path:
     )
 
 
-def parse_document(text: str, display: str, suffix: str, *, position_depth: int | None = None) -> Document:
-    """Parse ``text`` by file suffix: .json, .jsonl/.ndjson, else YAML. Raises ConfigError.
-    ``position_depth``: see :func:`qlab.project.yamlio.parse_yaml` (YAML only)."""
+def parse_document(text: str, display: str, suffix: str) -> Document:
+    """Parse ``text`` by file suffix: .json, .jsonl/.ndjson, else YAML. Raises ConfigError."""
     suffix = suffix.lower()
     if suffix in JSON_SUFFIXES:
         return parse_json(text, display)
     if suffix in JSONL_SUFFIXES:
         return parse_jsonl(text, display)
-    return parse_yaml(text, display, position_depth=position_depth)
+    return parse_yaml(text, display)
 
 
-def read_document(
-    path: Path, *, display: str, max_bytes: int = DEFAULT_MAX_BYTES, position_depth: int | None = None
-) -> tuple[bytes, Document]:
+def parse_items(text: str, display: str, suffix: str) -> Iterator[tuple[JsonPath, Any, Document]]:
+    """The items of a file whose root is a list, one at a time, as ``((i,), item, document locating it)``; a root
+    that is not a list, or an empty one, whole as ``((), root, document)``. YAML is read item by item
+    (:func:`~qlab.project.yamlio.parse_yaml_items`: it may raise ConfigError after yielding items, which are then
+    to be dropped); JSON and JSON Lines are parsed first (JSON Lines positions are found on demand anyway)."""
+    suffix = suffix.lower()
+    if suffix not in JSON_SUFFIXES and suffix not in JSONL_SUFFIXES:
+        yield from parse_yaml_items(text, display)
+        return
+    doc = parse_document(text, display, suffix)
+    if isinstance(doc.data, list) and doc.data:
+        for index, item in enumerate(doc.data):
+            yield (index,), item, doc
+    else:
+        yield (), doc.data, doc
+
+
+def read_document(path: Path, *, display: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, Document]:
     """Read and parse a file (``read_text`` guards, then :func:`parse_document`). Raises ConfigError."""
     raw, text = read_text(path, display=display, max_bytes=max_bytes)
-    return raw, parse_document(text, display, path.suffix, position_depth=position_depth)
+    return raw, parse_document(text, display, path.suffix)
 
 
 def has_magic(pattern: str) -> bool:

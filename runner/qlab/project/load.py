@@ -28,7 +28,7 @@ from qlab.project.files import display_path, find_config, project_relative, read
 from qlab.project.interpolate import expand, interpolate
 from qlab.project.model import Case, Config, Origin, Suite
 from qlab.project.references import check_references
-from qlab.project.semantic_cases import check_critical, check_ids
+from qlab.project.semantic_cases import check_critical
 from qlab.project.semantic_config import check_config
 
 
@@ -171,12 +171,12 @@ def load_project(
                                         f"{display_path(config_path)}: checked against the case schema only", "warning"))  # fmt: skip
             load_file(file, suite, base=base, config=config, into=loaded)
     found.extend(loaded.diagnostics)
-    found.extend(check_ids(loaded.ids))
-    cases = tuple(case for case, _, _ in loaded.entries)
+    cases, files = tuple(loaded.cases), tuple(loaded.files)
+    del loaded  # the case files' texts, kept to locate duplicate ids
     if config is not None:
         if case_files is None:
             found.extend(check_critical(config, doc, cases))
         found.extend(check_references(config, doc))
     if config is None or any(d.severity == "error" for d in found):
         raise ConfigError(found)
-    return Project(config, cases, tuple(sorted(found)), tuple(loaded.files))
+    return Project(config, cases, tuple(sorted(found)), files)

@@ -1,6 +1,6 @@
 """Checks of schema-valid cases that a JSON Schema cannot express: the case's mode against its suite's,
 JSONPaths and regular expressions that must compile, captures that cleanup steps refer to, mutation safety,
-and, across files, duplicate ids and the suites' critical ids.
+and, across files, the suites' critical ids (duplicate ids are found as the files are read: ``cases``).
 
 Tool ids (``expected_target``, assertion tools) are *not* checked here: the collection is built later, by the
 build stage, which reports unknown targets itself.
@@ -161,22 +161,6 @@ def check_case(
         checker.safety(case, config, suite)
         checker.purpose(case)
     return checker.out
-
-
-def check_ids(ids: Sequence[tuple[str, Document, JsonPath]]) -> list[Diagnostic]:
-    """A case id used twice, across all files: an error at each later use, naming the first."""
-    first: dict[str, tuple[Document, JsonPath]] = {}
-    out = []
-    for case_id, doc, at in ids:
-        if case_id in first:
-            # located only now: finding a position may mean reading its line again (JSON Lines)
-            first_doc, first_at = first[case_id]
-            line, col = first_doc.locate((*first_at, "id"))
-            where = f"{first_doc.file}:{line}:{col}"
-            out.append(doc.diagnostic((*at, "id"), f"duplicate case id {case_id!r}: also used at {where}"))
-        else:
-            first[case_id] = (doc, at)
-    return out
 
 
 def check_critical(config: Config, doc: Document, cases: Sequence[Case]) -> list[Diagnostic]:

@@ -14,7 +14,7 @@ the way; nesting depth is limited here instead.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -74,12 +74,11 @@ class _Frame:
 class _Builder:
     """Turns the event stream into plain data, recording positions and collecting located errors."""
 
-    def __init__(
-        self, file: str, *, max_alias_nodes: int, max_depth: int, position_depth: int | None = None
-    ) -> None:
+    def __init__(self, file: str, *, max_alias_nodes: int, max_depth: int, items: bool = False) -> None:
         self.file = file
-        # positions are recorded for paths up to this length (all when None); see parse_yaml
-        self.position_depth = max_depth + 1 if position_depth is None else position_depth
+        self.want_items = items  # a root list is read item by item (see parse_yaml_items)
+        self.items: _Frame | None = None  # that root list, once it started
+        self.root_position: Position = (1, 1)
         self.max_alias_nodes = max_alias_nodes
         self.max_depth = max_depth
         self.alias_nodes = 0
@@ -114,20 +113,22 @@ class _Builder:
             return None
         return (*top.path, top.key) if isinstance(top.key, str) else top.path
 
-    def add(self, value: Any, size: int) -> None:
+    def add(self, value: Any, size: int) -> bool:
+        """Add a finished value to its parent; True when it is an item of the root list read item by item."""
         if not self.stack:
             self.root, self.has_root = value, True
-            return
+            return False
         top = self.stack[-1]
         top.size += size
         if top.kind == "seq":
             top.value.append(value)
-            return
+            return top is self.items
         key, top.key = top.key, None
         if key is _MERGE:
             self.merge(top, value)
         elif key is not _SKIP:
             top.value[key] = value
+        return False
 
     def merge(self, frame: _Frame, value: Any) -> None:
         sources = value if isinstance(value, list) else [value]
@@ -147,11 +148,11 @@ class _Builder:
 
     # ----------------------------------------------------------------------------------------- events
 
-    def scalar(self, event: ev.ScalarEvent) -> None:
+    def scalar(self, event: ev.ScalarEvent) -> bool:
         top = self.stack[-1] if self.stack else None
         if top is not None and top.kind == "map" and top.key is None:
             self.key(top, event)
-            return
+            return False
         path = self.child_path()
         assert path is not None
         value = self.resolve(event, path)
@@ -159,11 +160,10 @@ class _Builder:
             problem = number_problem(value, event.value)
             if problem is not None:
                 self.error(event.start_mark, path, problem)
-        if len(path) <= self.position_depth:
-            self.values[path] = _pos(event.start_mark)
+        self.values[path] = _pos(event.start_mark)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1)
-        self.add(value, 1)
+        return self.add(value, 1)
 
     def key(self, top: _Frame, event: ev.ScalarEvent) -> None:
         name = sys.intern(event.value)  # one string per key name, not one per case (100,000 cases: ~17 MiB)
@@ -184,8 +184,7 @@ class _Builder:
             )
             top.key = _SKIP
             return
-        if len(path) <= self.position_depth:
-            self.keys[path] = position
+        self.keys[path] = position
         top.key = name
 
     def resolve(self, event: ev.ScalarEvent, path: JsonPath) -> Any:
@@ -233,13 +232,15 @@ class _Builder:
                 path,
                 f"unsupported YAML tag {_short(tag)!r}: qlab files hold plain data only",
             )
-        if len(path) <= self.position_depth:
-            self.values[path] = _pos(event.start_mark)
+        position = self.values[path] = _pos(event.start_mark)
         if event.anchor is not None:
             self.open_anchors.add(event.anchor)
-        self.stack.append(_Frame(kind, {} if kind == "map" else [], path, event.anchor))
+        frame = _Frame(kind, {} if kind == "map" else [], path, event.anchor)
+        if not self.stack and kind == "seq" and self.want_items:
+            self.items, self.root_position = frame, position
+        self.stack.append(frame)
 
-    def end(self) -> None:
+    def end(self) -> bool:
         frame = self.stack.pop()
         for source in frame.merges:  # explicit keys win over merged ones; earlier merges over later ones
             for name, value in source.items():
@@ -247,9 +248,9 @@ class _Builder:
         if frame.anchor is not None:
             self.open_anchors.discard(frame.anchor)
             self.anchors[frame.anchor] = (frame.value, frame.size)
-        self.add(frame.value, frame.size)
+        return self.add(frame.value, frame.size)
 
-    def alias(self, event: ev.AliasEvent) -> None:
+    def alias(self, event: ev.AliasEvent) -> bool:
         top = self.stack[-1] if self.stack else None
         if top is not None and top.kind == "map" and top.key is None:
             raise self.fatal(event.start_mark, top.path, "an alias cannot be a mapping key")
@@ -270,22 +271,22 @@ class _Builder:
                 f"aliases expand to more than {self.max_alias_nodes} values (an alias bomb?); write the values out",
             )
         assert path is not None
-        if len(path) <= self.position_depth:
-            self.values[path] = _pos(event.start_mark)
-        self.add(value, size)
+        self.values[path] = _pos(event.start_mark)
+        return self.add(value, size)
 
-    def feed(self, event: ev.Event) -> None:
+    def feed(self, event: ev.Event) -> bool:
+        """Take one event; True when it finished an item of the root list read item by item."""
         kind = type(event)
         if kind is ev.ScalarEvent:
-            self.scalar(event)  # type: ignore[arg-type]
-        elif kind is ev.MappingStartEvent:
+            return self.scalar(event)  # type: ignore[arg-type]
+        if kind is ev.MappingStartEvent:
             self.start(event, "map")  # type: ignore[arg-type]
         elif kind is ev.SequenceStartEvent:
             self.start(event, "seq")  # type: ignore[arg-type]
         elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            self.end()
+            return self.end()
         elif kind is ev.AliasEvent:
-            self.alias(event)  # type: ignore[arg-type]
+            return self.alias(event)  # type: ignore[arg-type]
         elif kind is ev.DocumentStartEvent:
             self.documents += 1
             if self.documents > 1:
@@ -294,6 +295,17 @@ class _Builder:
                     None,
                     "a second YAML document ('---') starts here; a qlab file holds one document",
                 )
+        return False
+
+    def take_item(self) -> tuple[JsonPath, Any, Document]:
+        """The item of the root list just finished, with its positions (and the root's); they are then
+        forgotten here, so the positions of one item at a time are held."""
+        assert self.items is not None
+        items = self.items.value
+        at: JsonPath = (len(items) - 1,)
+        values, keys = self.values, self.keys
+        self.values, self.keys = {(): self.root_position}, {}
+        return at, items[-1], Document(self.file, items[-1], values, keys)
 
 
 def _char_at(text: str, line: int, col: int) -> str:
@@ -318,30 +330,18 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
     return message
 
 
-def parse_yaml(
-    text: str,
-    file: str,
-    *,
-    max_alias_nodes: int = MAX_ALIAS_NODES,
-    max_depth: int = MAX_DEPTH,
-    position_depth: int | None = None,
-) -> Document:
-    """Parse one YAML document. Raises ConfigError with every located problem (syntax errors stop at the first).
-
-    ``position_depth``: record the positions of paths up to this length only; a deeper one is found when a
-    message first asks for it, by parsing the text again with every position (once, then kept). Positions
-    cost twice the data itself (a 2,000-case file: 8.7 MiB of positions for 3.5 MiB of values), and a valid
-    file needs only its cases' and assertions' own."""
-    builder = _Builder(
-        file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, position_depth=position_depth
-    )
+def _events(builder: _Builder, text: str, max_depth: int) -> Iterator[tuple[JsonPath, Any, Document]]:
+    """Feed ``text``'s events to ``builder``; yields each finished item of a root list read item by item. A
+    problem that stops the parse (syntax, depth, alias bomb) ends the iteration with its diagnostic recorded."""
+    file = builder.file
     try:
         loader = _Loader(text)
         try:  # get_event directly: yaml.parse's generator doubles the calls per event
-            feed, end = builder.feed, ev.StreamEndEvent
+            feed, take, end = builder.feed, builder.take_item, ev.StreamEndEvent
             event: Any = loader.get_event()
             while type(event) is not end:
-                feed(event)
+                if feed(event):
+                    yield take()
                 event = loader.get_event()
         finally:
             loader.dispose()
@@ -357,58 +357,46 @@ def parse_yaml(
         builder.errors.append(Diagnostic(file, line, col, "", message))
     except yaml.YAMLError as exc:  # reader errors carry no mark
         builder.errors.append(Diagnostic(file, 1, 1, "", f"invalid YAML: {exc}"))
+
+
+def _finish(builder: _Builder) -> None:
+    """Raise ConfigError with every problem found, or when the file held no value."""
     if builder.errors:
-        if position_depth is not None:  # messages may quote a position not recorded (a duplicate's first key)
-            return parse_yaml(text, file, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
         raise ConfigError(builder.errors)
     if not builder.has_root:
-        raise ConfigError([Diagnostic(file, 1, 1, "", "file holds no data (only comments or blank lines)")])
-    if position_depth is None:
-        return Document(file, builder.root, builder.values, builder.keys)
-    full = _Reparse(text, file, max_alias_nodes, max_depth)
-    return Document(
-        file,
-        builder.root,
-        _Positions(builder.values, position_depth, full, keys=False),
-        _Positions(builder.keys, position_depth, full, keys=True),
-    )
+        raise ConfigError(
+            [Diagnostic(builder.file, 1, 1, "", "file holds no data (only comments or blank lines)")]
+        )
 
 
-class _Reparse:
-    """The same text parsed again with every position, on first need (a message about a deep path)."""
-
-    def __init__(self, text: str, file: str, max_alias_nodes: int, max_depth: int) -> None:
-        self.args = (text, file, max_alias_nodes, max_depth)
-        self.doc: Document | None = None
-
-    def positions(self, *, keys: bool) -> Mapping[JsonPath, Position]:
-        if self.doc is None:
-            text, file, aliases, depth = self.args
-            self.doc = parse_yaml(text, file, max_alias_nodes=aliases, max_depth=depth)
-        return self.doc.keys if keys else self.doc.values
+def parse_yaml(
+    text: str, file: str, *, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+) -> Document:
+    """Parse one YAML document. Raises ConfigError with every located problem (syntax errors stop at the first)."""
+    builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
+    for _ in _events(builder, text, max_depth):
+        pass  # nothing is read item by item here
+    _finish(builder)
+    return Document(file, builder.root, builder.values, builder.keys)
 
 
-class _Positions(Mapping[JsonPath, Position]):
-    """Positions of paths up to ``depth`` long from the first parse; deeper ones from a full parse."""
+def parse_yaml_items(
+    text: str, file: str, *, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+) -> Iterator[tuple[JsonPath, Any, Document]]:
+    """Parse one YAML document whose root is a list, one item at a time: yields ``((i,), item, part)`` as each
+    item is finished, where ``part`` holds that item and the positions of its paths (and of the root) only. A
+    root that is not a list, or an empty one, is yielded whole as ``((), root, document)``.
 
-    def __init__(self, shallow: dict[JsonPath, Position], depth: int, full: _Reparse, *, keys: bool) -> None:
-        self.shallow, self.depth, self.full, self.want_keys = shallow, depth, full, keys
-
-    def __getitem__(self, path: JsonPath) -> Position:
-        if len(path) <= self.depth:
-            return self.shallow[path]
-        return self.full.positions(keys=self.want_keys)[path]
-
-    def __contains__(self, path: object) -> bool:
-        if isinstance(path, tuple) and len(path) <= self.depth:
-            return path in self.shallow
-        return path in self.full.positions(keys=self.want_keys)
-
-    def __iter__(self) -> Iterator[JsonPath]:
-        return iter(self.full.positions(keys=self.want_keys))
-
-    def __len__(self) -> int:
-        return len(self.full.positions(keys=self.want_keys))
+    This is how case files are read: the positions of a whole file cost about 1 KB a case, so a 25,000-case
+    file held them at 25 MiB, left behind as a fragmented heap among the cases kept; one item's are freed
+    before the next is read. Raises ConfigError, as :func:`parse_yaml` does, once the items before the problem
+    were yielded: a caller drops what it made of them (the same values, the same positions, the same problems
+    as ``parse_yaml``; aliases may refer to anchors of earlier items)."""
+    builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, items=True)
+    yield from _events(builder, text, max_depth)
+    _finish(builder)
+    if builder.items is None or not builder.root:
+        yield (), builder.root, Document(file, builder.root, builder.values, builder.keys)
 
 
-__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "parse_yaml"]
+__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "parse_yaml", "parse_yaml_items"]
