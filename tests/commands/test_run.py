@@ -392,8 +392,10 @@ def test_the_previous_run_is_read_lean_for_the_learn_gate_and_whole_for_last_fai
     lean = _previous(path, needed=False, wanted=True)
     whole = _previous(path, needed=True, wanted=True)
     assert lean is not None and whole is not None
-    assert lean["_digest"] == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    assert lean["_path"] == str(path)
+    from qlab.governance.learning.proposers import _digest
+
+    assert "_digest" not in lean and lean["_path"] == str(path)  # hashed only when a proposal needs it
+    assert _digest(lean) == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     passed = [c for c in whole["cases"] if c["status"] == "passed"]
     assert passed and any("search" in c for c in passed)
     assert not any("search" in c for c in lean["cases"])  # every case cut to its comparison fields

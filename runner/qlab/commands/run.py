@@ -19,7 +19,6 @@ from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.errors import QlabError
 from qlab.governance.env import review_decisions
 from qlab.governance.learning.suggest import run_learning
-from qlab.governance.records import file_digest
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
@@ -60,10 +59,9 @@ def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | Non
             if path.stat().st_size > PREVIOUS_MAX_BYTES:
                 return None
             data = artifact_io.read(path)
-        data["_digest"] = file_digest(path)
     except (OSError, QlabError):
         return None  # not a result this qlab reads: the learn gate compares with nothing
-    data["_path"] = str(path)
+    data["_path"] = str(path)  # a proposal reads its digest (and its case's whole record) from the file
     return data
 
 

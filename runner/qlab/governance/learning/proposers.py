@@ -17,7 +17,7 @@ from qlab.collection.model import Collection, Tool
 from qlab.engine.text import Analyzer, split_words
 from qlab.governance.learning.apply import KINDS
 from qlab.governance.learning.proposals import propose
-from qlab.governance.records import PENDING, Artifact, content_id, sha256_digest
+from qlab.governance.records import PENDING, Artifact, content_id, file_digest, sha256_digest
 from qlab.project.model import Case, Config
 from qlab.run import history
 
@@ -250,10 +250,17 @@ def _whole_cases(previous: Mapping[str, Any], signals: Sequence[Mapping[str, Any
 
 def _digest(artifact: Mapping[str, Any]) -> str:
     """The digest a stored result carries (``_digest``, set by whoever read its bytes), else the digest of the
-    run's data as JSON (a run's own provisional artifact has no bytes yet)."""
+    file it was read from (``_path``: hashed only when a proposal needs it, a 100,000-case result is ~120 MB),
+    else the digest of the run's data as JSON (a run's own provisional artifact has no bytes yet)."""
     known = artifact.get("_digest")
     if isinstance(known, str) and known.startswith("sha256:"):
         return known
+    where = artifact.get("_path")
+    if isinstance(where, str):
+        try:
+            return file_digest(Path(where))
+        except OSError:
+            pass  # gone since it was read: the digest of what was read
     import json
 
     return sha256_digest(json.dumps(artifact, sort_keys=True, default=str).encode())
