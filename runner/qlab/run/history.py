@@ -20,6 +20,7 @@ import re
 import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from qlab.errors import InputError
@@ -105,7 +106,7 @@ def _brief(path: Path) -> dict[str, Any]:
     def case(text: str) -> dict[str, Any]:
         found = _PASSED.match(text)
         if found is not None:
-            return {"case_id": _text(found[1]), "suite": _text(found[2]), "status": "passed"}
+            return {"case_id": _text(found[1]), "suite": intern(_text(found[2])), "status": "passed"}
         return _brief_case(json.loads(text))
 
     return read_lines(path, case)
@@ -160,8 +161,8 @@ def for_learning(path: Path) -> dict[str, Any]:
         if found is not None and '"auth_readiness"' not in text:
             return {
                 "case_id": _text(found[1]),
-                "suite": _text(found[2]),
-                "mode": found[3],
+                "suite": intern(_text(found[2])),  # one string per suite and mode, not one per case
+                "mode": intern(found[3]),
                 "status": "passed",
             }
         data: dict[str, Any] = json.loads(text)
