@@ -471,3 +471,20 @@ def test_a_lifted_row_one_word_matched_shows_the_intent_and_rows_follow_the_give
     ]
     assert "intent" in rows[0].field_scores and "intent" not in rows[1].field_scores
     assert [r.tool_id for r in index.rows(ranking, top=ranking.top[1:])] == ["parcelB"]
+
+
+def test_trim_empties_the_memo_tables_and_results_stay_the_same() -> None:
+    """Rule: ``trim`` (called by the run after each gate) drops every memo table, and a query asked again after it
+    gives the same rows, scores and evidence as before it."""
+    index = SearchIndex(TOOLS)
+    queries = [
+        "Find the member delivery detail",
+        "delete an order",
+        "list lockers near 12345",
+        "parcel status",
+    ]
+    before = [index.search(q, k=5) for q in queries]
+    assert index._words and index._model._shares
+    index.trim()
+    assert not index._words and not index._values and not index._evidence and not index._model._shares
+    assert [index.search(q, k=5) for q in queries] == before

@@ -390,6 +390,10 @@ class Model:
         self._cache[term] = built
         return built
 
+    def trim(self) -> None:
+        """Drop the memoized field splits (``shares``); they are computed again when asked."""
+        self._shares.clear()
+
     def shares(self, term: str, d: int) -> tuple[tuple[str, float], ...]:
         """How ``term``'s score in document ``d`` splits over the fields: (field, share), shares sum to 1.
 

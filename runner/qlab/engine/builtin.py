@@ -86,6 +86,11 @@ class BuiltinEngine:
     def plan(self, query: str, target: str, *, entities: Mapping[str, Any]) -> Plan:
         return planner.synthesize(target, entities, collection=self.collection)
 
+    def trim(self) -> None:
+        """Drop the index's memo tables (between a run's gates: ``SearchIndex.trim``)."""
+        if self._index is not None:
+            self._index.trim()
+
     def close(self) -> None:
         if self.llm is not None:
             self.llm.close()

@@ -297,6 +297,15 @@ class SearchIndex:
         --explain`` shows it)."""
         return self.api_vocabulary.read(split_words(query))
 
+    def trim(self) -> None:
+        """Drop what the index memoizes for speed (each word's posting, the numbers' postings, the rows' shared
+        evidence, the field splits): between a run's gates they only hold memory, up to 200,000 entries each.
+        Results are the same; the next queries rebuild what they need."""
+        self._words.clear()
+        self._values.clear()
+        self._evidence.clear()
+        self._model.trim()
+
     def explain(self, query: str) -> Explanation:
         """What the search makes of ``query`` before ranking: framing and values left out, the intent and the
         methods it favours, and per content word how it matches (``qlab search --explain``)."""

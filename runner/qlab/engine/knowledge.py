@@ -128,6 +128,11 @@ class KnowledgeEngine:
             self.knowledge.rewrite(query), target, entities=self.knowledge.entities(entities)
         )
 
+    def trim(self) -> None:
+        trim = getattr(self.inner, "trim", None)
+        if callable(trim):
+            trim()
+
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if callable(close):

@@ -38,6 +38,7 @@ from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
 from qlab.scrub import SecretSet
+from qlab.stages import search_rows
 from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
 
 
@@ -156,6 +157,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
                 continue
             try:
                 _case_gate(state, ctx, gate)
+                _trim(engine)  # what the engine memoized for this gate's cases only holds memory now
                 settle()  # the gate's results live until the end of the run
             finally:
                 if gate.stage == "execute":
@@ -316,6 +318,16 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
 
 def _secrets(ctx: RunContext) -> SecretSet:
     return ctx.secrets if isinstance(ctx.secrets, SecretSet) else SecretSet(ctx.secrets)
+
+
+def _trim(engine: Engine) -> None:
+    """Let the engine and the search rows' encoder drop what they memoized for speed (``Engine``'s optional
+    ``trim``): 100,000 search cases left ~90 MiB of memo tables that the learn gate and the outputs then could
+    not use."""
+    trim = getattr(engine, "trim", None)
+    if callable(trim):
+        trim()
+    search_rows.trim()
 
 
 def _close_engine(engine: Engine) -> None:

@@ -57,6 +57,12 @@ _TAILS: dict[tuple[int, int, int], tuple[object, object, object, str]] = {}
 _TAILS_LIMIT = 200_000
 
 
+def trim() -> None:
+    """Drop the memoized JSON of names and evidence (between a run's gates they only hold memory)."""
+    _TAILS.clear()
+    _NAMES.clear()
+
+
 def _row(row: SearchRow) -> str | None:
     """The row's JSON text, as ``wire.row_to_dict`` + the compact encoder write it; None unless it is plain.
 
