@@ -237,3 +237,27 @@ def test_accept_into_the_demo_aliases_file_with_flow_lists(tmp_path: Path) -> No
     # the reviewers' header and every other entry stay as they were written
     assert text.startswith(demo.read_text(encoding="utf-8").split("trackDelivery:")[0])
     assert "rescheduleDelivery: [change delivery date, postpone delivery" in text
+
+
+def test_the_suggestions_file_is_one_suggestion_per_line_and_reads_back_as_written(tmp_path: Path) -> None:
+    """Rule: the file holds exactly what was saved (any text: quotes, newlines, non-ASCII, numbers) as valid JSON
+    with one suggestion per line, so a diff of two runs' files shows changed suggestions line by line."""
+    path = tmp_path / ".qlab" / "suggestions.json"
+    items = [
+        {
+            "id": "a1",
+            "kind": "alias",
+            "text": 'say "hi"\nthen\tgo caf\u00e9 \u2603',
+            "aliases": ["x", "y"],
+            "n": 1.5,
+        },
+        {"id": "b2", "kind": "selector_policy", "text": "", "evidence": [{"case_id": "c", "rank": None}]},
+    ]
+    store.write(path, items)
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == {"version": store.VERSION, "suggestions": items}
+    lines = text.splitlines()
+    assert [json.loads(line.strip().rstrip(",")) for line in lines[3:5]] == items
+    assert store.load(path) == items
+    store.write(path, [])
+    assert json.loads(path.read_text(encoding="utf-8")) == {"version": store.VERSION, "suggestions": []}

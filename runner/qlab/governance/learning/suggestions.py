@@ -9,17 +9,19 @@ proposals never changes a reviewed one: learning never takes effect automaticall
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qlab.atomic import write_atomic
 from qlab.errors import InputError, UsageError
 from qlab.fuzzy import did_you_mean
 from qlab.governance.learning.accept import ActivationCheck
 from qlab.governance.learning.apply import applicable
 from qlab.governance.learning.publish import publish
-from qlab.governance.records import PENDING, now_iso, read_json, resolve, write_json
+from qlab.governance.records import PENDING, now_iso, read_json, resolve
 from qlab.project.model import Config
 
 VERSION = 1
@@ -29,6 +31,23 @@ _REFRESHED = ("evidence", "shadow", "run_id", "text", "signal")
 
 def suggestions_path(config: Config) -> Path:
     return resolve(config.path, config.learning.suggestions_file)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))  # no indent: json's C encoder
+
+
+def write(path: Path, items: Sequence[Mapping[str, Any]]) -> None:
+    """Write the suggestions file atomically: one suggestion per line (diffs stay readable), each encoded by
+    json's C encoder (an indented file is encoded in pure Python: 20,000 suggestions of a run where search broke
+    took 8 s)."""
+    write_atomic(path, _pieces(items))
+
+
+def _pieces(items: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    yield '{\n  "version": ' + _ENCODER.encode(VERSION) + ',\n  "suggestions": ['
+    for index, item in enumerate(items):
+        yield ("\n    " if index == 0 else ",\n    ") + _ENCODER.encode(item)
+    yield ("\n  ]" if items else "]") + "\n}\n"
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -64,7 +83,7 @@ def save(path: Path, new: Sequence[Mapping[str, Any]], *, now: str | None = None
                 if key in suggestion:
                     known[key] = suggestion[key]
             known["last_seen_at"] = stamp
-    write_json(path, {"version": VERSION, "suggestions": stored})
+    write(path, stored)
     return stored
 
 
@@ -183,4 +202,4 @@ def _must_be_pending(item: Mapping[str, Any]) -> None:
 
 def _replace(path: Path, items: list[dict[str, Any]], updated: dict[str, Any]) -> None:
     out = [updated if s["id"] == updated["id"] else s for s in items]
-    write_json(path, {"version": VERSION, "suggestions": out})
+    write(path, out)
