@@ -488,3 +488,31 @@ def test_trim_empties_the_memo_tables_and_results_stay_the_same() -> None:
     index.trim()
     assert not index._words and not index._values and not index._evidence and not index._model._shares
     assert [index.search(q, k=5) for q in queries] == before
+
+
+def test_rank_of_is_the_rank_a_search_shows_without_its_rows() -> None:
+    """Rule: ``rank_of`` (shadow rank's question) answers what ``search(...).rank_of`` answers, for every tool,
+    every K, a query that matches nothing and a tool that is not in the collection."""
+    from qlab.engine.builtin import BuiltinEngine
+    from qlab.engine.types import SearchResult
+
+    index = SearchIndex(TOOLS)
+    queries = ["Find the member delivery detail", "delete an order", "list lockers near 12345", "zzqx", ""]
+    for query in queries:
+        for k in (1, 3, 8):
+            result = index.search(query, k=k)
+            for target in [*index.ids, "notATool"]:
+                assert index.rank_of(query, k=k, target=target) == result.rank_of(target)
+
+    class Reranked(BuiltinEngine):  # a subclass that ranks its own way: rank_of must ask its search
+        def search(self, query: str, *, k: int) -> SearchResult:
+            rows = super().search(query, k=k).rows
+            return SearchResult(
+                rows=tuple(dataclasses.replace(r, rank=len(rows) - i) for i, r in enumerate(rows))
+            )
+
+    from qlab.collection.model import Collection
+
+    engine = Reranked(Collection(tools=tuple(TOOLS)))
+    last = engine.search(queries[0], k=3).rows[-1]
+    assert engine.rank_of(queries[0], k=3, target=last.tool_id) == last.rank == 1

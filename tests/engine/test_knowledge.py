@@ -63,3 +63,19 @@ def test_the_file_is_read_and_checked(tmp_path: Path) -> None:
     path.write_text("query_rewrites:\n  parcel: delivery\nrewrites: {}\n", encoding="utf-8")
     with pytest.raises(QlabError, match=r"knowledge.yaml:3:11: \$.rewrites: unknown section 'rewrites'"):
         load_knowledge("knowledge.yaml", base_dir=tmp_path)
+
+
+def test_rank_of_sees_the_rewritten_query_with_or_without_the_inner_engines_rank_of() -> None:
+    inner = Recorder()
+    known = Knowledge({"parcel": "delivery"}, {})
+    assert KnowledgeEngine(inner, known).rank_of("my parcel", k=3, target="t") is None
+    assert inner.calls == [("search", "my delivery", {})]  # no rank_of inside: its search
+
+    class Ranker(Recorder):
+        def rank_of(self, query: str, *, k: int, target: str) -> int | None:
+            self.calls.append(("rank_of", query, {"k": k, "target": target}))
+            return 2
+
+    ranker = Ranker()
+    assert KnowledgeEngine(ranker, known).rank_of("my parcel", k=3, target="t") == 2
+    assert ranker.calls == [("rank_of", "my delivery", {"k": 3, "target": "t"})]

@@ -4,9 +4,10 @@ Three implementations are registered in ``qlab.engine.registry``: ``builtin`` (i
 ``http`` (a team's own service, JSON contract in ``schemas/engine-*.schema.json``) and ``python``
 (``module:object``).
 
-Two methods are optional, looked up by name: ``close()`` (the run calls it once at its end: an engine holding a
-client or a process lets go of it) and ``trim()`` (called after each gate: an engine that memoizes for speed drops
-what it memoized, so a large run's later gates and outputs reuse that memory).
+Three methods are optional, looked up by name: ``close()`` (the run calls it once at its end: an engine holding
+a client or a process lets go of it), ``trim()`` (called after each gate: an engine that memoizes for speed drops
+what it memoized, so a large run's later gates and outputs reuse that memory) and ``rank_of(query, *, k, target)``
+(``search(query, k=k).rank_of(target)`` without the evidence rows, for shadow rank).
 """
 
 from __future__ import annotations

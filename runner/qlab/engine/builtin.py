@@ -86,6 +86,12 @@ class BuiltinEngine:
     def plan(self, query: str, target: str, *, entities: Mapping[str, Any]) -> Plan:
         return planner.synthesize(target, entities, collection=self.collection)
 
+    def rank_of(self, query: str, *, k: int, target: str) -> int | None:
+        """The rank of ``target`` in ``search(query, k=k)``, None when it is not there (no evidence rows made)."""
+        if type(self).search is not BuiltinEngine.search:  # a subclass that ranks its own way (hybrid)
+            return self.search(query, k=k).rank_of(target)
+        return self.index.rank_of(query, k=k, target=target)
+
     def trim(self) -> None:
         """Drop the index's memo tables (between a run's gates: ``SearchIndex.trim``)."""
         if self._index is not None:

@@ -297,6 +297,15 @@ class SearchIndex:
         --explain`` shows it)."""
         return self.api_vocabulary.read(split_words(query))
 
+    def rank_of(self, query: str, *, k: int, target: str) -> int | None:
+        """``search(query, k=k).rank_of(target)`` without building the evidence rows (shadow rank asks this of
+        every case a learning suggestion affects)."""
+        ids = self._ids
+        for position, (d, _score) in enumerate(self.rank(query, k=k).top, 1):
+            if ids[d] == target:
+                return position
+        return None
+
     def trim(self) -> None:
         """Drop what the index memoizes for speed (each word's posting, the numbers' postings, the rows' shared
         evidence, the field splits): between a run's gates they only hold memory, up to 200,000 entries each.

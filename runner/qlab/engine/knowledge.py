@@ -128,6 +128,14 @@ class KnowledgeEngine:
             self.knowledge.rewrite(query), target, entities=self.knowledge.entities(entities)
         )
 
+    def rank_of(self, query: str, *, k: int, target: str) -> int | None:
+        rewritten = self.knowledge.rewrite(query)
+        inner = getattr(self.inner, "rank_of", None)
+        if callable(inner):
+            found: int | None = inner(rewritten, k=k, target=target)
+            return found
+        return self.inner.search(rewritten, k=k).rank_of(target)
+
     def trim(self) -> None:
         trim = getattr(self.inner, "trim", None)
         if callable(trim):

@@ -162,10 +162,17 @@ class Affects:
 
 
 def _ranks(engine: Engine, cases: Sequence[ShadowCase]) -> dict[str, int | None]:
+    """Each case's rank of its expected tool (the engine's optional ``rank_of`` makes no evidence rows)."""
+    rank_of = getattr(engine, "rank_of", None)
     out: dict[str, int | None] = {}
     for case in cases:
-        result = engine.search(case.query, k=case.k)
-        out[case.case_id] = result.rank_of(case.expected_target) if case.expected_target else None
+        target = case.expected_target
+        if not target:
+            out[case.case_id] = None
+        elif callable(rank_of):
+            out[case.case_id] = rank_of(case.query, k=case.k, target=target)
+        else:
+            out[case.case_id] = engine.search(case.query, k=case.k).rank_of(target)
     return out
 
 
