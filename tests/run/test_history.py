@@ -160,3 +160,26 @@ def test_a_case_id_or_suite_with_any_characters_is_read_back_as_written(tmp_path
     assert brief["cases"] == [{"case_id": case_id, "suite": case_id + "-s", "status": "passed"}]
     assert history.for_learning(path)["cases"] == [run["cases"][0]]
     assert history.cases_by_id(path, {case_id}) == {case_id: run["cases"][0]}
+
+
+@pytest.mark.parametrize("scenario", story.SCENARIOS)
+def test_the_brief_cut_from_the_run_already_read_is_the_brief_read_from_the_file(
+    tmp_path: Path, scenario: str
+) -> None:
+    """Rule: when the newest history entry is the file the learn gate already read (the same file: a hard link),
+    the "since the last run" brief is cut from that read, and it is the brief the file gives; another file is
+    read."""
+    previous = {**story.story(scenario).whole, "run_id": "20261201T000000Z-a"}
+    previous["cases"] = [dict(c) for c in previous["cases"]]
+    if previous["cases"]:
+        previous["cases"][0]["status"] = (
+            "failed" if previous["cases"][0].get("status") == "passed" else "passed"
+        )
+    result = write(tmp_path / "result.json", previous)
+    kept = tmp_path / "history"
+    history.keep(result, previous["run_id"], kept)
+    from_file = history.latest_brief(kept)
+    for read in (history.for_learning(result), history.artifact.read(result)):
+        assert history.latest_brief(kept, read={**read, "_path": str(result), "_lean": True}) == from_file
+    other = write(tmp_path / "other.json", {**previous, "run_id": "20261130T000000Z-z", "cases": []})
+    assert history.latest_brief(kept, read={**history.for_learning(other), "_path": str(other)}) == from_file

@@ -176,7 +176,7 @@ def command(
         artifact = clean_artifact(outcome.artifact, secrets)
         # the run history (not for a shard: its merge keeps the run's): the run before this one, then this one
         kept = history.folder_of(paths.result) if shard is None and config.output.history > 0 else None
-        before = history.latest_brief(kept) if kept is not None else None
+        before = history.latest_brief(kept, read=previous) if kept is not None else None
         write_outputs(artifact, paths, secrets=secrets, previous=before)
         if kept is not None:
             history.keep(paths.result, str(artifact.get("run_id")), kept, limit=config.output.history)

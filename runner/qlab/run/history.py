@@ -18,7 +18,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -65,12 +65,20 @@ def latest(folder: Path) -> dict[str, Any] | None:
     return None
 
 
-def latest_brief(folder: Path) -> dict[str, Any] | None:
+def latest_brief(folder: Path, *, read: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """``latest``, with each case cut to what a comparison of two runs reads (``case_id``, ``suite``, ``status``,
     ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line from the file as
     qlab writes it (one case per line, ``qlab.run.artifact.chunks``), so the previous run is never held whole;
-    a passing case's line is read from its first fields alone. A file in another layout is read whole."""
+    a passing case's line is read from its first fields alone. A file in another layout is read whole.
+
+    ``read``: that run as the caller already read it (its cases with at least those fields, ``_path`` naming
+    the file): when the newest entry is that very file (the history keeps a hard link to each run's result),
+    it is cut from ``read`` instead of read again."""
     for path in reversed(entries(folder)):
+        if read is not None and _same_file(path, read.get("_path")):
+            out = {k: v for k, v in read.items() if not k.startswith("_")}
+            out["cases"] = [_brief_case(c) for c in read.get("cases") or () if isinstance(c, dict)]
+            return out
         try:
             return _brief(path)
         except (OSError, ValueError, UnicodeDecodeError):
@@ -82,6 +90,13 @@ def latest_brief(folder: Path) -> dict[str, Any] | None:
         full["cases"] = [_brief_case(c) for c in full.get("cases") or () if isinstance(c, dict)]
         return full
     return None
+
+
+def _same_file(path: Path, other: object) -> bool:
+    try:
+        return isinstance(other, str) and os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 _BRIEF_KEYS = ("case_id", "suite", "status", "failure", "critical", "flaky")
