@@ -384,8 +384,20 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
-    """Stage details as JSON data (dataclasses and tuples are common in reports)."""
+    """Stage details as JSON data (dataclasses and tuples are common in reports). Plain values, dicts and lists
+    are recognised by their exact type first: the learn gate's details of a run where search broke hold
+    ~2 million of them."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): _jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [_jsonable(v) for v in value]
     if hasattr(value, "to_dict"):
         return _jsonable(value.to_dict())
     if isinstance(value, Mapping):
