@@ -512,18 +512,24 @@ class SearchIndex:
         model = self._model
         fields: dict[str, float] = {}
         fixes: dict[str, str] = {}
+        terms = []
         for word in matched:
             parts = word._shares.get(d)  # the cached split, without a method call per match
             if parts is None:
                 parts = word.contributions(model, d)
-            for name, value in parts:
-                fields[name] = fields.get(name, 0.0) + value
+            if fields:
+                get = fields.get
+                for name, value in parts:
+                    fields[name] = get(name, 0.0) + value
+            else:
+                fields.update(parts)  # the first word's split as it is: 0.0 + value is value
             if word.correction is not None:
                 fixes[word.correction[0]] = word.correction[1]
+            other = word.via.get(d) if word.via else None  # ``matched_in``, inline
+            terms.append(word.term if other is None else f"{word.term}~{other}")
         if bonus:
             fields[INTENT] = bonus
-        terms = tuple([word.matched_in(d) for word in matched])
-        return MappingProxyType(fields), terms, (MappingProxyType(fixes) if fixes else _NO_FIXES)
+        return MappingProxyType(fields), tuple(terms), (MappingProxyType(fixes) if fixes else _NO_FIXES)
 
     def _rows(
         self,
