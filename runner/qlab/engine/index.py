@@ -466,8 +466,11 @@ class SearchIndex:
         stop = len(order)
         for i, word in enumerate(order):
             if rest < best and len(scores) >= k:  # the k-th score is at most the best one: worth a look
-                threshold = _kth(scores.values(), k)
-                if rest < threshold:
+                above = [
+                    s for s in scores.values() if s > rest
+                ]  # the k-th score is above rest: k of them are
+                if len(above) >= k:
+                    threshold = _kth(above, k)
                     stop = i
                     break
             _add(scores, word.by_doc)
