@@ -516,3 +516,22 @@ def test_rank_of_is_the_rank_a_search_shows_without_its_rows() -> None:
     engine = Reranked(Collection(tools=tuple(TOOLS)))
     last = engine.search(queries[0], k=3).rows[-1]
     assert engine.rank_of(queries[0], k=3, target=last.tool_id) == last.rank == 1
+
+
+def test_the_pool_completion_keeps_a_tool_whose_score_ties_the_k_th_through_rounding() -> None:
+    """Rule: after each word left, the pool drops a tool only when its score plus what the words still left could
+    add is below the k-th score by more than rounding. ``rest`` is a float sum taken in another order than a tool's
+    score: here (1000 + 0.159) - 1000 is 0.15899999999999181, so tool 0's bound 6.631 + rest falls just short of
+    6.79, the score it reaches (6.631 + 0.159) and tool 1 already has; tied, tool 0 (the lower number) is first."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from qlab.engine.index import _completed
+
+    far: Any = SimpleNamespace(by_doc={}, ub=1000.0)  # the best word left, in no pool tool
+    last: Any = SimpleNamespace(by_doc={0: 0.159}, ub=0.159)
+    tied = 6.631 + 0.159
+    rest = 0.0 + 1000.0 + 0.159
+    assert 6.631 + (rest - 1000.0) < tied  # the rounding this rule is about
+    done = _completed({0: 6.631, 1: tied}, [far, last], rest=rest, threshold=tied, k=1)
+    assert done == {0: tied, 1: tied}

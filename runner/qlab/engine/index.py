@@ -24,6 +24,7 @@ import dataclasses
 import heapq
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -38,6 +39,10 @@ _MEMO_LIMIT = 200_000
 _NO_FIXES: Mapping[str, str] = MappingProxyType({})
 _UNSEEN: Any = object()
 _PRUNE_FROM = 512  # postings entries of a query from which MaxScore pruning pays for its bookkeeping
+# A tool is left out of the pool's completion only when its bound times this is still below the k-th score:
+# the bound and the scores are float sums taken in different orders, and this margin is far above what their
+# rounding can differ by, so a tool whose score ties the k-th is always completed.
+_SAFE = 1.0 + 1e-9
 _METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe methods first, DELETE last
 SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
 INTENT = "intent"  # evidence key: the method prior
@@ -76,6 +81,54 @@ def _row_factory() -> Callable[
 
 
 new_row = _row_factory()  # SearchRow's constructor, fast
+
+
+def _add(scores: dict[int, float], posting: Mapping[int, float]) -> None:
+    """Add a word's posting to ``scores`` (document -> score so far)."""
+    if not scores:
+        scores.update(posting)  # 0.0 + s is s
+        return
+    get = scores.get
+    for d, s in posting.items():
+        scores[d] = get(d, 0.0) + s
+
+
+def _kth(scores: Collection[float], k: int) -> float:
+    """The k-th largest of ``scores`` (k at most their number): a sort in C beats heapq's loop in Python up to a
+    few hundred scores."""
+    return sorted(scores)[-k] if len(scores) < 300 else heapq.nlargest(k, scores)[-1]
+
+
+def _completed(
+    scores: Mapping[int, float],
+    left: Sequence[WordPosting],
+    *,
+    rest: float,
+    threshold: float,
+    k: int,
+) -> dict[int, float]:
+    """The final scores of the documents that can still make the Top-K, once the words ``left`` (which with the
+    prior add at most ``rest``) are added to them.
+
+    The pool is what MaxScore keeps: a partial score plus ``rest`` reaching ``threshold`` (the k-th partial
+    score). The words left are added to it one at a time, best first; after each, the pool keeps only the
+    documents whose score plus what the words still left could add reaches the k-th score of the pool."""
+    pool = {d: s for d, s in scores.items() if s + rest >= threshold}
+    last = len(left) - 1
+    for i, word in enumerate(left):
+        by_doc = word.by_doc
+        if len(by_doc) < len(pool):
+            for d in by_doc.keys() & pool.keys():
+                pool[d] += by_doc[d]
+        else:
+            get = by_doc.get
+            for d, s in pool.items():
+                pool[d] = s + get(d, 0.0)
+        rest -= word.ub
+        if i < last and len(pool) > k:
+            threshold = _kth(pool.values(), k)
+            pool = {d: s for d, s in pool.items() if (s + rest) * _SAFE >= threshold}
+    return pool
 
 
 class WordPosting:
@@ -208,7 +261,7 @@ class Explanation:
 class SearchIndex:
     """An immutable index over ``tools``. Build once per collection; ``search`` is cheap.
 
-    Not thread-safe: queries reuse one score buffer rather than allocating one per query.
+    Not meant for several threads at once: queries fill memos (word postings, evidence) that later ones share.
     """
 
     def __init__(
@@ -233,7 +286,6 @@ class SearchIndex:
         self._evidence: dict[
             tuple[Any, ...], tuple[Mapping[str, float], tuple[str, ...], Mapping[str, str]]
         ] = {}
-        self._buffer = [0.0] * len(self.tools)
         # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
         # constant per index (the same for every query), so a row's evidence depends on its words alone
         self._bonus = self.api_vocabulary.intent_weight * math.log(1.0 + len(self.tools))
@@ -396,12 +448,16 @@ class SearchIndex:
     def rank(self, query: str, *, k: int) -> Ranking:
         """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet).
 
-        Words are added best first (highest ``ub``, the most a word adds to any tool). Once ``k`` tools are
-        scored and the words left could add less than the k-th score, no tool only those words reach can
-        enter the Top-K (MaxScore, Turtle & Flood 1995): the words left are looked up for the tools that still
-        can, and their long postings are never walked. A word in every tool of a large collection ("number",
-        "list") costs a few look-ups instead of a pass over the collection. Scores and order are the same as
-        adding every posting.
+        Scores are summed in a dictionary of the tools the words match. A query whose postings are short adds
+        them all, in query order. Otherwise words are added best first (highest ``ub``, the most a word adds to
+        any tool). Once ``k`` tools are scored and the words left could add less than the k-th score, no
+        tool only those words reach can enter the Top-K (MaxScore, Turtle & Flood 1995): their long postings are
+        never walked. The words left are added, best first, to the tools that could still reach the k-th score
+        (the pool), walking the shorter of the word's posting and the pool; after each word the pool drops the
+        tools whose score plus what the words still left could add is below the pool's k-th score (which only
+        grows). A word in every tool of a large collection ("number", "list") costs a look-up per pool tool
+        instead of a pass over the collection. Scores and order are the same as adding every posting: each
+        tool's words are added in the same order.
         """
         reading = self.read(query)
         words = self._postings(reading.content)
@@ -410,19 +466,16 @@ class SearchIndex:
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
-        buffer = self._buffer
-        touched: set[int] = set()
         prior = (
             (self._intent_docs.get(reading.intent) or None, self._bonus)
             if reading.intent is not None
             else (None, 0.0)
         )
+        scores: dict[int, float] = {}  # document -> its score so far: only the documents a word matched
         if sum([len(word.by_doc) for word in words]) < _PRUNE_FROM:  # short postings: add them all
             for word in words:
-                touched.update(word.by_doc)
-                for d, s in word.by_doc.items():
-                    buffer[d] += s
-            return self._finish(words, touched, touched, k, terms, prior)._replace(content=reading.content)
+                _add(scores, word.by_doc)
+            return self._finish(words, scores, k, terms, prior, reading.content)
         order = sorted(words, key=lambda w: -w.ub)
         rest = prior[1] if prior[0] else 0.0  # what the words not yet added (and the prior) could add at most
         for word in order:
@@ -430,59 +483,48 @@ class SearchIndex:
         best = threshold = 0.0
         stop = len(order)
         for i, word in enumerate(order):
-            if rest < best and len(touched) >= k:  # the k-th score is at most the best one: worth a look
-                threshold = heapq.nlargest(k, map(buffer.__getitem__, touched))[-1]
-                if rest < threshold:
+            if rest < best and len(scores) >= k:  # the k-th score is at most the best one: worth a look
+                above = [
+                    s for s in scores.values() if s > rest
+                ]  # the k-th score is above rest: k of them are
+                if len(above) >= k:
+                    threshold = _kth(above, k)
                     stop = i
                     break
-            touched.update(word.by_doc)
-            for d, s in word.by_doc.items():
-                buffer[d] += s
+            _add(scores, word.by_doc)
             if word.by_doc:
-                best = max(best, max(map(buffer.__getitem__, word.by_doc)))
+                best = max(best, max(map(scores.__getitem__, word.by_doc)))
             rest -= word.ub
-        pool: Collection[int] = touched
         if stop < len(order):
-            left = order[stop:]
-            pool = [d for d in touched if buffer[d] + rest >= threshold]
-            for d in pool:
-                for word in left:
-                    buffer[d] += word.by_doc.get(d, 0.0)
-        return self._finish(words, touched, pool, k, terms, prior)._replace(content=reading.content)
+            scores = _completed(scores, order[stop:], rest=rest, threshold=threshold, k=k)
+        return self._finish(words, scores, k, terms, prior, reading.content)
 
     def _finish(
         self,
         words: list[WordPosting],
-        touched: set[int],
-        pool: Collection[int],
+        scores: dict[int, float],
         k: int,
         terms: tuple[str, ...],
         prior: tuple[frozenset[int] | None, float],
+        content: tuple[str, ...],
     ) -> Ranking:
-        """The Top-K of ``pool`` (score descending, then document number), its rows, and a clean buffer.
-        ``prior``: the documents of the intent's methods and what the intent adds to each of them."""
-        buffer = self._buffer
+        """The Top-K of ``scores`` (document -> score: score descending, then document number). ``prior``: the
+        documents of the intent's methods and what the intent adds to each of them."""
         favoured, bonus = prior
         lifted: Collection[int] = ()
         if favoured and bonus:
-            lifted = favoured.intersection(pool)
+            lifted = favoured.intersection(scores)
             for d in lifted:
-                buffer[d] += bonus
-        ranked = sorted(pool, key=buffer.__getitem__, reverse=True)
-        if len(ranked) > k:  # keep every document tied with the k-th score: ties break on the id below
-            end = k
-            kth = buffer[ranked[k - 1]]
-            while end < len(ranked) and buffer[ranked[end]] == kth:
-                end += 1
-            del ranked[end:]
-        ranked.sort(key=lambda d: (-buffer[d], d))
-        top = [(d, buffer[d]) for d in ranked[:k]]
-        if len(touched) * 16 > len(buffer):  # a fresh buffer is cheaper than clearing many places one by one
-            self._buffer = [0.0] * len(buffer)
+                scores[d] += bonus
+        if len(scores) > k:  # keep every document tied with the k-th score: ties break on the id below
+            kth = _kth(scores.values(), k)
+            top = [(d, score) for d, score in scores.items() if score >= kth]
         else:
-            for d in touched:
-                buffer[d] = 0.0
-        return Ranking(top, words, lifted, bonus, terms)
+            top = list(scores.items())
+        top.sort()  # by document number: the order of ties, which the stable sort below keeps
+        top.sort(key=itemgetter(1), reverse=True)
+        del top[k:]
+        return Ranking(top, words, lifted, bonus, terms, content)
 
     def _evidence_of(
         self, d: int, matched: list[WordPosting], bonus: float
@@ -491,18 +533,24 @@ class SearchIndex:
         model = self._model
         fields: dict[str, float] = {}
         fixes: dict[str, str] = {}
+        terms = []
         for word in matched:
             parts = word._shares.get(d)  # the cached split, without a method call per match
             if parts is None:
                 parts = word.contributions(model, d)
-            for name, value in parts:
-                fields[name] = fields.get(name, 0.0) + value
+            if fields:
+                get = fields.get
+                for name, value in parts:
+                    fields[name] = get(name, 0.0) + value
+            else:
+                fields.update(parts)  # the first word's split as it is: 0.0 + value is value
             if word.correction is not None:
                 fixes[word.correction[0]] = word.correction[1]
+            other = word.via.get(d) if word.via else None  # ``matched_in``, inline
+            terms.append(word.term if other is None else f"{word.term}~{other}")
         if bonus:
             fields[INTENT] = bonus
-        terms = tuple([word.matched_in(d) for word in matched])
-        return MappingProxyType(fields), terms, (MappingProxyType(fixes) if fixes else _NO_FIXES)
+        return MappingProxyType(fields), tuple(terms), (MappingProxyType(fixes) if fixes else _NO_FIXES)
 
     def _rows(
         self,
