@@ -17,6 +17,20 @@ def _cases(rng: random.Random, tools: list[str], n: int) -> list[ShadowCase]:
     return [ShadowCase(f"c-{i}", " ".join(rng.sample(WORDS, 3)), rng.choice(tools), 3) for i in range(n)]
 
 
+def _twelve_suggestions(
+    *, seed: int, n_cases: int
+) -> tuple[Collection, list[ShadowCase], list[dict[str, Any]]]:
+    """The demo collection, random cases over it, and twelve one-word alias suggestions, one per tool in turn."""
+    collection = demo_collection()
+    tools = [t.id for t in collection.tools]
+    cases = _cases(random.Random(seed), tools, n_cases)
+    suggestions: list[dict[str, Any]] = [
+        {"id": f"s-{i:02d}", "tool_id": tools[i % len(tools)], "aliases": [WORDS[i % len(WORDS)]]}
+        for i in range(12)
+    ]
+    return collection, cases, suggestions
+
+
 def test_the_affected_cases_are_those_expecting_the_tool_or_sharing_an_alias_term() -> None:
     """Rule (the definition, checked against a direct reading of it on random cases): a case is affected by an
     alias suggestion when it expects the suggestion's tool or its query shares a term with one of the aliases."""
@@ -50,14 +64,7 @@ def test_the_affected_cases_are_those_expecting_the_tool_or_sharing_an_alias_ter
 def test_at_most_the_limit_of_suggestions_are_measured_alone_in_the_order_they_were_made() -> None:
     """Rule: each suggestion measured alone costs an engine; past the limit the combined measure still covers
     every suggestion, and ``alone`` says how many were measured alone."""
-    rng = random.Random(3)
-    collection = demo_collection()
-    tools = [t.id for t in collection.tools]
-    cases = _cases(rng, tools, 60)
-    suggestions: list[dict[str, Any]] = [
-        {"id": f"s-{i:02d}", "tool_id": tools[i % len(tools)], "aliases": [WORDS[i % len(WORDS)]]}
-        for i in range(12)
-    ]
+    collection, cases, suggestions = _twelve_suggestions(seed=3, n_cases=60)
     built: list[Collection] = []
 
     def factory(c: Collection) -> IndexEngine:
@@ -84,14 +91,7 @@ def test_the_reruns_of_the_alone_measures_are_bounded_and_a_suggestion_that_does
 ):
     """Rule: the alone measures rerun at most ``alone_cases`` cases between them (each counted by its bound); a
     suggestion that does not fit what is left is passed over for the next one that does."""
-    rng = random.Random(5)
-    collection = demo_collection()
-    tools = [t.id for t in collection.tools]
-    cases = _cases(rng, tools, 80)
-    suggestions: list[dict[str, Any]] = [
-        {"id": f"s-{i:02d}", "tool_id": tools[i % len(tools)], "aliases": [WORDS[i % len(WORDS)]]}
-        for i in range(12)
-    ]
+    collection, cases, suggestions = _twelve_suggestions(seed=5, n_cases=80)
     affects = Affects(cases, Analyzer())
     bounds = {str(x["id"]): affects.bound(x) for x in suggestions}
     ranked = [name for name in bounds if bounds[name]]
