@@ -169,3 +169,20 @@ def test_shadow_stores_pending_suggestions_and_changes_no_project_file(
         ("trackDelivery", ["parcel"], "pending_review")
     ]
     assert stored[0]["shadow"]["improved"] == ["s-parcel"]
+
+
+def test_the_shadow_line_says_when_not_every_suggestion_was_measured_alone() -> None:
+    from qlab.commands.learn import _shadow_text
+
+    shadow = {
+        "cases": 4,
+        "before": {"hit_at_k": 0.5, "top_1": 0.25, "mrr": 0.4},
+        "after": {"hit_at_k": 0.75, "top_1": 0.5, "mrr": 0.6},
+        "improved": ["c-1"],
+        "regressed": [],
+        "alone": {"measured": 50, "of": 120},
+    }
+    assert _shadow_text(shadow).endswith(
+        "; 50 of 120 suggestions measured alone (the first made, within the rerun budget)"
+    )
+    assert "measured alone" not in _shadow_text({**shadow, "alone": {"measured": 3, "of": 3}})

@@ -368,7 +368,7 @@ def _shadow_text(shadow: Mapping[str, Any]) -> str:
     metrics = ", ".join(f"{m} {before[m]:.3f} → {after[m]:.3f}" for m in ("hit_at_k", "top_1", "mrr"))
     alone = shadow.get("alone") or {}
     partly = (
-        f"; {alone['measured']} of {alone['of']} suggestions measured alone (those affecting the most cases)"
+        f"; {alone['measured']} of {alone['of']} suggestions measured alone (the first made, within the rerun budget)"
         if alone.get("measured", 0) < alone.get("of", 0)
         else ""
     )
