@@ -67,28 +67,24 @@ def latest(folder: Path) -> dict[str, Any] | None:
 
 def latest_brief(folder: Path, *, read: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """``latest``, with each case cut to what a comparison of two runs reads (``case_id``, ``suite``, ``status``,
-    ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line from the file as
-    qlab writes it (one case per line, ``qlab.run.artifact.chunks``), so the previous run is never held whole;
-    a passing case's line is read from its first fields alone. A file in another layout is read whole.
+    ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line as the learn gate reads
+    it (``for_learning``), then cut, so the previous run is never held whole. A file in another layout is read
+    whole.
 
     ``read``: that run as the caller already read it (its cases with at least those fields, ``_path`` naming
     the file): when the newest entry is that very file (the history keeps a hard link to each run's result),
     it is cut from ``read`` instead of read again."""
     for path in reversed(entries(folder)):
         if read is not None and _same_file(path, read.get("_path")):
-            out = {k: v for k, v in read.items() if not k.startswith("_")}
-            out["cases"] = [_brief_case(c) for c in read.get("cases") or () if isinstance(c, dict)]
-            return out
+            return _brief_of(read)
         try:
-            return _brief(path)
+            return _brief_of(for_learning(path))
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         try:
-            full = artifact.read(path)
+            return _brief_of(artifact.read(path))
         except InputError:
             continue
-        full["cases"] = [_brief_case(c) for c in full.get("cases") or () if isinstance(c, dict)]
-        return full
     return None
 
 
@@ -109,22 +105,20 @@ _PASSED = re.compile(
 
 def _text(quoted: str) -> str:
     """A JSON string as qlab wrote it, decoded: without a backslash its text is what lies between the quotes
-    (no ``json.loads`` per field: a 100,000-case previous run is read twice)."""
+    (no ``json.loads`` per field of a 100,000-case previous run)."""
     return quoted[1:-1] if "\\" not in quoted else str(json.loads(quoted))
 
 
-def _brief_case(case: dict[str, Any]) -> dict[str, Any]:
-    return {key: case[key] for key in _BRIEF_KEYS if key in case}
-
-
-def _brief(path: Path) -> dict[str, Any]:
-    def case(text: str) -> dict[str, Any]:
-        found = _PASSED.match(text)
-        if found is not None:
-            return {"case_id": _text(found[1]), "suite": intern(_text(found[2])), "status": "passed"}
-        return _brief_case(json.loads(text))
-
-    return read_lines(path, case)
+def _brief_of(run: Mapping[str, Any]) -> dict[str, Any]:
+    """A run (as read whole, or by ``for_learning``) with each case cut to ``_BRIEF_KEYS``; what the reader added
+    (``_path``, ``_lean``) left out."""
+    out = {k: v for k, v in run.items() if not k.startswith("_")}
+    out["cases"] = [
+        {key: case[key] for key in _BRIEF_KEYS if key in case}
+        for case in run.get("cases") or ()
+        if isinstance(case, dict)
+    ]
+    return out
 
 
 def read_lines(path: Path, case: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
