@@ -6,7 +6,7 @@ MB for nothing: measured on a 100,000-case search run, six full collections took
 of them (1.6 s) while the outputs were written, after the run itself had handed its objects back to the GC.
 
 ``frozen_heap()`` covers a whole command (load, run, outputs): what exists when it starts is frozen
-(``gc.freeze``: moved out of the collector's generations), full collections are ten times rarer (young objects
+(``gc.freeze``: moved out of the collector's generations), full collections are 100 times rarer (young objects
 are still collected as usual), and ``settle()`` freezes again at each point where what was just built lives on
 (after loading, after each gate). Nested uses are one: the outermost restores the settings and unfreezes.
 

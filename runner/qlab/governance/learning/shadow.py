@@ -97,13 +97,12 @@ def shadow_rank(
          "before_rank": before[c.case_id], "after_rank": after[c.case_id]}
         for c in union
     ]  # fmt: skip
-    measurable = [s for s in usable if affects.bound(s)]
+    measurable = [(s, bound) for s in usable if (bound := affects.bound(s))]
     per: dict[str, Any] = {}
     budget = alone_cases
-    for suggestion in measurable:
+    for suggestion, bound in measurable:
         if len(per) >= alone_limit:
             break
-        bound = affects.bound(suggestion)
         if bound > budget:
             continue
         budget -= bound
