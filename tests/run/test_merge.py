@@ -578,15 +578,21 @@ def test_a_case_that_failed_at_the_blocking_gate_keeps_its_failure_though_later_
     assert [c["status"] for c in merged["cases"] if c["suite"] == "plan_e2e"] == ["failed", *["blocked"] * 3]
 
 
-def test_a_case_charged_to_an_earlier_gate_is_not_charged_again_in_the_merge(tmp_path: Path) -> None:
-    """Rule 2 in a merge: a plan case that failed at select is the select gate's (which tolerates one); the plan
-    gate, judging the same suite later, does not answer for it again, as in the unsharded run."""
+def _plan_case_failing_at_select(tmp_path: Path) -> tuple[list[Any], Any]:
+    """The cases with p00 a plan case whose selection goes wrong, and a config whose select gate tolerates one
+    failure and whose plan gate has no thresholds."""
     cases = _cases()
     cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
     gates = list(f.DEFAULT_GATES)
     gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
     gates[3] = dataclasses.replace(gates[3], thresholds=())
-    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    return cases, dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+
+
+def test_a_case_charged_to_an_earlier_gate_is_not_charged_again_in_the_merge(tmp_path: Path) -> None:
+    """Rule 2 in a merge: a plan case that failed at select is the select gate's (which tolerates one); the plan
+    gate, judging the same suite later, does not answer for it again, as in the unsharded run."""
+    cases, config = _plan_case_failing_at_select(tmp_path)
     whole, shards = _runs(tmp_path, cases, config=config)
     merged = m.merge(shards)
     assert [(g["name"], g["status"]) for g in merged["gates"]] == [
@@ -625,12 +631,7 @@ def test_the_merged_artifact_has_the_unsharded_sections_in_their_order(tmp_path:
 def test_a_gate_skipped_in_every_shard_answers_for_no_case(tmp_path: Path) -> None:
     """Rule 2 in a merge: a gate that did not run judges nothing, so a case that failed at its stage is charged to
     the next gate of its suite (here the plan gate, which tolerates none)."""
-    cases = _cases()
-    cases[9] = f.case("p00", "plan_e2e", "plan", "wrong:x", line=0)
-    gates = list(f.DEFAULT_GATES)
-    gates[2] = dataclasses.replace(gates[2], thresholds=(), max_failures=1)
-    gates[3] = dataclasses.replace(gates[3], thresholds=())
-    config = dataclasses.replace(f.config(tmp_path), gates=tuple(gates))
+    cases, config = _plan_case_failing_at_select(tmp_path)
     _, shards = _runs(tmp_path, cases, config=config)
     for _, data in shards:
         data["gates"][2].update(status="skipped", reasons=["no case selected"])
