@@ -9,6 +9,8 @@ The run-level artifact (fingerprint, metrics, gates, decision) is assembled by `
 from __future__ import annotations
 
 import json
+import threading
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -43,14 +45,93 @@ class CheckedJSON(EncodedJSON):
 _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+class PackedJSON:
+    """A CheckedJSON text kept zlib-packed in its run's ``JSONPack`` until a writer asks for it (``text``).
+
+    The search stage keeps each case's Top-K rows this way: ~1 KB of text per case (5 rows) packs to ~170 bytes
+    in blocks of ~64 KiB, which a 100,000-case run then does not hold as ~100 MB of strings. Like CheckedJSON it
+    fits the result schema where it sits. Readers take the text with ``json_text`` (any kept JSON text) and the
+    value with ``decoded``. ``top_tool``: the first row's tool id, kept beside the text for the artifact's
+    ``actual_output.top_1`` (read for every case, twice a run, without unpacking anything)."""
+
+    __slots__ = ("_block", "_end", "_pack", "_start", "top_tool")
+
+    def __init__(self, pack: JSONPack, block: int, start: int, end: int, top_tool: str | None) -> None:
+        self._pack, self._block, self._start, self._end = pack, block, start, end
+        self.top_tool = top_tool
+
+    def text(self) -> str:
+        return self._pack.read(self._block, self._start, self._end)
+
+    def __repr__(self) -> str:
+        return f"PackedJSON({self.text()!r})"
+
+
+class JSONPack:
+    """Where a run's PackedJSON texts live: appended to an open block, which is compressed (zlib level 1: ~6x on
+    search rows) once the next text would take it past ``block_size``. Reading decompresses a block once and
+    keeps the last ``keep`` blocks read: writers read in case order, which is the order the texts were added in
+    runs of cases (one per gate, lane or file), a few runs interleaved at most. Safe for the stage's threads."""
+
+    def __init__(self, block_size: int = 64 * 1024, keep: int = 8) -> None:
+        self._block_size = block_size
+        self._keep = keep
+        self._blocks: list[bytes] = []
+        self._open = bytearray()
+        self._read: dict[int, bytes] = {}  # block -> its bytes, the most recently read last
+        self._lock = threading.Lock()
+
+    def add(self, text: CheckedJSON, *, top_tool: str | None = None) -> PackedJSON:
+        data = text.encode("utf-8")
+        with self._lock:
+            if self._open and len(self._open) + len(data) > self._block_size:
+                self._blocks.append(zlib.compress(self._open, 1))
+                self._open = bytearray()
+            start = len(self._open)
+            self._open += data
+            return PackedJSON(self, len(self._blocks), start, start + len(data), top_tool)
+
+    def read(self, block: int, start: int, end: int) -> str:
+        with self._lock:
+            if block == len(self._blocks):
+                return self._open[start:end].decode("utf-8")
+            data = self._read.pop(block, None)
+            if data is None:
+                data = zlib.decompress(self._blocks[block])
+                if len(self._read) >= self._keep:
+                    del self._read[next(iter(self._read))]
+            self._read[block] = data
+            return data[start:end].decode("utf-8")
+
+
+def is_json_text(value: Any) -> bool:
+    """Whether ``value`` is JSON kept as text (EncodedJSON, PackedJSON), without unpacking it."""
+    return isinstance(value, EncodedJSON) or type(value) is PackedJSON
+
+
+def json_text(value: Any) -> str | None:
+    """The JSON text of a value kept as text (EncodedJSON, PackedJSON); None for any other value."""
+    if isinstance(value, EncodedJSON):
+        return value
+    if type(value) is PackedJSON:
+        return value.text()
+    return None
+
+
+def checked(value: Any) -> bool:
+    """Whether ``value`` is JSON text its stage made sure fits the result schema (CheckedJSON, PackedJSON)."""
+    return isinstance(value, CheckedJSON) or type(value) is PackedJSON
+
+
 def decoded(value: Any) -> Any:
-    """``value``, with an EncodedJSON turned back into the value it encodes."""
-    return json.loads(value) if isinstance(value, EncodedJSON) else value
+    """``value``, with JSON kept as text (EncodedJSON, PackedJSON) turned back into the value it encodes."""
+    text = json_text(value)
+    return value if text is None else json.loads(text)
 
 
 def plain(obj: Any) -> Any:
-    """A stage object with its EncodedJSON members decoded (a shallow copy when there are any)."""
-    if isinstance(obj, Mapping) and any(isinstance(v, EncodedJSON) for v in obj.values()):
+    """A stage object with its members kept as JSON text decoded (a shallow copy when there are any)."""
+    if isinstance(obj, Mapping) and any(is_json_text(v) for v in obj.values()):
         return {k: decoded(v) for k, v in obj.items()}
     return obj
 

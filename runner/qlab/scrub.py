@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
-from qlab.results import EncodedJSON
+from qlab.results import CheckedJSON, EncodedJSON, PackedJSON
 
 REDACTED = "[REDACTED]"
 DEFAULT_MAX_CHARS = 4000
@@ -312,6 +312,11 @@ class Scrubber:
             if self._pattern is None or not self._pattern.search(obj):
                 return obj
             return type(obj).of(self(json.loads(obj)))
+        if type(obj) is PackedJSON:  # the same, packed: unpacked only when there is something to look for
+            if self._pattern is None:
+                return obj
+            text = obj.text()
+            return obj if not self._pattern.search(text) else CheckedJSON.of(self(json.loads(text)))
         if isinstance(obj, str):  # a str subclass (an Enum value): its text, as json.dumps writes it
             return self.text(str.__str__(obj))
         return obj

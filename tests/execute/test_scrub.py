@@ -349,6 +349,21 @@ def test_odd_containers_and_scalars() -> None:
     untouched = EncodedJSON('{"rows": [1]}')
     assert scrubber(untouched) is untouched
     assert Scrubber([])(EncodedJSON('{"a": 1}')) == '{"a": 1}'
+
+
+def test_packed_rows_are_scrubbed_like_any_text_kept_as_json() -> None:
+    from qlab.results import CheckedJSON, JSONPack, PackedJSON, json_text
+
+    pack = JSONPack()
+    leaky = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["tok-CANARY-pack-0000"]}]'))
+    clean = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["member"]}]'))
+    scrubber = Scrubber(["tok-CANARY-pack-0000"])
+    out = scrubber({"rows": leaky})["rows"]
+    assert "CANARY" not in str(json_text(out)) and json.loads(str(json_text(out))) == [
+        {"tool_id": "t", "matched_terms": [REDACTED]}
+    ]
+    assert scrubber(clean) is clean and type(clean) is PackedJSON
+    assert Scrubber([])(leaky) is leaky  # nothing to look for: not even unpacked
     assert scrubber({"password": {"a": 1, "b": [2]}, "token": [1, 2], "secret": False}) == {
         "password": {"a": REDACTED, "b": REDACTED},
         "token": [REDACTED, REDACTED],

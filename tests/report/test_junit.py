@@ -309,6 +309,12 @@ def test_a_stage_object_kept_as_json_text_is_written_as_that_text() -> None:
     case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=search)
     text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
     assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
+    from qlab.results import CheckedJSON, JSONPack
+
+    packed = {**search, "rows": JSONPack().add(CheckedJSON('[{"tool_id":"t","rank":1}]'))}
+    case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=packed)
+    text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
+    assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
 
 
 def test_suite_attributes_properties_and_time() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qlab.errors import InputError
-from qlab.results import EncodedJSON
+from qlab.results import CheckedJSON, EncodedJSON, JSONPack
 from qlab.run import artifact
 
 
@@ -59,3 +59,10 @@ def test_encoded_rows_are_spliced_into_the_case_line_as_json() -> None:
     # a value that happens to hold the placeholder does not confuse the splice
     sneaky = {**case, "case_id": artifact._HOLE}
     assert json.loads(artifact._encode_case(sneaky)) == {**expected, "case_id": artifact._HOLE}
+    # packed rows (what the search stage keeps) are spliced the same way, and so is the placeholder fallback
+    packed = {**case, "search": {**case["search"], "rows": JSONPack().add(CheckedJSON.of(rows))}}
+    assert json.loads(artifact._encode_case(packed)) == expected
+    assert json.loads(artifact._encode_case({**packed, "case_id": artifact._HOLE})) == {
+        **expected,
+        "case_id": artifact._HOLE,
+    }

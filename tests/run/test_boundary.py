@@ -11,7 +11,7 @@ import pytest
 
 from qlab import resultschema
 from qlab.metrics import STAGE_OBJECTS
-from qlab.results import CaseResult, CheckedJSON, EncodedJSON, plain
+from qlab.results import CaseResult, CheckedJSON, EncodedJSON, JSONPack, plain
 from qlab.run import boundary
 from run import fakes
 
@@ -38,6 +38,11 @@ def _check(*objects: dict[str, Any]) -> tuple[bool, str, boundary.SchemaTally]:
 
 def test_checked_rows_are_not_decoded_and_the_rest_is_still_checked() -> None:
     ok, message, tally = _check(_search(CheckedJSON.of([ROW])), _search(CheckedJSON.of([ROW]), top_k="5"))
+    assert not ok and (tally.checked, tally.valid) == (2, 1)
+    assert "c1: $.search.top_k: expected integer, got string" in message
+    # the search stage's packed rows are checked ones too: taken as they are (the stage packs only rows that fit)
+    packed = JSONPack().add(CheckedJSON.of([{**ROW, "rank": 0}]))
+    ok, message, tally = _check(_search(packed), _search(packed, top_k="5"))
     assert not ok and (tally.checked, tally.valid) == (2, 1)
     assert "c1: $.search.top_k: expected integer, got string" in message
 

@@ -9,7 +9,7 @@ import pytest
 
 from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
-from qlab.results import EncodedJSON, decoded, plain
+from qlab.results import EncodedJSON, PackedJSON, decoded, plain
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
@@ -23,8 +23,10 @@ def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     assert r.status == "passed" and r.failure is None
     assert r.search is not None
     assert (r.search["hit"], r.search["hit_rank"], r.search["top_k"]) == (True, 1, 8)
-    assert isinstance(r.search["rows"], EncodedJSON)  # kept as JSON text until the artifact is written
-    row = decoded(r.search["rows"])[0]
+    rows = r.search["rows"]
+    assert type(rows) is PackedJSON  # kept as packed JSON text until the artifact is written
+    assert rows.top_tool == "getMemberDeliveryDetail"
+    row = decoded(rows)[0]
     assert set(row) == {"tool_id", "rank", "score", "field_scores", "matched_terms", "corrections"}
     assert row["tool_id"] == "getMemberDeliveryDetail" and row["matched_terms"] == [
         "member",
@@ -172,12 +174,11 @@ def test_an_http_engine_reply_that_breaks_the_contract_is_an_engine_error(tmp_pa
 
 def test_rows_that_fit_the_schema_are_sealed_checked_and_others_left_for_the_boundary(tmp_path: Path) -> None:
     from qlab.engine.types import SearchResult, SearchRow
-    from qlab.results import CheckedJSON
 
     cases = [case("s1", "check service health", "getHealth", mode="search")]
     results = results_for(cases)
     search.run(context(tmp_path), cases, results)
-    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]
+    assert type(results["s1"].search["rows"]) is PackedJSON  # type: ignore[index]
     bad = SearchResult((SearchRow("getHealth", 0, 1.0),))  # a python engine's rank 0
     results = results_for(cases)
     search.run(context(tmp_path, engine=Counting(None, search=bad)), cases, results)

@@ -18,6 +18,7 @@ from typing import Any
 
 from qlab.atomic import write_atomic
 from qlab.errors import InputError
+from qlab.results import plain
 from qlab.resultschema import artifact_problem
 
 PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
@@ -136,8 +137,9 @@ def check_artifact(data: Any, where: str) -> None:
 
 
 def evidence(case: Mapping[str, Any]) -> dict[str, Any]:
-    """The stage objects of one case result (and its failure, assertions, latency): the trace evidence."""
-    return {key: case[key] for key in EVIDENCE_KEYS if case.get(key) is not None}
+    """The stage objects of one case result (and its failure, assertions, latency): the trace evidence. A member
+    a run keeps as JSON text (its search rows) is decoded: evidence is data, read back from a file later."""
+    return {key: plain(case[key]) for key in EVIDENCE_KEYS if case.get(key) is not None}
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from qlab import metrics
 from qlab.atomic import write_atomic
 from qlab.errors import InputError
-from qlab.results import EncodedJSON, plain
+from qlab.results import is_json_text, json_text, plain
 from qlab.resultschema import artifact_problem
 from qlab.run import gates as gates_mod
 from qlab.run import postrun
@@ -234,15 +234,15 @@ _HOLE_JSON = _ENCODER.encode(_HOLE)
 
 
 def _encode_case(case: Any) -> str:
-    """One case's line. A stage object's EncodedJSON members (``search.rows``) are spliced in as the JSON text
-    they already are: the encoder would write them as strings."""
+    """One case's line. A stage object's members kept as JSON text (``search.rows``: EncodedJSON, PackedJSON) are
+    spliced in as the JSON text they already are: the encoder would write them as strings (or fail)."""
     search = case.get("search") if isinstance(case, dict) else None
     if not isinstance(search, dict):
         return _ENCODER.encode(case)
-    raw = [value for value in search.values() if isinstance(value, EncodedJSON)]
+    raw = [text for text in map(json_text, search.values()) if text is not None]
     if not raw:
         return _ENCODER.encode(case)
-    holes = {k: _HOLE if isinstance(v, EncodedJSON) else v for k, v in search.items()}
+    holes = {k: _HOLE if is_json_text(v) else v for k, v in search.items()}
     head, *tails = _ENCODER.encode({**case, "search": holes}).split(_HOLE_JSON)
     if len(tails) != len(raw):  # the placeholder also occurs in a value of the case: encode it plainly
         return _ENCODER.encode({**case, "search": plain(search)})

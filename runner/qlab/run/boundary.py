@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult, CheckedJSON, decoded, plain
+from qlab.results import CaseResult, checked, decoded, plain
 from qlab.scrub import SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
@@ -87,13 +87,13 @@ def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) 
 
 
 def _problem(key: str, value: Any) -> str | None:
-    """The first problem of a stage object. A CheckedJSON member fits where it sits (its stage made sure when
+    """The first problem of a stage object. A checked member (CheckedJSON, PackedJSON) fits where it sits (its stage made sure when
     it encoded it): only the rest is checked here, and only a problem found that way is
     looked at again with every member decoded (so ``required`` still counts the member, and the message is
     the plain check's). Sound because result.schema.json checks the members of an object independently (no
     ``anyOf``/``allOf`` across members of a stage object; ``tests/test_boundary.py``)."""
-    if isinstance(value, Mapping) and any(isinstance(v, CheckedJSON) for v in value.values()):
-        rest = {k: decoded(v) for k, v in value.items() if not isinstance(v, CheckedJSON)}
+    if isinstance(value, Mapping) and any(checked(v) for v in value.values()):
+        rest = {k: decoded(v) for k, v in value.items() if not checked(v)}
         if resultschema.problem(key, rest) is None:
             return None
     return resultschema.problem(key, plain(value), f"$.{key}")

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab.results import EncodedJSON
+from qlab.results import PackedJSON, json_text
 
 EVALUATED = frozenset({"passed", "failed", "error"})
 MAX_LISTED = 20  # plan tools, sources: enough to read, bounded for a large run
@@ -115,10 +115,15 @@ _TOOL_PREFIX = '[{"tool_id":"'  # how the search stage writes its rows (``qlab.s
 
 
 def _top_tool(rows: Any) -> Any:
-    """The tool id of the first Top-K row. Rows kept as JSON text (``EncodedJSON``) are not decoded: the id is
+    """The tool id of the first Top-K row. Rows kept as JSON text are not decoded (packed ones keep it beside the
+    text; ``PackedJSON.top_tool``): the id is
     read where the search stage writes it (the first key of the first row), decoding only the first row when the
     id holds an escape (a 100,000-case run reads 100,000 short strings, not 800,000 rows)."""
-    if isinstance(rows, EncodedJSON):
+    if type(rows) is PackedJSON:
+        return rows.top_tool
+    text = json_text(rows)
+    if text is not None:
+        rows = text
         if rows.startswith(_TOOL_PREFIX):
             end = rows.find('"', len(_TOOL_PREFIX))
             if end > 0 and "\\" not in rows[len(_TOOL_PREFIX) : end]:

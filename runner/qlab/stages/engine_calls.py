@@ -24,7 +24,7 @@ from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
 from qlab.errors import DependencyError
 from qlab.project.model import Case
-from qlab.results import CaseResult, CheckedJSON, EncodedJSON
+from qlab.results import CaseResult, CheckedJSON, EncodedJSON, JSONPack
 from qlab.stages import engine_checks, search_rows
 from qlab.stages.base import RunContext, StopHit
 
@@ -32,6 +32,7 @@ T = TypeVar("T")
 SEARCHES = "engine.searches"  # ctx.shared key: id(CaseResult) -> (CaseResult, SearchResult)
 SELECTIONS = "engine.selections"
 PLANS = "plans"  # case id -> Plan (read by qlab.execute.plans)
+ROWS_PACK = "engine.rows_pack"  # the run's JSONPack of search rows
 
 
 def top_k(ctx: RunContext, case: Case) -> int:
@@ -75,6 +76,14 @@ def _store(ctx: RunContext, key: str, result: CaseResult, value: Any) -> None:
     ctx.shared.setdefault(key, {})[id(result)] = (result, value)
 
 
+def _pack(ctx: RunContext) -> JSONPack:
+    """The run's pack of search rows (``qlab.results.PackedJSON``): made by the first search of the run."""
+    pack = ctx.shared.get(ROWS_PACK)
+    if pack is None:
+        pack = ctx.shared[ROWS_PACK] = JSONPack()
+    return pack  # type: ignore[no-any-return]
+
+
 def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | None:
     """The case's search (run once): writes ``result.search``, checks the target and the search assertions.
 
@@ -92,15 +101,19 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
-    # the rows are kept as JSON text (see EncodedJSON) that fits the schema (CheckedJSON): the in-run schema
-    # check need not decode them again. Rows that are not plain (see search_rows) are checked with the whole
+    # the rows are kept as JSON text that fits the schema, packed (see PackedJSON): the in-run schema check
+    # need not decode them again. Rows that are not plain (see search_rows) are checked with the whole
     # object here; rows that do not fit are left for the in-run check to find and word.
-    rows: EncodedJSON | None = search_rows.rows_json(found.rows)
+    rows = search_rows.rows_json(found.rows)
     search: dict[str, Any] = {
         "hit": hit,
         "hit_rank": rank if hit else None,
         "top_k": k,
-        "rows": rows if rows is not None else [wire.row_to_dict(row) for row in found.rows],
+        "rows": (
+            _pack(ctx).add(rows, top_tool=found.rows[0].tool_id if found.rows else None)
+            if rows is not None
+            else [wire.row_to_dict(row) for row in found.rows]
+        ),
         "query_terms": list(found.query_terms),
     }
     if rows is None:

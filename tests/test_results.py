@@ -1,0 +1,92 @@
+"""JSON kept as text in a result: PackedJSON and its run's JSONPack (what the search stage keeps per case)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+
+from qlab.results import (
+    CheckedJSON,
+    EncodedJSON,
+    JSONPack,
+    PackedJSON,
+    checked,
+    decoded,
+    is_json_text,
+    json_text,
+    plain,
+)
+
+
+def _rows(i: int) -> CheckedJSON:
+    rows = [
+        {
+            "tool_id": f"getThing{i % 97}",
+            "rank": r,
+            "score": round(10.0 / r + i / 1000, 4),
+            "field_scores": {"summary": 1.5, "path": 0.25},
+            "matched_terms": ["thing", f"w{i % 13}", "ünïcode"],
+            "corrections": {},
+        }
+        for r in range(1, 6)
+    ]
+    return CheckedJSON.of(rows)
+
+
+def test_every_text_reads_back_in_any_order_across_compressed_blocks() -> None:
+    pack = JSONPack(
+        block_size=2048, keep=2
+    )  # ~2 texts a block, fewer blocks kept than a shuffled read visits
+    texts = [_rows(i) for i in range(300)]
+    packed = [pack.add(t) for t in texts]
+    assert len(pack._blocks) > 50  # compressed blocks, not one open buffer
+    order = list(range(300))
+    random.Random(7).shuffle(order)
+    for i in order:
+        assert packed[i].text() == texts[i]
+    assert [p.text() for p in packed] == texts  # and in the order they were added
+
+
+def test_a_pack_holds_a_fraction_of_the_text_it_keeps() -> None:
+    pack = JSONPack()
+    texts = [_rows(i) for i in range(2000)]
+    for t in texts:
+        pack.add(t)
+    raw = sum(len(t.encode()) for t in texts)
+    held = sum(map(len, pack._blocks)) + len(pack._open)
+    assert held * 4 < raw, (held, raw)
+
+
+def test_a_text_larger_than_a_block_gets_a_block_of_its_own() -> None:
+    pack = JSONPack(block_size=64)
+    big, small = CheckedJSON.of(["x" * 500]), CheckedJSON.of([1])
+    a, b, c = pack.add(small), pack.add(big), pack.add(small)
+    assert (a.text(), b.text(), c.text()) == (small, big, small)
+
+
+def test_threads_adding_at_once_each_read_back_their_own_text() -> None:
+    pack = JSONPack(block_size=4096)
+    out: dict[int, PackedJSON] = {}
+
+    def work(base: int) -> None:
+        for i in range(base, base + 200):
+            out[i] = pack.add(_rows(i))
+
+    threads = [threading.Thread(target=work, args=(n * 200,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(out[i].text() == _rows(i) for i in range(800))
+
+
+def test_packed_json_is_text_to_every_reader_and_checked() -> None:
+    pack = JSONPack()
+    text = _rows(3)
+    packed = pack.add(text, top_tool="getThing3")
+    assert is_json_text(packed) and checked(packed) and packed.top_tool == "getThing3"
+    assert json_text(packed) == text and decoded(packed) == json.loads(text)
+    assert plain({"rows": packed, "hit": True}) == {"rows": json.loads(text), "hit": True}
+    assert checked(CheckedJSON.of([])) and not checked(EncodedJSON.of([])) and not checked("[]")
+    assert json_text("[]") is None and not is_json_text(["a"]) and decoded(["a"]) == ["a"]
