@@ -9,7 +9,7 @@ import pytest
 
 from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
-from qlab.results import EncodedJSON, PackedJSON, decoded, plain
+from qlab.results import CheckedJSON, EncodedJSON, PackedJSON, decoded, plain
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
@@ -64,6 +64,8 @@ def test_an_absent_target_fails_the_case_and_fires_the_stop(tmp_path: Path) -> N
     assert failure is not None and (failure.stage, failure.reason) == ("search", "expected_target_absent")
     assert "getMyProfile is not in the results (K=5); top: 1. listCarriers" in failure.message
     assert results["s1"].search["hit"] is False  # type: ignore[index]
+    # a miss's rows are read again (learning, JUnit's failure text): kept as text, not packed
+    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]
     assert [(s.condition, s.case_ids) for s in report.stops] == [("expected_target_absent", ("s1",))]
 
 

@@ -101,19 +101,21 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
-    # the rows are kept as JSON text that fits the schema, packed (see PackedJSON): the in-run schema check
-    # need not decode them again. Rows that are not plain (see search_rows) are checked with the whole
-    # object here; rows that do not fit are left for the in-run check to find and word.
+    # the rows are kept as JSON text that fits the schema (CheckedJSON): the in-run schema check need not decode
+    # them again. Rows that are not plain (see search_rows) are checked with the whole object here; rows that do
+    # not fit are left for the in-run check to find and word. A hit's rows are packed (PackedJSON): read once, by
+    # the writer of result.json; a miss's are read again (learning, JUnit's failure text) and stay as they are.
     rows = search_rows.rows_json(found.rows)
+    kept: Any = rows
+    if rows is None:
+        kept = [wire.row_to_dict(row) for row in found.rows]
+    elif hit is not False:
+        kept = _pack(ctx).add(rows, top_tool=found.rows[0].tool_id if found.rows else None)
     search: dict[str, Any] = {
         "hit": hit,
         "hit_rank": rank if hit else None,
         "top_k": k,
-        "rows": (
-            _pack(ctx).add(rows, top_tool=found.rows[0].tool_id if found.rows else None)
-            if rows is not None
-            else [wire.row_to_dict(row) for row in found.rows]
-        ),
+        "rows": kept,
         "query_terms": list(found.query_terms),
     }
     if rows is None:

@@ -196,11 +196,8 @@ def _alias_suggestions(
         tool = tools.get(info.expected_target)
         if tool is None:
             continue  # expected_target_unknown: no tool to give an alias to
-        corrected = {
-            str(w).lower()
-            for row in decoded(search.get("rows")) or ()
-            for w in (row.get("corrections") or {})
-        }
+        rows = decoded(search.get("rows")) or ()
+        corrected = {str(w).lower() for row in rows for w in (row.get("corrections") or {})}
         have = tool_terms(tool, analyzer)
         missing_words: list[str] = []
         matched: list[str] = []
@@ -228,7 +225,7 @@ def _alias_suggestions(
                 "top_k": search.get("top_k"),
                 "top_rows": [
                     {"tool_id": r.get("tool_id"), "rank": r.get("rank"), "score": r.get("score")}
-                    for r in list(decoded(search.get("rows")) or ())[:3]
+                    for r in list(rows)[:3]
                     if isinstance(r, Mapping)
                 ],
                 "missing_terms": missing_words,
