@@ -55,3 +55,33 @@ def test_clients_follow_no_redirect_unless_asked() -> None:
     with http.make_client(transport=transport, headers={"X-API-Key": "k"}) as client:
         assert client.get("http://api.test/hop").status_code == 302
     assert [r.url.path for r in seen] == ["/hop"]
+
+
+def test_clients_share_one_certificate_verifying_tls_context() -> None:
+    """The CA bundle is loaded once per process; every client verifies certificates and host names with it."""
+    import ssl
+
+    with http.make_client() as a, http.make_client(persist_cookies=False) as b:
+        contexts = [c._transport._pool._ssl_context for c in (a, b)]  # type: ignore[attr-defined]
+    assert contexts[0] is contexts[1]
+    assert contexts[0].verify_mode == ssl.CERT_REQUIRED and contexts[0].check_hostname
+    assert contexts[0].cert_store_stats()["x509_ca"] > 0  # the CA bundle is in it
+
+
+def test_importing_the_client_does_not_load_the_httpx_command_line() -> None:
+    """httpx imports its command-line client (rich, pygments) where they are installed; qlab never runs it. A
+    later explicit import of it still works (no placeholder is left behind)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib.util\n"
+        "import qlab.http\n"
+        "assert 'httpx._main' not in sys.modules, 'the httpx command line was imported'\n"
+        "assert 'rich' not in sys.modules and 'pygments' not in sys.modules\n"
+        "if all(importlib.util.find_spec(m) for m in ('rich', 'pygments', 'click')):\n"
+        "    import httpx._main\n"
+        "    print('explicit import ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -1,6 +1,7 @@
 """httpx, behind one module: every HTTP client qlab makes comes from here.
 
-A client is expensive (~20 ms for the CA bundle), so a run makes one per purpose and reuses its connections.
+A client makes connections, which a run reuses: one client per purpose. The CA bundle (~20 ms) is loaded once per
+process, into one TLS context every client shares.
 Only ``http.py`` imports httpx (and httpcore, its transport); callers use the re-exported names.
 
 httpx's timeouts bound each socket operation, not a request: a server that sends one byte every half second
@@ -11,14 +12,29 @@ to the time left, so the request fails with a timeout at the deadline whatever t
 
 from __future__ import annotations
 
+import functools
+import ssl
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-import httpcore
-import httpx
+# httpx imports its command-line client whenever rich, pygments and click are installed (click always is, with
+# qlab): ~45 ms and ~6 MiB in every qlab process, for a client qlab never runs. None in sys.modules makes that one
+# import fail as it does where they are absent (httpx then defines a stub ``httpx.main``); the entry is removed
+# right after, so an explicit ``import httpx._main`` later in the process still works.
+_CLI = "httpx._main"
+_BLOCK_CLI = _CLI not in sys.modules and "httpx" not in sys.modules
+if _BLOCK_CLI:
+    sys.modules[_CLI] = None  # type: ignore[assignment]
+try:
+    import httpcore
+    import httpx
+finally:
+    if _BLOCK_CLI and _CLI in sys.modules and sys.modules[_CLI] is None:
+        del sys.modules[_CLI]
 
 Client = httpx.Client
 Response = httpx.Response
@@ -111,6 +127,13 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """The one certificate-verifying TLS context of the process, shared by its clients (a pre-run probe, the
+    execute stage, an engine): loading the CA bundle is most of what a client costs (~20 ms and ~1 MiB each)."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class _Transport(httpx.HTTPTransport):
     """httpx's own transport over the deadline backend. ``HTTPTransport.__init__`` is not called: it would
     build a second connection pool (and load the CA bundle again); this pool is the one it would build, with
@@ -118,7 +141,7 @@ class _Transport(httpx.HTTPTransport):
 
     def __init__(self, limits: httpx.Limits) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
