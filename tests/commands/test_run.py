@@ -404,3 +404,21 @@ def test_the_previous_run_is_read_lean_for_the_learn_gate_and_whole_for_last_fai
     assert _previous(tmp_path / "none.json", needed=False, wanted=True) is None
     (tmp_path / "bad.json").write_text("{\n not json\n", encoding="utf-8")
     assert _previous(tmp_path / "bad.json", needed=False, wanted=True) is None
+
+
+def test_the_run_command_imports_no_learning_or_release_machinery_it_may_not_need() -> None:
+    """Every `qlab run` pays its imports (the whole process is what a CI job waits for): the learning loop is
+    imported when a learn gate runs, the release gates when the project has release skills."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import qlab.commands.run\n"
+        "loaded = [m for m in ('qlab.governance.learning.suggest', 'qlab.governance.learning.publish',\n"
+        "          'qlab.governance.learning.apply', 'qlab.governance.release.skill', 'qlab.governance.env')\n"
+        "          if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -7,7 +7,7 @@ repository, the demo project, starting the demo server itself.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,7 @@ from qlab.commands import _timings as timings
 from qlab.commands.examples import with_examples
 from qlab.commands.render import RunLog, check_ci_files, render_outcome
 from qlab.errors import QlabError
-from qlab.governance.env import review_decisions
-from qlab.governance.learning.suggest import run_learning
+from qlab.governance.learning.reviews import decisions as review_decisions
 from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
@@ -40,6 +39,13 @@ from qlab.run.shard import ShardSpec, load_durations
 from qlab.scrub import SecretSet, watch_console
 
 PREVIOUS_MAX_BYTES = 64 * 1024 * 1024  # a larger previous result is read only for --last-failed
+
+
+def _learner(artifact: Mapping[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """The learning loop (``run_learning``), imported when a learn gate runs: most runs have none."""
+    from qlab.governance.learning.suggest import run_learning
+
+    return run_learning(artifact, **kwargs)
 
 
 def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | None:
@@ -162,7 +168,7 @@ def command(
                 log_dir=paths.result.parent,
                 emit=lambda art: stage_outputs(art, paths, secrets=secrets),
                 reviews=review_decisions(config),
-                learner=run_learning,
+                learner=_learner,
                 on_event=_timed(progress) if timings.enabled() else progress,
                 log=log,
                 secrets=secrets,

@@ -14,7 +14,6 @@ from typing import Any
 
 from qlab.governance.learning.suggestions import load, suggestions_path
 from qlab.governance.records import PENDING, resolve
-from qlab.governance.release import skill as release
 from qlab.project.model import Config
 
 
@@ -35,6 +34,15 @@ def records(config: Config) -> list[dict[str, Any]]:
             by = item.get("accepted_by") or item.get("rejected_by")
             out.append({"what": "regression case proposal", "id": item.get("id"), "decision": status, "by": by,
                         "reason": item.get("reject_reason")})  # fmt: skip
+    if config.release:  # every run reads the decisions; the release machinery only when there are skills
+        out += _release_reviews(config)
+    return out
+
+
+def _release_reviews(config: Config) -> list[dict[str, Any]]:
+    from qlab.governance.release import skill as release
+
+    out: list[dict[str, Any]] = []
     seen: set[Path] = set()
     for skill in config.release.values():
         path = release.approvals_path(config, skill)

@@ -13,16 +13,16 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlab.atomic import write_atomic
 from qlab.errors import InputError, UsageError
 from qlab.fuzzy import did_you_mean
-from qlab.governance.learning.accept import ActivationCheck
-from qlab.governance.learning.apply import applicable
-from qlab.governance.learning.publish import publish
 from qlab.governance.records import PENDING, now_iso, read_json, resolve
 from qlab.project.model import Config
+
+if TYPE_CHECKING:
+    from qlab.governance.learning.accept import ActivationCheck
 
 VERSION = 1
 # what a later run may refresh on a suggestion still pending review
@@ -126,6 +126,10 @@ def accept(
 
     Learning never takes effect without its sandbox eval: the proposal's quality gate (``sandbox``, else the one
     stored with it by ``qlab learn sandbox``) must have passed, or InputError says so and nothing changes."""
+    # publishing is imported here: every run reads this file (the scorecard's reviews), few accept
+    from qlab.governance.learning.apply import applicable
+    from qlab.governance.learning.publish import publish
+
     reviewer = _reviewer(by)
     stamp = now or now_iso()
     path = suggestions_path(config)
