@@ -144,6 +144,30 @@ def test_the_learn_gate_reads_a_passing_case_from_its_first_fields_when_it_has_n
     ]
 
 
+def test_a_passing_case_keeps_its_critical_and_flaky_flags_in_both_cuts(tmp_path: Path) -> None:
+    """Rule: reading a passing case from its first fields never drops a key the cut keeps (a removed critical
+    case is still a required one in the "since the last run" block); the brief of an execute case does not
+    decode its line for the auth readiness it does not keep."""
+    run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    run["cases"] = [
+        {"case_id": "c", "suite": "x", "mode": "search", "status": "passed", "search": {"hit": True}, "critical": True},
+        {"case_id": "f", "suite": "x", "mode": "search", "status": "passed", "attempts": 3, "passes": 2, "flaky": True},
+        {"case_id": "e", "suite": "x", "mode": "execute", "status": "passed", "auth_readiness": {"status": "ready"}},
+    ]  # fmt: skip
+    path = write(tmp_path / "r.json", run)
+    lean = history.for_learning(path)
+    assert [c.get("critical") for c in lean["cases"]] == [True, None, None]
+    assert [c.get("flaky") for c in lean["cases"]] == [None, True, None]
+    kept = tmp_path / "history"
+    history.keep(path, run["run_id"], kept)
+    brief = history.latest_brief(kept)
+    assert brief is not None and brief["cases"] == [
+        {"case_id": "c", "suite": "x", "status": "passed", "critical": True},
+        {"case_id": "f", "suite": "x", "status": "passed", "flaky": True},
+        {"case_id": "e", "suite": "x", "status": "passed"},
+    ]
+
+
 @pytest.mark.parametrize(
     "case_id", ["plain-1", 'say "hi"', "back\\slash", "new\nline", "caf\u00e9 \u2603", "tab\there"]
 )

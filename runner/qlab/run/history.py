@@ -18,7 +18,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -68,8 +68,8 @@ def latest(folder: Path) -> dict[str, Any] | None:
 def latest_brief(folder: Path, *, read: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """``latest``, with each case cut to what a comparison of two runs reads (``case_id``, ``suite``, ``status``,
     ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line as the learn gate reads
-    it (``for_learning``), then cut, so the previous run is never held whole. A file in another layout is read
-    whole.
+    it (``read_lines``, each case cut as it is read), so the previous run is never held whole. A file in another
+    layout is read whole.
 
     ``read``: that run as the caller already read it (its cases with at least those fields, ``_path`` naming
     the file): when the newest entry is that very file (the history keeps a hard link to each run's result),
@@ -78,7 +78,7 @@ def latest_brief(folder: Path, *, read: Mapping[str, Any] | None = None) -> dict
         if read is not None and _same_file(path, read.get("_path")):
             return _brief_of(read)
         try:
-            return _brief_of(for_learning(path))
+            return _brief_of(read_lines(path, _cut(_BRIEF_KEYS)))
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         try:
@@ -161,23 +161,34 @@ _CASE_ID = re.compile(r'\{"case_id":(' + _STRING + r")")
 
 def for_learning(path: Path) -> dict[str, Any]:
     """The previous run as the learn gate compares with it: the top-level members whole, each case cut to its
-    status, failure and auth readiness (a passing case without auth readiness from its first fields alone).
-    A proposal built from a case's whole record reads it again with ``cases_by_id``. 100,000 cases: tens of MiB
-    instead of the ~700 MiB the whole file takes parsed. ValueError as ``read_lines``."""
+    status, failure and auth readiness (``_cut``). A proposal built from a case's whole record reads it again
+    with ``cases_by_id``. 100,000 cases: tens of MiB instead of the ~700 MiB the whole file takes parsed.
+    ValueError as ``read_lines``."""
+    return read_lines(path, _cut(_LEARN_KEYS))
+
+
+_HEAD_KEYS = frozenset({"case_id", "suite", "mode", "status"})
+
+
+def _cut(keys: Sequence[str]) -> Callable[[str], dict[str, Any]]:
+    """Each case's line cut to ``keys``. A passing case whose line names none of the other keys (no failure, auth
+    readiness, critical or flaky flag) is read from its first fields alone, without decoding the line: most
+    cases of a large run."""
+    rare = tuple(f'"{key}"' for key in keys if key not in _HEAD_KEYS)
+    with_mode = "mode" in keys
 
     def case(text: str) -> dict[str, Any]:
         found = _PASSED.match(text)
-        if found is not None and '"auth_readiness"' not in text:
-            return {
-                "case_id": _text(found[1]),
-                "suite": intern(_text(found[2])),  # one string per suite and mode, not one per case
-                "mode": intern(found[3]),
-                "status": "passed",
-            }
+        if found is not None and not any(key in text for key in rare):
+            out = {"case_id": _text(found[1]), "suite": intern(_text(found[2]))}  # one string per suite
+            if with_mode:
+                out["mode"] = intern(found[3])
+            out["status"] = "passed"
+            return out
         data: dict[str, Any] = json.loads(text)
-        return {key: data[key] for key in _LEARN_KEYS if key in data}
+        return {key: data[key] for key in keys if key in data}
 
-    return read_lines(path, case)
+    return case
 
 
 def cases_by_id(path: Path, ids: Collection[str]) -> dict[str, dict[str, Any]]:
