@@ -71,17 +71,11 @@ def test_clients_share_one_certificate_verifying_tls_context() -> None:
 def test_importing_the_client_does_not_load_the_httpx_command_line() -> None:
     """httpx imports its command-line client (rich, pygments) where they are installed; qlab never runs it. A
     later explicit import of it still works (no placeholder is left behind)."""
-    import subprocess
-    import sys
+    import importlib.util
 
-    code = (
-        "import sys, importlib.util\n"
-        "import qlab.http\n"
-        "assert 'httpx._main' not in sys.modules, 'the httpx command line was imported'\n"
-        "assert 'rich' not in sys.modules and 'pygments' not in sys.modules\n"
-        "if all(importlib.util.find_spec(m) for m in ('rich', 'pygments', 'click')):\n"
-        "    import httpx._main\n"
-        "    print('explicit import ok')\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    from fresh import modules_after, run_fresh
+
+    loaded = modules_after("import qlab.http")
+    assert not loaded & {"httpx._main", "rich", "pygments"}
+    if all(importlib.util.find_spec(m) for m in ("rich", "pygments", "click")):
+        assert run_fresh("import qlab.http\nimport httpx._main\nprint(httpx._main.main)")

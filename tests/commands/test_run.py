@@ -409,16 +409,9 @@ def test_the_previous_run_is_read_lean_for_the_learn_gate_and_whole_for_last_fai
 def test_the_run_command_imports_no_learning_or_release_machinery_it_may_not_need() -> None:
     """Every `qlab run` pays its imports (the whole process is what a CI job waits for): the learning loop is
     imported when a learn gate runs, the release gates when the project has release skills."""
-    import subprocess
-    import sys
+    from fresh import modules_after
 
-    code = (
-        "import sys\n"
-        "import qlab.commands.run\n"
-        "loaded = [m for m in ('qlab.governance.learning.suggest', 'qlab.governance.learning.publish',\n"
-        "          'qlab.governance.learning.apply', 'qlab.governance.release.skill', 'qlab.governance.env')\n"
-        "          if m in sys.modules]\n"
-        "assert not loaded, loaded\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    loaded = modules_after("import qlab.commands.run")
+    lazy = {"qlab.governance.learning.suggest", "qlab.governance.learning.publish", "qlab.governance.learning.apply",
+            "qlab.governance.release.skill", "qlab.governance.env"}  # fmt: skip
+    assert not loaded & lazy, loaded & lazy
