@@ -21,9 +21,9 @@ CaseStatus = Literal["passed", "failed", "error", "blocked", "skipped"]
 class EncodedJSON(str):
     """A value of a stage object kept as its compact JSON text until the artifact is written.
 
-    The search stage keeps each case's Top-K rows this way: ~160 bytes of text per row instead of ~700 bytes of
-    dicts and floats, which is most of a 100,000-case run's memory. ``qlab.run.artifact`` splices the text into the
-    case's line unchanged; a reader that needs the value calls ``decoded`` (or ``plain`` for a whole object).
+    The search stage keeps each case's Top-K rows as JSON text: ~160 bytes of text per row instead of ~700 bytes
+    of dicts and floats (a hit's text is then packed: ``PackedJSON``). ``qlab.run.artifact`` splices the text into
+    the case's line unchanged; a reader that needs the value calls ``decoded`` (or ``plain`` for a whole object).
     """
 
     __slots__ = ()
