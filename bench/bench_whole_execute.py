@@ -3,11 +3,13 @@
     python bench/bench_whole_execute.py nginx   [--n 2000] [--rounds 5] [--concurrency 1 8 ...] [--format yaml]
     python bench/bench_whole_execute.py latency [--n 400] [--concurrency 16] [--delay-ms 20] [--rounds 5]
     python bench/bench_whole_execute.py sweep   [--n 2000] [--rounds 3]    # concurrency 1, 4, 8, 16, 32, default
-    [--json FILE] [--stepci DIR]
+    [--json FILE] [--stepci DIR] [--before RUNNER]
 
 ``--stepci DIR``: also run the peer Step CI (``DIR/node_modules/.bin/stepci``, installed with
 ``npm install --prefix DIR stepci``; not a dependency of qlab) on a workflow doing the same N requests and checks
-(status 200, ``$.data`` exists), in the same rounds.
+(status 200, ``$.data`` exists), in the same rounds. ``--before RUNNER``: also run an earlier qlab, its source root
+(``git archive REV runner schemas | tar -x -C DIR``, then ``DIR/runner``) first on ``PYTHONPATH``, in the same
+rounds: a before/after figure of whole processes against the same baseline.
 
 A generated project: one OpenAPI operation ``getItem`` (``GET /items/{id}``), N execute cases
 (``provided_entities: {id: i}``, assertions ``http_status in [200]`` and ``json_path_exists $.data``) in one
@@ -119,8 +121,10 @@ def write_project(folder: Path, base: str, n: int, *, concurrency: int | None, f
     return folder / "qlab.yaml"
 
 
-def qlab_side(config: Path) -> Callable[[], Measured]:
-    return partial(measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=config.parent)
+def qlab_side(config: Path, runner: Path | None = None) -> Callable[[], Measured]:
+    """``qlab run`` on ``config``; ``runner``: another checkout's source root (``runner/``) run instead of this one."""
+    env = {"PYTHONPATH": str(runner)} if runner is not None else None
+    return partial(measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=config.parent, env=env)
 
 
 def raw_side(base: str, n: int) -> Callable[[], Measured]:
@@ -175,7 +179,12 @@ def report(title: str, comparison: Comparison, baseline: str, qlab_sides: list[s
 
 
 def bench_nginx(
-    n: int, rounds: int, widths: list[int | None], fmt: str, stepci: Path | None = None
+    n: int,
+    rounds: int,
+    widths: list[int | None],
+    fmt: str,
+    stepci: Path | None = None,
+    before: Path | None = None,
 ) -> dict[str, object]:
     with nginx() as base, tempfile.TemporaryDirectory(prefix="qlab-whole-") as tmp:
         sides: dict[str, Callable[[], Measured]] = {"raw loop": raw_side(base, n)}
@@ -188,13 +197,18 @@ def bench_nginx(
                 write_project(Path(tmp) / f"c{width}", base, n, concurrency=width, fmt=fmt)
             )
             names.append(name)
+            if before is not None:
+                sides[f"{name}, before"] = qlab_side(Path(tmp) / f"c{width}" / "qlab.yaml", before)
+                names.append(f"{name}, before")
         comparison = interleave(sides, rounds=rounds, check=check_all)
         return report(
             f"nginx, N={n} read cases ({fmt} case file), {rounds} rounds", comparison, "raw loop", names
         )
 
 
-def bench_latency(n: int, rounds: int, width: int, delay_ms: float, fmt: str) -> dict[str, object]:
+def bench_latency(
+    n: int, rounds: int, width: int, delay_ms: float, fmt: str, before: Path | None = None
+) -> dict[str, object]:
     ideal = n * delay_ms / 1000 / width
     with delay_server(delay_ms) as base, tempfile.TemporaryDirectory(prefix="qlab-whole-") as tmp:
         config = write_project(Path(tmp), base, n, concurrency=width, fmt=fmt)
@@ -202,12 +216,14 @@ def bench_latency(n: int, rounds: int, width: int, delay_ms: float, fmt: str) ->
             f"raw thread pool ({width})": pool_side(base, n, width),
             f"qlab (concurrency {width})": qlab_side(config),
         }
+        if before is not None:
+            sides[f"qlab (concurrency {width}), before"] = qlab_side(config, before)
         comparison = interleave(sides, rounds=rounds, check=check_all)
         out = report(
             f"{delay_ms:g} ms server, N={n} at concurrency {width}: ideal {ideal:.3f} s, {rounds} rounds",
             comparison,
             f"raw thread pool ({width})",
-            [f"qlab (concurrency {width})"],
+            [name for name in sides if name.startswith("qlab")],
         )
         for name in sides:
             print(
@@ -249,17 +265,29 @@ def main() -> None:
     parser.add_argument("--format", choices=["yaml", "jsonl"], default="yaml")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--stepci", type=Path, metavar="DIR", help="also run Step CI installed under DIR")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="RUNNER",
+        help="also run another checkout's qlab (its runner/ folder, e.g. from `git archive REV runner schemas`) "
+        "in the same rounds",
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     print(f"# whole-process execute benchmark; {load_average()}")
     if args.which == "nginx":
         out: object = bench_nginx(
-            args.n or 2000, args.rounds, list(args.concurrency or [None]), args.format, args.stepci
+            args.n or 2000,
+            args.rounds,
+            list(args.concurrency or [None]),
+            args.format,
+            args.stepci,
+            args.before,
         )
     elif args.which == "latency":
         width = (args.concurrency or [16])[0]
-        out = bench_latency(args.n or 400, args.rounds, width, args.delay_ms, args.format)
+        out = bench_latency(args.n or 400, args.rounds, width, args.delay_ms, args.format, args.before)
     else:
         out = bench_sweep(args.n or 2000, args.rounds, args.delay_ms, args.format)
     if args.json:
