@@ -7,9 +7,10 @@ summary. Each size runs in a fresh process so its peak RSS is its own.
     python bench/bench_run.py --fake-search      # the runner alone: a trivial search stage instead of the engine
     python bench/bench_run.py --failing          # nearly every case fails (a search regression)
     python bench/bench_run.py --failing --no-learn   # ... without the learn gate (its shadow rank, see RESULTS)
-    python bench/bench_run.py --whole --cases 100000 --yaml-files 4 --rounds 3
+    python bench/bench_run.py --whole --cases 100000 --yaml-files 4 --rounds 3 [--before OLD/runner]
         # what a user waits for: the real `qlab run` process (bench/whole.py), beside a process that only reads
-        # the same case files (CSafeLoader / json), with qlab's phase split
+        # the same case files (CSafeLoader / json), with qlab's phase split; --before: an earlier checkout's
+        # qlab (`git archive REV runner schemas | tar -x -C OLD`) in the same rounds
 
 Target (issue 6): 100,000 cases → run + JSON + JUnit in ≤ 30 s and ≤ 500 MiB, growing linearly from 10,000.
 """
@@ -252,6 +253,13 @@ def main() -> None:
         "--yaml-files", type=int, default=0, help="cases as this many YAML files (default: JSON Lines)"
     )
     parser.add_argument("--rounds", type=int, default=3, help="--whole: interleaved rounds after one warm-up")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="RUNNER",
+        help="--whole: also run an earlier checkout's qlab (its runner/ folder, e.g. from `git archive REV runner "
+        "schemas`) in the same rounds",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.whole:
@@ -328,6 +336,13 @@ def whole_process(args: Any) -> None:
                     measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=Path(tmp)
                 ),
             }
+            if args.before is not None:  # the same project: each side's run is the other's previous run
+                sides["qlab run, before"] = partial(
+                    measure,
+                    [*QLAB, "run", "--config", str(config), "--quiet"],
+                    cwd=Path(tmp),
+                    env={"PYTHONPATH": str(args.before)},
+                )
             comparison = interleave(sides, rounds=args.rounds, warmup=1)
             kind = f"{args.yaml_files} YAML files" if args.yaml_files else "one JSON Lines file"
             print(f"\n### {n:,} search cases from {kind}, {args.tools:,} tools, {args.rounds} rounds\n")
@@ -335,6 +350,9 @@ def whole_process(args: Any) -> None:
             print(comparison.table("read case files only"))
             print()
             print(comparison.split_table("qlab run"))
+            if args.before is not None:
+                print()
+                print(comparison.split_table("qlab run, before"))
     print(f"\n{load_average()}")
 
 
