@@ -54,7 +54,7 @@ def test_a_pack_holds_a_fraction_of_the_text_it_keeps() -> None:
     for t in texts:
         pack.add(t)
     raw = sum(len(t.encode()) for t in texts)
-    held = sum(map(len, pack._blocks)) + len(pack._open)
+    held = sum(len(b.result()) for b in pack._blocks) + len(pack._open)
     assert held * 4 < raw, (held, raw)
 
 
