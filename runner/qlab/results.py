@@ -124,6 +124,13 @@ def json_text(value: Any) -> str | None:
     return None
 
 
+def as_text(value: Any) -> str:
+    """``json.dumps``' ``default`` for data that may hold JSON kept as text: a PackedJSON is written as its text
+    (a string, as an EncodedJSON is), any other object as ``str`` does."""
+    text = json_text(value)
+    return str(value) if text is None else text
+
+
 def checked(value: Any) -> bool:
     """Whether ``value`` is JSON text its stage made sure fits the result schema (CheckedJSON, PackedJSON)."""
     return isinstance(value, CheckedJSON) or type(value) is PackedJSON

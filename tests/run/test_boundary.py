@@ -124,3 +124,15 @@ def test_the_host_allowlist_guard_checks_every_hop(tmp_path: Path) -> None:
     assert "home" not in allowlist.message.replace("read-off", "") and "allowed:" not in allowlist.message
     clean = boundary.policy_checks(config, None, results[:2], cases)
     assert all(g.passed for g in clean), clean
+
+
+def test_the_scrub_check_reads_packed_rows() -> None:
+    """Rule: the second line of defence sees a secret inside the search rows the stage keeps packed."""
+    secret = "tok-CANARY-rows-0000"
+    rows = JSONPack().add(CheckedJSON.of([{**ROW, "matched_terms": [secret]}]))
+    results = [
+        CaseResult("c0", "s", "search", search=_search(rows)),
+        CaseResult("c1", "s", "search", search=_search(CheckedJSON.of([ROW]))),
+    ]
+    guard = boundary.scrub_check("search", results, {secret}, None)
+    assert not guard.passed and "c0: secret #1 of 1" in guard.message and "c1" not in guard.message

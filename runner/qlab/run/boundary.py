@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult, checked, decoded, plain
+from qlab.results import CaseResult, as_text, checked, decoded, plain
 from qlab.scrub import SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
@@ -227,7 +227,7 @@ def scrub_check(
     if needles:
         for result in results:
             text = json.dumps(
-                [r.to_dict() if hasattr(r, "to_dict") else r for r in _objects(result, keys)], default=str
+                [r.to_dict() if hasattr(r, "to_dict") else r for r in _objects(result, keys)], default=as_text
             )
             found = sorted({i for i, form in needles if form in text})
             if found:
