@@ -35,9 +35,8 @@ def _rows(i: int) -> CheckedJSON:
 
 
 def test_every_text_reads_back_in_any_order_across_compressed_blocks() -> None:
-    pack = JSONPack(
-        block_size=2048, keep=2
-    )  # ~2 texts a block, fewer blocks kept than a shuffled read visits
+    # ~2 texts a block, fewer blocks kept than a shuffled read visits
+    pack = JSONPack(block_size=2048, keep=2, plain_limit=0)
     texts = [_rows(i) for i in range(300)]
     packed = [pack.add(t) for t in texts]
     assert len(pack._blocks) > 50  # compressed blocks, not one open buffer
@@ -49,7 +48,7 @@ def test_every_text_reads_back_in_any_order_across_compressed_blocks() -> None:
 
 
 def test_a_pack_holds_a_fraction_of_the_text_it_keeps() -> None:
-    pack = JSONPack()
+    pack = JSONPack(plain_limit=0)
     texts = [_rows(i) for i in range(2000)]
     for t in texts:
         pack.add(t)
@@ -59,14 +58,14 @@ def test_a_pack_holds_a_fraction_of_the_text_it_keeps() -> None:
 
 
 def test_a_text_larger_than_a_block_gets_a_block_of_its_own() -> None:
-    pack = JSONPack(block_size=64)
+    pack = JSONPack(block_size=64, plain_limit=0)
     big, small = CheckedJSON.of(["x" * 500]), CheckedJSON.of([1])
     a, b, c = pack.add(small), pack.add(big), pack.add(small)
     assert (a.text(), b.text(), c.text()) == (small, big, small)
 
 
 def test_threads_adding_at_once_each_read_back_their_own_text() -> None:
-    pack = JSONPack(block_size=4096)
+    pack = JSONPack(block_size=4096, plain_limit=0)
     out: dict[int, PackedJSON] = {}
 
     def work(base: int) -> None:
@@ -82,7 +81,7 @@ def test_threads_adding_at_once_each_read_back_their_own_text() -> None:
 
 
 def test_packed_json_is_text_to_every_reader_and_checked() -> None:
-    pack = JSONPack()
+    pack = JSONPack(plain_limit=0)
     text = _rows(3)
     packed = pack.add(text, top_tool="getThing3")
     assert is_json_text(packed) and checked(packed) and packed.top_tool == "getThing3"
@@ -90,3 +89,15 @@ def test_packed_json_is_text_to_every_reader_and_checked() -> None:
     assert plain({"rows": packed, "hit": True}) == {"rows": json.loads(text), "hit": True}
     assert checked(CheckedJSON.of([])) and not checked(EncodedJSON.of([])) and not checked("[]")
     assert json_text("[]") is None and not is_json_text(["a"]) and decoded(["a"]) == ["a"]
+
+
+def test_texts_are_kept_as_they_are_until_the_pack_holds_its_limit_of_them() -> None:
+    """A small run does not pay for packing; a large one holds at most ``plain_limit`` bytes of text."""
+    texts = [_rows(i) for i in range(40)]
+    limit = sum(map(len, texts[:10]))  # ten texts fit under the limit
+    pack = JSONPack(plain_limit=limit)
+    kept = [pack.add(t, top_tool=f"getThing{i % 97}") for i, t in enumerate(texts)]
+    assert all(k is t for k, t in zip(kept[:10], texts[:10], strict=True))  # the very text, unpacked
+    assert all(type(k) is PackedJSON for k in kept[10:])
+    assert [json_text(k) for k in kept] == texts
+    assert JSONPack(plain_limit=10**9).add(texts[0]) is texts[0]

@@ -49,8 +49,9 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 class PackedJSON:
     """A CheckedJSON text kept zlib-packed in its run's ``JSONPack`` until a writer asks for it (``text``).
 
-    The search stage keeps each case's Top-K rows this way: ~1 KB of text per case (5 rows) packs to ~170 bytes
-    in blocks of ~64 KiB, which a 100,000-case run then does not hold as ~100 MB of strings. Like CheckedJSON it
+    The search stage keeps a hit's Top-K rows this way once the run holds 32 MiB of them as text: ~1 KB of text
+    per case (5 rows) packs to ~170 bytes in blocks of ~64 KiB, so a 100,000-case run holds ~32 + 11 MiB of rows,
+    not ~100 MB of strings. Like CheckedJSON it
     fits the result schema where it sits. Readers take the text with ``json_text`` (any kept JSON text) and the
     value with ``decoded``. ``top_tool``: the first row's tool id, kept beside the text for the artifact's
     ``actual_output.top_1`` (read for every case, twice a run, without unpacking anything)."""
@@ -69,23 +70,35 @@ class PackedJSON:
 
 
 class JSONPack:
-    """Where a run's PackedJSON texts live: appended to an open block, which is compressed (zlib level 1: ~6x on
-    search rows) once the next text would take it past ``block_size``. A full block is compressed by a thread of
-    the pack's own (zlib lets go of the GIL), so the stage that adds texts does not wait for it: ~0.45 s of a
-    100,000-case run moved to another core. Reading decompresses a block once and keeps the last ``keep`` blocks
-    read: writers read in case order, which is the order the texts were added in runs of cases (one per gate,
-    lane or file), a few runs interleaved at most. Safe for the stage's threads."""
+    """Where a run's PackedJSON texts live, once it holds ``plain_limit`` bytes of them as they are: below that a
+    text is kept as it is (packing costs 5 to 9 µs a text, which a run of fewer than ~30,000 cases does not need to
+    pay), beyond it each text is packed, so a large run holds at most that much of them as text.
 
-    def __init__(self, block_size: int = 64 * 1024, keep: int = 8) -> None:
+    Packed texts are appended to an open block, which is compressed (zlib level 1: ~6x on search rows) once the
+    next text would take it past ``block_size``. A full block is compressed by a thread of the pack's own (zlib
+    lets go of the GIL), so the stage that adds texts does not wait for it. Reading decompresses a block once and
+    keeps the last ``keep`` blocks read: writers read in case order, which is the order the texts were added in
+    runs of cases (one per gate, lane or file), a few runs interleaved at most. Safe for the stage's threads."""
+
+    def __init__(
+        self, block_size: int = 64 * 1024, keep: int = 8, plain_limit: int = 32 * 1024 * 1024
+    ) -> None:
         self._block_size = block_size
         self._keep = keep
+        self._plain_left = plain_limit
         self._blocks: list[Future[bytes]] = []
         self._open = bytearray()
         self._read: dict[int, bytes] = {}  # block -> its bytes, the most recently read last
         self._lock = threading.Lock()
         self._compressor: ThreadPoolExecutor | None = None
 
-    def add(self, text: CheckedJSON, *, top_tool: str | None = None) -> PackedJSON:
+    def add(self, text: CheckedJSON, *, top_tool: str | None = None) -> CheckedJSON | PackedJSON:
+        """``text`` kept: as it is while the pack holds less than ``plain_limit`` bytes of text, else packed."""
+        if self._plain_left > 0:
+            self._plain_left -= len(
+                text
+            )  # the GIL keeps this exact enough: the limit is a bound, not a count
+            return text
         data = text.encode("utf-8")
         with self._lock:
             if self._open and len(self._open) + len(data) > self._block_size:

@@ -354,7 +354,7 @@ def test_odd_containers_and_scalars() -> None:
 def test_packed_rows_are_scrubbed_like_any_text_kept_as_json() -> None:
     from qlab.results import CheckedJSON, JSONPack, PackedJSON, json_text
 
-    pack = JSONPack()
+    pack = JSONPack(plain_limit=0)
     leaky = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["tok-CANARY-pack-0000"]}]'))
     clean = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["member"]}]'))
     scrubber = Scrubber(["tok-CANARY-pack-0000"])

@@ -12,7 +12,7 @@ def test_trace_evidence_holds_search_rows_as_data_not_as_text() -> None:
     """A run keeps a case's rows as JSON text (packed); the evidence a proposal carries is written to the
     suggestions file and read back later, so its rows are a list there, never a string of JSON."""
     rows = [{"tool_id": "trackDelivery", "rank": 1, "score": 2.5}]
-    for kept in (JSONPack().add(CheckedJSON.of(rows)), EncodedJSON.of(rows)):
+    for kept in (JSONPack(plain_limit=0).add(CheckedJSON.of(rows)), EncodedJSON.of(rows)):
         case = {
             "case_id": "c",
             "search": {"hit": False, "rows": kept, "top_k": 5},

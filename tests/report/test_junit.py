@@ -311,7 +311,7 @@ def test_a_stage_object_kept_as_json_text_is_written_as_that_text() -> None:
     assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
     from qlab.results import CheckedJSON, JSONPack
 
-    packed = {**search, "rows": JSONPack().add(CheckedJSON('[{"tool_id":"t","rank":1}]'))}
+    packed = {**search, "rows": JSONPack(plain_limit=0).add(CheckedJSON('[{"tool_id":"t","rank":1}]'))}
     case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=packed)
     text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
     assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')

@@ -60,7 +60,7 @@ def test_encoded_rows_are_spliced_into_the_case_line_as_json() -> None:
     sneaky = {**case, "case_id": artifact._HOLE}
     assert json.loads(artifact._encode_case(sneaky)) == {**expected, "case_id": artifact._HOLE}
     # packed rows (what the search stage keeps) are spliced the same way, and so is the placeholder fallback
-    packed = {**case, "search": {**case["search"], "rows": JSONPack().add(CheckedJSON.of(rows))}}
+    packed = {**case, "search": {**case["search"], "rows": JSONPack(plain_limit=0).add(CheckedJSON.of(rows))}}
     assert json.loads(artifact._encode_case(packed)) == expected
     assert json.loads(artifact._encode_case({**packed, "case_id": artifact._HOLE})) == {
         **expected,

@@ -41,7 +41,7 @@ def test_checked_rows_are_not_decoded_and_the_rest_is_still_checked() -> None:
     assert not ok and (tally.checked, tally.valid) == (2, 1)
     assert "c1: $.search.top_k: expected integer, got string" in message
     # the search stage's packed rows are checked ones too: taken as they are (the stage packs only rows that fit)
-    packed = JSONPack().add(CheckedJSON.of([{**ROW, "rank": 0}]))
+    packed = JSONPack(plain_limit=0).add(CheckedJSON.of([{**ROW, "rank": 0}]))
     ok, message, tally = _check(_search(packed), _search(packed, top_k="5"))
     assert not ok and (tally.checked, tally.valid) == (2, 1)
     assert "c1: $.search.top_k: expected integer, got string" in message
@@ -129,7 +129,7 @@ def test_the_host_allowlist_guard_checks_every_hop(tmp_path: Path) -> None:
 def test_the_scrub_check_reads_packed_rows() -> None:
     """Rule: the second line of defence sees a secret inside the search rows the stage keeps packed."""
     secret = "tok-CANARY-rows-0000"
-    rows = JSONPack().add(CheckedJSON.of([{**ROW, "matched_terms": [secret]}]))
+    rows = JSONPack(plain_limit=0).add(CheckedJSON.of([{**ROW, "matched_terms": [secret]}]))
     results = [
         CaseResult("c0", "s", "search", search=_search(rows)),
         CaseResult("c1", "s", "search", search=_search(CheckedJSON.of([ROW]))),

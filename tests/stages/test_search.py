@@ -9,8 +9,8 @@ import pytest
 
 from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
-from qlab.results import CheckedJSON, EncodedJSON, PackedJSON, decoded, plain
-from qlab.stages import search
+from qlab.results import CheckedJSON, EncodedJSON, JSONPack, PackedJSON, decoded, plain
+from qlab.stages import engine_calls, search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
 
@@ -18,7 +18,11 @@ from .engine_stages import DEMO, Counting, case, context, results_for
 def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     cases = [case("s1", "Find member delivery detail", "getMemberDeliveryDetail", mode="search", top_k=8)]
     results = results_for(cases)
-    report = search.run(context(tmp_path), cases, results)
+    ctx = context(tmp_path)
+    ctx.shared[engine_calls.ROWS_PACK] = JSONPack(
+        plain_limit=0
+    )  # a run past the limit: a hit's rows are packed
+    report = search.run(ctx, cases, results)
     r = results["s1"]
     assert r.status == "passed" and r.failure is None
     assert r.search is not None
@@ -180,7 +184,7 @@ def test_rows_that_fit_the_schema_are_sealed_checked_and_others_left_for_the_bou
     cases = [case("s1", "check service health", "getHealth", mode="search")]
     results = results_for(cases)
     search.run(context(tmp_path), cases, results)
-    assert type(results["s1"].search["rows"]) is PackedJSON  # type: ignore[index]
+    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]  # a small run: not packed
     bad = SearchResult((SearchRow("getHealth", 0, 1.0),))  # a python engine's rank 0
     results = results_for(cases)
     search.run(context(tmp_path, engine=Counting(None, search=bad)), cases, results)
