@@ -94,7 +94,7 @@ class HybridEngine(BuiltinEngine):
         top = ranking.top[0][1] if ranking.top else 0.0
         scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
         lexical = dict(ranking.top)
-        chosen = semantic.fuse(vectors, vector, lexical, alpha=fusion.alpha, scale=scale, k=k)
+        chosen = semantic.fuse(vectors, vector, ranking.top, alpha=fusion.alpha, scale=scale, k=k)
         matched = [d for d, _, _ in chosen if d in lexical]
         evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
         ids, make = index.ids, new_row
