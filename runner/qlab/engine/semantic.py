@@ -7,8 +7,9 @@ installed package folder only: ``WordLlama.load`` is not called (it would look i
 fetch from the Hugging Face hub), the hub is switched off (``HF_HUB_OFFLINE``) before anything of it is
 imported, and a missing file is an error, never a download. Nothing here opens a connection.
 
-Document vectors are cached next to the collection's build cache, keyed by the model and the collection
-digest, so a second run over the same collection embeds only its queries.
+Document vectors are kept in float32 and cached next to the collection's build cache, keyed by the model and
+the collection digest, so a second run over the same collection embeds only its queries. A query's vector is
+float64 (its tokens' rows summed exactly); only the product with the documents is float32.
 """
 
 from __future__ import annotations
