@@ -5,6 +5,7 @@
     python bench/bench_search.py --speed-only --processes 5 --repeat 5
     python bench/bench_search.py --tune                # the settings grid on the dev set's tune split only
     python bench/bench_search.py --models              # embedding models compared on the dev set's tune split
+    python bench/bench_search.py --fusion-check NAME   # fusion candidates (bench/fusion_lab.py) on every set
 
 What a user has: each set becomes a generated qlab project (its specs or MCP tools/list file as sources, one
 JSON Lines case file, a build and a search gate, suite ``k: 10``), ``qlab run`` runs it in process, and the
@@ -502,6 +503,57 @@ def tune(args: argparse.Namespace) -> None:
                 return lambda q: [r.tool_id for r in engine.search(q, k=K).rows]
 
             print(f"| {alpha} | {pool} | {score(fused)} |")
+    fusion_candidates(embedder)
+
+
+def fusion_candidates(embedder: Any) -> None:
+    """The fusion candidates of ``fusion_lab`` on the tune split, both text variants (hits@1 / hits@5 / MRR);
+    then the combined grid, ranked by the criterion declared before it was run: the sum of the two variants'
+    MRR, then their hits@1 + hits@5."""
+    import fusion_lab
+
+    tune = {
+        same: fusion_lab.collect(devset("tune"), same_text=same, embedder=embedder) for same in (False, True)
+    }
+
+    def cells(rank: fusion_lab.Ranker) -> tuple[str, float, int]:
+        found = [fusion_lab.score(tune[same], rank) for same in (False, True)]
+        text = " | ".join(f"{h1} / {h5} / {mrr:.3f}" for h1, h5, mrr in found)
+        return text, sum(f[2] for f in found), sum(f[0] + f[1] for f in found)
+
+    print("\n| fusion candidate | tune, spec | tune, same text |\n|---|---|---|")
+    for name, rank in fusion_lab.candidates().items():
+        print(f"| {name} | {cells(rank)[0]} |", flush=True)
+    scored = [(name, *cells(rank)) for name, rank in fusion_lab.product_grid().items()]
+    scored.sort(key=lambda item: (-item[2], -item[3]))
+    engine = next(i for i, item in enumerate(scored) if item[0] == "a0.5 b0.0 pool 20 best/raw")
+    print(f"\ncombined grid ({len(scored)} settings), best 10 by MRR summed over both variants; the engine's"
+          f" setting is {engine + 1}.\n\n| setting | tune, spec | tune, same text |\n|---|---|---|")  # fmt: skip
+    for name, text, _, _ in scored[:10]:
+        print(f"| {name} | {text} |")
+
+
+def fusion_check(names: Sequence[str]) -> None:
+    """The named fusion candidates (and the engine's own) on every reported set: the checks a candidate chosen
+    on the tune split must pass (no set dropping by more than one query)."""
+    import fusion_lab
+
+    from qlab.engine import semantic
+
+    embedder = semantic.load()
+    known = {**fusion_lab.candidates(), **fusion_lab.product_grid()}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SystemExit(f"unknown fusion candidates: {unknown}; see bench/fusion_lab.py")
+    chosen = ["engine", *names]
+    print("| set | text | " + " | ".join(chosen) + " |\n|---|---|" + "---|" * len(chosen))
+    sets = {"dev set, tune": devset("tune"), **quality_sets()}
+    for label, corpora in sets.items():
+        for same in (False, True) if label != "dev set, all" else (False,):
+            queries = fusion_lab.collect(corpora, same_text=same, embedder=embedder)
+            found = [fusion_lab.score(queries, known[name]) for name in chosen]
+            cells = " | ".join(f"{h1} / {h5} / {mrr:.3f}" for h1, h5, mrr in found)
+            print(f"| {label} ({len(queries)} q) | {'same text' if same else 'spec'} | {cells} |", flush=True)
 
 
 def models(args: argparse.Namespace) -> None:
@@ -564,6 +616,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-only", action="store_true")
     parser.add_argument("--tune", action="store_true", help="the settings grid on the dev set's tune split")
     parser.add_argument("--models", action="store_true", help="embedding models on the dev set's tune split")
+    parser.add_argument(
+        "--fusion-check", nargs="*", default=None, help="fusion candidates (bench/fusion_lab.py) on every set"
+    )
     parser.add_argument("--speed-worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--whole",
@@ -585,6 +640,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.models:
         models(args)
+        return 0
+    if args.fusion_check is not None:
+        fusion_check(args.fusion_check)
         return 0
     out: dict[str, Any] = {"python": platform.python_version(), "quality": {}, "speed": {}}
     print(f"load average at the start: {os.getloadavg()}\n")

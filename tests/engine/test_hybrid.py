@@ -115,6 +115,9 @@ def test_document_vectors_are_cached_per_collection(tmp_path: Path, embedder: se
     third = Counting(embedder)
     HybridEngine(Collection(TOOLS[:2], digest="d2"), embedder=third, cache_dir=tmp_path).search("cars", k=1)  # type: ignore[arg-type]
     assert third.texts == 3 and len(list(tmp_path.glob("vectors-*.npy"))) == 2
+    # kept and stored as float32: half the memory and cache file of float64 (the fusion's arithmetic is float64)
+    np = pytest.importorskip("numpy")
+    assert {np.load(path).dtype for path in tmp_path.glob("vectors-*.npy")} == {np.dtype(np.float32)}
 
 
 def test_loading_the_model_leaves_the_process_logging_alone() -> None:
@@ -130,3 +133,32 @@ def test_loading_the_model_leaves_the_process_logging_alone() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["0", str(30)]  # no handler added, WARNING kept
+
+
+def test_fusion_ties_at_the_cut_follow_the_lexical_order_then_the_document_number() -> None:
+    """Documents tied with the k-th fused score are sorted before the cut, so which of them make the Top-K is
+    the documented order (the better lexical rank, then the lower document number), never the partition's."""
+    np = pytest.importorskip("numpy", reason="the semantic extra is not installed")
+    # eight documents with the same vector (cosine 0.6 with the query), one better (cosine 1)
+    query = np.array([1.0, 0.0])
+    vectors = np.array([[0.6, 0.8]] * 8 + [[1.0, 0.0]], dtype=np.float32)
+    for k in (2, 3, 5):
+        chosen = semantic.fuse(vectors, query, (), alpha=0.5, scale=0.0, k=k)
+        assert [d for d, _, _ in chosen] == [8, *range(k - 1)]
+    # the same tie, with two of the tied documents in the lexical pool at score 0: the pool's order wins
+    chosen = semantic.fuse(vectors, query, ((6, 0.0), (4, 0.0)), alpha=0.5, scale=1.0, k=3)
+    assert [d for d, _, _ in chosen] == [8, 6, 4]
+
+
+def test_a_query_vector_is_the_float64_sum_of_its_tokens_rows(embedder: semantic.Embedder) -> None:
+    """A query's vector is its tokens' rows summed in float64, whether read word by word (cached token ids)
+    or as one text: the same numbers a float64 copy of the table gives, to the last bit."""
+    np = pytest.importorskip("numpy", reason="the semantic extra is not installed")
+    table = np.asarray(embedder._model.embedding, dtype=np.float64)
+    for text in ("list the cars in my garage", "weather forecast paris tomorrow morning", "zzyzx qwerty"):
+        ids = embedder._encode(text, add_special_tokens=False).ids
+        reference = table[ids].sum(axis=0)
+        reference /= np.sqrt(reference @ reference)
+        assert np.array_equal(embedder.embed_words(text.split()), reference)
+        assert np.array_equal(embedder.embed_one(text), reference)
+    assert not embedder.embed_words([]).any()

@@ -8,10 +8,13 @@ with every tool's (name, summary, description, path words). Each tool gets
 
 (score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]; a tool outside
 the lexical pool counts 0 lexically). ``alpha`` = 0.5 and ``pool`` = 20 were learned on the development set's
-tune split (bench/devset), never on the public benchmarks; reciprocal rank fusion and a cosine relative to the
-query's best were tried there and did no better (bench/RESULTS-search.md). A row's evidence is the lexical
-breakdown scaled the same way plus ``semantic``: the parts add up to the row's score. Ties: fused score, then
-the lexical order, then the document number.
+tune split (bench/devset), never on the public benchmarks. Tried there and not kept (bench/fusion_lab.py,
+bench/RESULTS-search.md): reciprocal rank fusion, min-max and z-score normalisation, the cosine over the query's
+best, cosines over the lexical pool only, a name/summary embedding mixed in, a per-query alpha (word coverage,
+lexical gap) and lexical-first reranking; the few the tune split ranked higher each lost two or more queries on
+another set. A row's evidence is the lexical breakdown scaled the same way plus ``semantic``: the parts add up
+to the row's score. Ties: fused score, then the lexical order, then the document number (also for the documents
+tied at the k-th place: which of them are kept follows this order).
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ class HybridEngine(BuiltinEngine):
         top = ranking.top[0][1] if ranking.top else 0.0
         scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
         lexical = dict(ranking.top)
-        chosen = semantic.fuse(vectors, vector, lexical, alpha=fusion.alpha, scale=scale, k=k)
+        chosen = semantic.fuse(vectors, vector, ranking.top, alpha=fusion.alpha, scale=scale, k=k)
         matched = [d for d, _, _ in chosen if d in lexical]
         evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
         ids, make = index.ids, new_row

@@ -7,8 +7,9 @@ installed package folder only: ``WordLlama.load`` is not called (it would look i
 fetch from the Hugging Face hub), the hub is switched off (``HF_HUB_OFFLINE``) before anything of it is
 imported, and a missing file is an error, never a download. Nothing here opens a connection.
 
-Document vectors are cached next to the collection's build cache, keyed by the model and the collection
-digest, so a second run over the same collection embeds only its queries.
+Document vectors are kept in float32 and cached next to the collection's build cache, keyed by the model and
+the collection digest, so a second run over the same collection embeds only its queries. A query's vector is
+float64 (its tokens' rows summed exactly); only the product with the documents is float32.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from math import sqrt
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ MODEL = "wordllama-l2_supercat-256"
 
 
 class Embedder:
-    """Texts -> unit-length vectors (numpy float64, one row per text)."""
+    """Texts -> unit-length vectors, one row per text (documents float32, a query float64: see ``fuse``)."""
 
     def __init__(self, model: Any, *, name: str) -> None:
         import numpy as np
@@ -35,77 +37,83 @@ class Embedder:
         self._model = model
         self.name = name
         self._encode = model.tokenizer.encode
-        # the token table in float64, for one query at a time (the model's own table is float16): a query's
-        # vector then meets the documents' in float64, and a row's evidence adds up to its score exactly
-        self._table = np.asarray(model.embedding, dtype=np.float64)
-        self._norm = np.linalg.norm
-        self._sum = np.sum
-        self._sums: dict[str, Any] = {}  # word -> the sum of its tokens' rows (None: no token)
+        # the token table as the model holds it (float32 rows whose values are the weights' float16 numbers):
+        # a query's tokens are gathered and summed in float64, where such sums are exact in any order
+        self._table = np.asarray(model.embedding)
+        self._ids: dict[str, list[int]] = {}  # word -> its token ids
+        self._float64 = np.float64
+        self._zero = np.zeros(self._table.shape[1], dtype=np.float64)
 
     def embed(self, texts: Sequence[str]) -> Any:
-        """Many texts (a collection's documents), in the model's own batches."""
+        """Many texts (a collection's documents), in the model's own batches, as float32 (how documents are
+        kept and compared: see ``fuse``)."""
         import numpy as np
 
-        return np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float64)
+        return np.asarray(self._model.embed(list(texts), norm=True), dtype=np.float32)
 
     def embed_words(self, words: Sequence[str]) -> Any:
-        """The vector of ``" ".join(words)`` (lowercase words without spaces), summed from each word's tokens,
-        cached per word: the tokenizer splits on spaces first, so a text's tokens are its words' tokens
-        (checked on 3,100 benchmark queries: identical ids)."""
-        sums = self._sums
-        parts = []
+        """The vector of ``" ".join(words)`` (lowercase words without spaces): the tokenizer splits on spaces
+        first, so a text's tokens are its words' tokens (checked on 3,100 benchmark queries: identical ids),
+        and each word's token ids are cached. One gather-and-sum over the query's tokens: the table's values
+        are float16 numbers, whose float64 sums are exact in any order, so this is the same vector as
+        ``embed_one`` of the joined text."""
+        cached = self._ids
+        ids: list[int] = []
         for word in words:
-            found = sums.get(word)
+            found = cached.get(word)
             if found is None:
-                if len(sums) > 100_000:
-                    sums.clear()
-                ids = self._encode(word, add_special_tokens=False).ids
-                found = sums[word] = self._table[ids].sum(axis=0) if ids else None
-            if found is not None:
-                parts.append(found)
-        if not parts:
-            return self._table[0] * 0.0
-        vector = self._sum(parts, axis=0) if len(parts) > 1 else parts[0]
-        length = self._norm(vector)
-        return vector / length if length else vector
+                if len(cached) > 100_000:
+                    cached.clear()
+                found = cached[word] = self._encode(word, add_special_tokens=False).ids
+            ids += found
+        return self._unit(ids)
 
     def embed_one(self, text: str) -> Any:
         """One text (a query): the same vector as ``embed`` (the mean of its tokens' rows, unit length; measured
         identical), without the batch padding: 3x faster per query."""
-        ids = self._encode(text, add_special_tokens=False).ids
+        return self._unit(self._encode(text, add_special_tokens=False).ids)
+
+    def _unit(self, ids: list[int]) -> Any:
+        """The sum of the tokens' rows at unit length (a zero vector without tokens)."""
         if not ids:
-            return self._table[0] * 0.0
-        vector = self._table[ids].sum(axis=0)
-        length = self._norm(vector)
+            return self._zero.copy()
+        vector = self._table[ids].sum(axis=0, dtype=self._float64)
+        length = sqrt(vector @ vector)  # numpy.linalg.norm's own formula, without its per-call overhead
         return vector / length if length else vector
 
 
 def fuse(
-    vectors: Any, vector: Any, lexical: Mapping[int, float], *, alpha: float, scale: float, k: int
+    vectors: Any, vector: Any, pool: Sequence[tuple[int, float]], *, alpha: float, scale: float, k: int
 ) -> list[tuple[int, float, float]]:
-    """The ``k`` best documents by ``alpha * max(0, cosine) + scale * lexical score`` (``lexical``: document ->
-    score, best first), as (document, fused score, semantic part), best first: ties go to the better lexical
-    rank, then the lower document number. Documents scoring 0 are left out. Every document's cosine is
-    computed (one matrix-vector product); numpy values become Python numbers once, for the k kept."""
+    """The ``k`` best documents by ``alpha * max(0, cosine) + scale * lexical score`` (``pool``: the lexical
+    candidates, (document, score) best first; any other document scores 0 lexically), as (document, fused
+    score, semantic part), best first: ties go to the better lexical rank, then the lower document number
+    (every document tied with the k-th score is sorted, so which of them make the cut follows that rule).
+    Documents scoring 0 are left out. Every document's cosine is computed (one matrix-vector product); numpy
+    values become Python numbers for the k kept only."""
     import numpy as np
 
-    fused = np.maximum(vectors @ vector, 0.0) * alpha  # the semantic part of every document
-    semantic_part = fused.copy()
-    if lexical:
-        fused[np.fromiter(lexical, dtype=np.intp, count=len(lexical))] += (
-            np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical)) * scale
-        )
-    size = min(k, len(fused))
-    if size <= 0:
+    # float32 products (the documents are stored so): half the memory traffic of float64, which is what a
+    # matrix-vector product over a thousand tools costs; the fusion's arithmetic is float64
+    parts = (vectors @ vector.astype(vectors.dtype, copy=False)).astype(np.float64)
+    n = len(parts)
+    if k <= 0 or not n:
         return []
-    head = np.argpartition(-fused, size - 1)[:size]
-    order = {d: i for i, d in enumerate(lexical)}
+    parts *= alpha  # alpha * max(0, cosine): the same float as max(0, cosine) * alpha for alpha >= 0
+    np.maximum(parts, 0.0, out=parts)
+    fused = parts.copy()
+    if pool:
+        fused[[d for d, _ in pool]] += [score * scale for _, score in pool]
+    bar = np.partition(fused, n - k)[n - k] if k < n else 0.0  # the k-th fused score
+    # every document reaching it is sorted below (none scoring 0: they are left out)
+    head = np.flatnonzero(fused >= bar) if bar > 0.0 else np.flatnonzero(fused)
+    order = {d: i for i, (d, _) in enumerate(pool)}
     last = len(order)
     chosen = sorted(
-        zip(head.tolist(), fused[head].tolist(), semantic_part[head].tolist(), strict=True),
+        zip(head.tolist(), fused[head].tolist(), parts[head].tolist(), strict=True),
         key=lambda item: (-item[1], order.get(item[0], last), item[0]),
     )
-    return [item for item in chosen if item[1] > 0.0]
+    return [item for item in chosen[:k] if item[1] > 0.0]
 
 
 def available() -> bool:
@@ -173,10 +181,10 @@ def cached_vectors(embedder: Embedder, texts: Sequence[str], *, cache_dir: Path 
         try:
             found = np.load(path, allow_pickle=False)
             if found.shape[0] == len(texts):
-                return np.asarray(found, dtype=np.float64)
+                return np.asarray(found, dtype=np.float32)
         except (OSError, ValueError):
             pass  # a damaged cache file: embed again
-    vectors = embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float64)
+    vectors = embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
     if path is not None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
