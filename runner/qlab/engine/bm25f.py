@@ -29,7 +29,7 @@ collection needs no exact posting: its exact score would equal its stem score (`
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, filterfalse, repeat
 from math import log
@@ -46,7 +46,6 @@ _WHOLE: tuple[tuple[tuple[str, float], ...], ...] = tuple(
     ((name, 1.0),) for name in FIELDS
 )  # per field: the shares of a term found in it alone
 K = TypeVar("K")
-ORDERED = [False]
 EXACT = "="  # prefix of exact-word terms; stems never start with it
 
 
@@ -67,12 +66,6 @@ class SearchSettings:
     exact_weight: float = 0.5  # an exact surface-word match adds this much of a stem match
     correction_weight: float = 0.7  # a fuzzily rescued query word counts this much of a typed one
     value_weight: float = 0.5  # a number of the query (an id, an amount) counts this much of a word
-    # each content word a tool matches adds this times ln(1 + N) (coordination: more of the request matched)
-    coordination_weight: float = 0.0
-    # two adjacent content words of the query that a tool writes next to each other (either order) in one of
-    # ``phrase_fields`` add this times ln(1 + N) (proximity)
-    phrase_weight: float = 0.0
-    phrase_fields: tuple[str, ...] = ("id", "summary", "path")
 
 
 DEFAULT_SETTINGS = SearchSettings(
@@ -264,9 +257,6 @@ class Model:
         # What stays is kept in tuples of numbers, which the cycle collector stops tracking after its first look:
         # as lists, an index's ~10,000 small containers would be walked by every later full collection.
         self._occurs = [tuple(places) for places in occurs]  # per string: document * 16 + field, per place
-        self._texts = list(sid_of)  # per string id: the string
-        self._pairs: dict[int, frozenset[str]] = {}  # string id -> its adjacent stem pairs, on demand
-        self._phrase_fields = frozenset(FIELDS.index(name) for name in settings.phrase_fields)
         self._in_groups = _inverted(build.group_sids)  # string id -> its groups, once per occurrence
         self._strings = strings_of
         self._doc_groups = groups_of
@@ -399,30 +389,6 @@ class Model:
             deque(map(acc.__setitem__, touched, repeat(0.0)), maxlen=0)  # a clean buffer, in C
         self._cache[term] = built
         return built
-
-    def _pairs_of(self, sid: int) -> frozenset[str]:
-        """The adjacent stem pairs of string ``sid`` ("a b" and "b a" for stems a, b next to each other once
-        stopwords are left out)."""
-        found = self._pairs.get(sid)
-        if found is None:
-            analyzer = self.analyzer
-            terms = analyzer.lowercase_terms(analyzer.kept_words(self._texts[sid]))
-            found = self._pairs[sid] = frozenset(
-                [f"{a} {b}" for a, b in zip(terms, terms[1:])] + ([] if ORDERED[0] else [f"{b} {a}" for a, b in zip(terms, terms[1:])])
-            )
-        return found
-
-    def adjacent(self, pair: str, docs: Iterable[int]) -> list[int]:
-        """The documents of ``docs`` that write the stems of ``pair`` ("a b") next to each other in one string of
-        a phrase field (``SearchSettings.phrase_fields``)."""
-        out = []
-        fields, strings_of, pairs_of = self._phrase_fields, self._strings, self._pairs_of
-        for d in docs:
-            for entry in strings_of[d]:
-                if entry & _MASK in fields and pair in pairs_of(entry >> _SHIFT):
-                    out.append(d)
-                    break
-        return out
 
     def trim(self) -> None:
         """Drop the memoized field splits (``shares``); they are computed again when asked."""

@@ -43,14 +43,9 @@ _PRUNE_FROM = 512  # postings entries of a query from which MaxScore pruning pay
 # the bound and the scores are float sums taken in different orders, and this margin is far above what their
 # rounding can differ by, so a tool whose score ties the k-th is always completed.
 _SAFE = 1.0 + 1e-9
-PHRASE_IDF = [False]
-NO_VERB = [False]
-VERB_W = [1.0]
 _METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe methods first, DELETE last
 SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
 INTENT = "intent"  # evidence key: the method prior
-COORDINATION = "coordination"  # evidence key: what matching a word of the request adds, whatever its weight
-PHRASE = "phrase"  # evidence key: two adjacent words of the request written next to each other by the tool
 
 
 def _row_factory() -> Callable[
@@ -139,13 +134,10 @@ def _completed(
 class WordPosting:
     """What one query word adds to every tool's score, with the model terms it stands for."""
 
-    is_phrase = False  # a PhrasePosting: two words' proximity, not a word
-
     __slots__ = (
         "_shares",
         "_views",
         "by_doc",
-        "coordination",
         "correction",
         "fixes",
         "matched",
@@ -163,7 +155,6 @@ class WordPosting:
         correction: tuple[str, str] | None,
         synonyms: tuple[str, ...] = (),
         synonym_weight: float = 0.0,
-        coordination: float = 0.0,
     ) -> None:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
@@ -195,9 +186,6 @@ class WordPosting:
                     if value > by_doc.get(d, 0.0):
                         by_doc[d] = value
                         self.via[d] = other
-        self.coordination = coordination  # what matching this word adds to each tool it matches
-        if coordination:
-            by_doc = {d: score + coordination for d, score in by_doc.items()}
         self.by_doc = by_doc  # document -> what this word adds to its score
         self.ub = max(by_doc.values(), default=0.0)  # the most this word adds to any document
         self._shares: dict[int, tuple[tuple[str, float], ...]] = {}
@@ -224,13 +212,8 @@ class WordPosting:
         found = self._shares.get(d)
         if found is not None:
             return found
-        coordination = self.coordination
         if d in self.via:  # scored through a synonym: the whole score is the synonym's
-            found = self._shares[d] = (
-                ((SYNONYM, self.by_doc[d] - coordination), (COORDINATION, coordination))
-                if coordination
-                else ((SYNONYM, self.by_doc[d]),)
-            )
+            found = self._shares[d] = ((SYNONYM, self.by_doc[d]),)
             return found
         split: dict[str, float] = {}
         for model_term, weight in self.parts:
@@ -240,35 +223,8 @@ class WordPosting:
                 continue
             for name, share in model.shares(model_term, d):
                 split[name] = split.get(name, 0.0) + score * weight * share
-        if coordination:
-            split[COORDINATION] = coordination
         found = self._shares[d] = tuple(split.items())
         return found
-
-
-class PhrasePosting(WordPosting):
-    """What two adjacent content words of a query add together: ``bonus`` on each tool that writes their stems
-    next to each other (either order) in a phrase field (its name, summary, path). Shown as ``phrase`` in the
-    field scores; not a matched term of its own (its words are)."""
-
-    __slots__ = ()
-    is_phrase = True
-
-    def __init__(self, term: str, docs: Sequence[int], bonus: float) -> None:
-        self.term = term
-        self.parts = ()
-        self.correction = None
-        self.coordination = 0.0
-        self.via = {}
-        self.by_doc = dict.fromkeys(docs, bonus)
-        self.ub = bonus if docs else 0.0
-        self._shares = {}
-        self._views = {}
-        self.matched = ()
-        self.fixes = _NO_FIXES
-
-    def contributions(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
-        return ((PHRASE, self.by_doc[d]),)
 
 
 class Ranking(NamedTuple):
@@ -332,12 +288,7 @@ class SearchIndex:
         ] = {}
         # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
         # constant per index (the same for every query), so a row's evidence depends on its words alone
-        scale = math.log(1.0 + len(self.tools))
-        self._bonus = self.api_vocabulary.intent_weight * scale
-        self._coordination = settings.coordination_weight * scale
-        self._phrase = settings.phrase_weight * scale
-        self._vmemo: dict[Any, Any] = {}
-        self._phrases: dict[tuple[str, str], PhrasePosting | None] = {}  # (stem, stem) -> its posting
+        self._bonus = self.api_vocabulary.intent_weight * math.log(1.0 + len(self.tools))
         # intent -> the documents whose method it asks for
         self._intent_docs: dict[str, frozenset[int]] = {
             intent: frozenset(d for d, tool in enumerate(self.tools) if (tool.method or "") in methods)
@@ -385,19 +336,13 @@ class SearchIndex:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
-            return WordPosting(model, term, parts, None, synonyms, weight, self._coordination)
+            return WordPosting(model, term, parts, None, synonyms, weight)
         if synonyms:  # a word the collection never uses, but its synonyms it does ("remove" for "delete")
-            return WordPosting(model, term, (), None, synonyms, weight, self._coordination)
+            return WordPosting(model, term, (), None, synonyms, weight)
         found = self.correct(lower)
         if found is None:
             return None
-        return WordPosting(
-            model,
-            found[1],
-            ((found[1], self.settings.correction_weight),),
-            (lower, found[0]),
-            coordination=self._coordination,
-        )
+        return WordPosting(model, found[1], ((found[1], self.settings.correction_weight),), (lower, found[0]))
 
     def read(self, query: str) -> vocab.Reading:
         """How the vocabulary reads ``query``: content words, framing, values, intent (``qlab search
@@ -489,34 +434,6 @@ class SearchIndex:
                 out.append(posting)
         return out
 
-    def _phrase_postings(self, words: Sequence[WordPosting], verb: str | None = None) -> list[PhrasePosting]:
-        """The phrase postings of each two neighbouring content words of a query (as typed, not corrected, not
-        numbers) that some tool writes next to each other."""
-        memo = self._phrases
-        if len(memo) > _MEMO_LIMIT:
-            memo.clear()
-        out = []
-        skip = self._words.get(verb) if (verb and NO_VERB[0]) else None
-        for a, b in zip(words, words[1:]):
-            if not a.parts or not b.parts or a.correction or b.correction:
-                continue
-            if skip is not None and (a is skip or b is skip):
-                continue
-            key = (a.term, b.term)
-            found = memo.get(key, _UNSEEN)
-            if found is _UNSEEN:
-                pair = f"{a.term} {b.term}"
-                docs = self._model.adjacent(pair, sorted(a.by_doc.keys() & b.by_doc.keys()))
-                bonus = self._phrase
-                if PHRASE_IDF[0] and docs:
-                    n = self._model.n_docs
-                    df = max(len(self._model.posting(a.term) or ()), len(self._model.posting(b.term) or ()))
-                    bonus = self.settings.phrase_weight * math.log(1.0 + (n - df + 0.5) / (df + 0.5))
-                found = memo[key] = PhrasePosting(pair, docs, bonus) if docs else None
-            if found is not None:
-                out.append(found)
-        return out
-
     def search(self, query: str, *, k: int) -> SearchResult:
         """The ``k`` best tools for ``query``, best first, each row with its evidence (``rank``, then ``rows``)."""
         ranking = self.rank(query, k=k)
@@ -544,29 +461,11 @@ class SearchIndex:
         """
         reading = self.read(query)
         words = self._postings(reading.content)
-        if VERB_W[0] != 1.0 and reading.verb:
-            v = self._words.get(reading.verb)
-            if v is not None and v in words:
-                key = ("verb", reading.verb)
-                sv = self._vmemo.get(key)
-                if sv is None:
-                    sv = self._vmemo[key] = WordPosting.__new__(WordPosting)
-                    for attr in WordPosting.__slots__:
-                        setattr(sv, attr, getattr(v, attr))
-                    sv.by_doc = {d: x * VERB_W[0] for d, x in v.by_doc.items()}
-                    sv.ub = v.ub * VERB_W[0]
-                    sv._shares = {}
-                    sv._views = {}
-                    sv.via = dict(v.via)
-                words = [sv if w is v else w for w in words]
-        phrases = self._phrase_postings(words, reading.verb) if self._phrase and len(words) > 1 else ()
         if reading.values:
             words += self._value_postings(reading.values)
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
-        if phrases:
-            words += phrases
         prior = (
             (self._intent_docs.get(reading.intent) or None, self._bonus)
             if reading.intent is not None
@@ -645,8 +544,6 @@ class SearchIndex:
                     fields[name] = get(name, 0.0) + value
             else:
                 fields.update(parts)  # the first word's split as it is: 0.0 + value is value
-            if word.is_phrase:
-                continue
             if word.correction is not None:
                 fixes[word.correction[0]] = word.correction[1]
             other = word.via.get(d) if word.via else None  # ``matched_in``, inline
