@@ -64,6 +64,7 @@ DEV = ROOT / "bench" / "devset"
 
 from qlab.collection.model import Tool  # noqa: E402
 from qlab.collection.openapi import load_tools  # noqa: E402
+from qlab.engine.bm25f import DEFAULT_SETTINGS, FieldSpec, SearchSettings  # noqa: E402
 from qlab.engine.text import _ASCII_WORD, STOPWORDS  # noqa: E402
 
 K = 10
@@ -458,9 +459,48 @@ def whole(rounds: int) -> None:
 # --------------------------------------------------------------------------------------------- tuning
 
 
+def with_fields(settings: SearchSettings, **changes: tuple[float | None, float | None]) -> SearchSettings:
+    """``settings`` with some fields' (weight, b) changed (None keeps the value)."""
+    fields = dict(settings.fields)
+    for name, (weight, b) in changes.items():
+        old = fields[name]
+        fields[name] = FieldSpec(old.weight if weight is None else weight, old.b if b is None else b)
+    return replace(settings, fields=fields)
+
+
+def ranking_grid() -> list[tuple[str, SearchSettings]]:
+    """The ranking settings measured on the tune split (issue 18): the steps from the engine before (k1 1.2, id
+    b 0.2, params weight 0.4) to the defaults, then one change at a time around the defaults."""
+    now = DEFAULT_SETTINGS
+    before = with_fields(replace(now, k1=1.2), id=(None, 0.2), params=(0.4, None))
+    rows = [("engine before (k1 1.2, id b 0.2, params weight 0.4)", before)]
+    rows += [(f"step 1: k1 {k}", replace(before, k1=k)) for k in (1.0, 1.4, 1.5, 1.6, 1.75, 2.0, 2.5)]
+    step1 = replace(before, k1=1.6)
+    rows += [(f"step 2 (k1 1.6): id b {b}", with_fields(step1, id=(None, b))) for b in (0.0, 0.5, 0.75, 1.0)]
+    step2 = with_fields(step1, id=(None, 1.0))
+    rows += [
+        (f"step 3 (k1 1.6, id b 1.0): params weight {w}", with_fields(step2, params=(w, None)))
+        for w in (0.05, 0.1, 0.2, 0.3)
+    ]
+    rows.append(("**defaults** (k1 1.6, id b 1.0, params weight 0.1)", now))
+    rows += [(f"defaults, k1 {k}", replace(now, k1=k)) for k in (1.4, 1.8, 2.0)]
+    for name in ("summary", "description", "params", "path", "body"):
+        rows += [
+            (f"defaults, {name} b {b}", with_fields(now, **{name: (None, b)}))
+            for b in (0.0, 0.5, 1.0)
+            if b != now.fields[name].b
+        ]
+    for name, weights in (("id", (2.5, 3.5)), ("summary", (1.5, 2.5)), ("description", (0.3, 0.75)),
+                          ("path", (0.5, 1.25)), ("tags", (0.5, 1.5)), ("body", (0.1, 0.3))):  # fmt: skip
+        rows += [(f"defaults, {name} weight {w}", with_fields(now, **{name: (w, None)})) for w in weights]
+    rows += [(f"defaults, exact-word weight {w}", replace(now, exact_weight=w)) for w in (0.25, 0.75)]
+    return rows
+
+
 def tune(args: argparse.Namespace) -> None:
-    """The grid on the dev set's tune split (the only split settings were chosen on): vocabulary weights and
-    the fusion's alpha, each as the hits@1 / hits@5 / MRR of the 90 queries."""
+    """The grid on the dev set's tune split (the only split settings were chosen on): the ranking settings
+    (``ranking_grid``), vocabulary weights and the fusion's alpha, each as the hits@1 / hits@5 / MRR of the 90
+    queries."""
     from qlab.collection.model import Collection
     from qlab.engine import hybrid, semantic, vocabulary
     from qlab.engine.index import SearchIndex
@@ -475,6 +515,15 @@ def tune(args: argparse.Namespace) -> None:
             total = [a + b for a, b in zip(total, quality(ranked, corpus.cases), strict=True)]
         return f"{total[0]:.0f} / {total[1]:.0f} / {total[2] / total[3]:.3f}"
 
+    print("| ranking settings | hits@1 / hits@5 / MRR (tune split, 90 queries) |\n|---|---|")
+    for label, settings in ranking_grid():
+
+        def ranked(corpus: Corpus, settings: SearchSettings = settings) -> Callable[[str], list[str]]:
+            index = SearchIndex(corpus.tools, settings=settings)
+            return lambda q: [r.tool_id for r in index.search(q, k=K).rows]
+
+        print(f"| {label} | {score(ranked)} |", flush=True)
+    print()
     base = vocabulary.default()
     print(
         "| synonym weight | intent weight | hits@1 / hits@5 / MRR (tune split, 90 queries) |\n|---|---|---|"
