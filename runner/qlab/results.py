@@ -51,10 +51,9 @@ class PackedJSON:
 
     The search stage keeps a hit's Top-K rows this way once the run holds 32 MiB of them as text: ~1 KB of text
     per case (5 rows) packs to ~170 bytes in blocks of ~64 KiB, so a 100,000-case run holds ~32 + 11 MiB of rows,
-    not ~100 MB of strings. Like CheckedJSON it
-    fits the result schema where it sits. Readers take the text with ``json_text`` (any kept JSON text) and the
-    value with ``decoded``. ``top_tool``: the first row's tool id, kept beside the text for the artifact's
-    ``actual_output.top_1`` (read for every case, twice a run, without unpacking anything)."""
+    not ~100 MB of strings. Like CheckedJSON it fits the result schema where it sits. Readers take the text with
+    ``json_text`` (any kept JSON text) and the value with ``decoded``. ``top_tool``: the first row's tool id, kept
+    beside the text for the artifact's ``actual_output.top_1`` (read for every case without unpacking anything)."""
 
     __slots__ = ("_block", "_end", "_pack", "_start", "top_tool")
 
@@ -95,9 +94,8 @@ class JSONPack:
     def add(self, text: CheckedJSON, *, top_tool: str | None = None) -> CheckedJSON | PackedJSON:
         """``text`` kept: as it is while the pack holds less than ``plain_limit`` bytes of text, else packed."""
         if self._plain_left > 0:
-            self._plain_left -= len(
-                text
-            )  # the GIL keeps this exact enough: the limit is a bound, not a count
+            # unlocked: threads racing here move the bound by a text at most (a bound, not a count)
+            self._plain_left -= len(text)
             return text
         data = text.encode("utf-8")
         with self._lock:

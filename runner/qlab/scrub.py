@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
-from qlab.results import CheckedJSON, EncodedJSON, PackedJSON
+from qlab.results import CheckedJSON, EncodedJSON, checked, is_json_text, json_text
 
 REDACTED = "[REDACTED]"
 DEFAULT_MAX_CHARS = 4000
@@ -308,15 +308,13 @@ class Scrubber:
             return out
         if kind is list or kind is tuple:
             return [self(item) for item in obj]
-        if isinstance(obj, EncodedJSON):  # a stage object's member kept as JSON text: keep it JSON
-            if self._pattern is None or not self._pattern.search(obj):
-                return obj
-            return type(obj).of(self(json.loads(obj)))
-        if type(obj) is PackedJSON:  # the same, packed: unpacked only when there is something to look for
+        if is_json_text(obj):  # a stage object's member kept as JSON text (packed or not): keep it JSON
             if self._pattern is None:
+                return obj  # nothing to look for: a packed text is not even unpacked
+            text = str(json_text(obj))
+            if not self._pattern.search(text):
                 return obj
-            text = obj.text()
-            return obj if not self._pattern.search(text) else CheckedJSON.of(self(json.loads(text)))
+            return (CheckedJSON if checked(obj) else EncodedJSON).of(self(json.loads(text)))
         if isinstance(obj, str):  # a str subclass (an Enum value): its text, as json.dumps writes it
             return self.text(str.__str__(obj))
         return obj

@@ -87,8 +87,8 @@ def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) 
 
 
 def _problem(key: str, value: Any) -> str | None:
-    """The first problem of a stage object. A checked member (CheckedJSON, PackedJSON) fits where it sits (its stage made sure when
-    it encoded it): only the rest is checked here, and only a problem found that way is
+    """The first problem of a stage object. A checked member (CheckedJSON, PackedJSON) fits where it sits (its
+    stage made sure when it encoded it): only the rest is checked here, and only a problem found that way is
     looked at again with every member decoded (so ``required`` still counts the member, and the message is
     the plain check's). Sound because result.schema.json checks the members of an object independently (no
     ``anyOf``/``allOf`` across members of a stage object; ``tests/test_boundary.py``)."""
