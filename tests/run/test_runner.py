@@ -646,3 +646,31 @@ def test_the_engine_and_the_rows_encoder_drop_their_memo_tables_after_each_gate(
     gates = [g for g in f.config(tmp_path).gates if g.stage != "build"]
     assert len(trims) == len(gates)
     assert not search_rows._TAILS and not search_rows._NAMES
+
+
+def test_the_previous_run_is_read_when_the_learn_gate_starts_and_reaches_the_learner(tmp_path: Path) -> None:
+    """Rule: ``read_previous`` is called once, after the case gates (a large run's search gate does not hold the
+    previous run beside its memo tables), and what it read is what the learning loop compares with."""
+    order: list[str] = []
+    earlier = {"run_id": "20261201T000000Z-a", "cases": [{"case_id": "s1", "suite": "search_core", "status": "failed"}]}  # fmt: skip
+    seen: list[Any] = []
+
+    def read_previous() -> dict[str, Any]:
+        order.append("read")
+        return earlier
+
+    def search(ctx: Any, cases: Any, results: Any) -> StageReport:
+        order.append("search")
+        assert ctx.previous is None
+        return f.fake_search(ctx, cases, results)
+
+    def learner(artifact: Any, **kw: Any) -> dict[str, Any]:
+        seen.append(kw["previous"])
+        return {"suggestions": [], "signals": []}
+
+    _run(tmp_path, read_previous=read_previous, learner=learner, stages={"search": search})
+    assert order == ["search", "read"] and seen == [earlier]
+    order.clear()
+    # given up front (--last-failed read it to select), it is not read again
+    _run(tmp_path, previous=earlier, read_previous=read_previous, learner=learner)
+    assert order == [] and seen == [earlier, earlier]

@@ -71,6 +71,22 @@ def _previous(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | Non
     return data
 
 
+class _Later:
+    """The previous run, read for the learn gate when it starts (``RunOptions.read_previous``), once; ``read``:
+    what was read (None before the call, or when nothing could be)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.read: dict[str, Any] | None = None
+        self.called = False
+
+    def __call__(self) -> dict[str, Any] | None:
+        if not self.called:
+            self.called = True
+            self.read = _previous(self.path, needed=False, wanted=True)
+        return self.read
+
+
 @click.command(
     "run",
     help="Run the gates in order (build → search → select → plan → execute → learn) and decide PASS (0), BLOCK (1) or ERROR (2).",
@@ -148,7 +164,10 @@ def command(
         check_ci_files()
         # --last-failed needs the previous result; the learn gate's two-run signals compare with it
         learns = any(g.stage == "learn" for g in config.gates)
-        previous = _previous(output_paths(config, out_dir=out_dir).result, needed=last_failed, wanted=learns)
+        last = output_paths(config, out_dir=out_dir).result
+        # --last-failed selects from it before any case runs; the learn gate reads it when it starts
+        previous = _previous(last, needed=True, wanted=learns) if last_failed else None
+        later = _Later(last) if learns and previous is None else None
         secrets = SecretSet()  # every writer below, the console included, scrubs with it
         watch_console(secrets)
         stderr = sys.stderr
@@ -162,6 +181,7 @@ def command(
                 shard=shard,
                 durations=durations,
                 previous=previous,
+                read_previous=later,
                 target_version=target_version,
                 exit_zero=exit_zero,
                 start_servers=not no_server,
@@ -182,7 +202,8 @@ def command(
         artifact = clean_artifact(outcome.artifact, secrets)
         # the run history (not for a shard: its merge keeps the run's): the run before this one, then this one
         kept = history.folder_of(paths.result) if shard is None and config.output.history > 0 else None
-        before = history.latest_brief(kept, read=previous) if kept is not None else None
+        read = previous if later is None else later.read
+        before = history.latest_brief(kept, read=read) if kept is not None else None
         write_outputs(artifact, paths, secrets=secrets, previous=before)
         if kept is not None:
             history.keep(paths.result, str(artifact.get("run_id")), kept, limit=config.output.history)

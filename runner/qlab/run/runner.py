@@ -269,6 +269,8 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
     run's secrets."""
     learn = state.options.seams.stages.get("learn")
     module = importlib.import_module("qlab.stages.learn")
+    if ctx.previous is None and state.options.read_previous is not None:
+        ctx.previous = state.options.read_previous()  # read now, after the case gates' memos were dropped
     provisional = state.artifact(final=False)
     state.provisional = provisional
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
