@@ -66,3 +66,35 @@ def test_encoded_rows_are_spliced_into_the_case_line_as_json() -> None:
         **expected,
         "case_id": artifact._HOLE,
     }
+
+
+def test_equal_derived_objects_of_flat_values_are_shared_and_written_the_same() -> None:
+    """Rule: a case's ``actual_output`` and ``metrics`` are one object for every case whose are equal (same
+    values of the same types), never merged across 1 / 1.0 / true or 0.0 / -0.0, never for nested values."""
+    shared: dict[tuple[object, ...], dict[str, object]] = {}
+    first = {"hit_rank": 1, "top_1": "getMember"}
+    assert artifact._shared(dict(first), shared) is artifact._shared(dict(first), shared)
+    assert artifact._shared({"hit_rank": 2, "top_1": "getMember"}, shared) == {
+        "hit_rank": 2,
+        "top_1": "getMember",
+    }
+    for a, b in (({"x": 1}, {"x": 1.0}), ({"x": 1}, {"x": True}), ({"x": 0.0}, {"x": -0.0})):
+        got_a, got_b = artifact._shared(dict(a), shared), artifact._shared(dict(b), shared)
+        assert got_a is not got_b and json.dumps(got_b) == json.dumps(b)
+    nested = {"plan_tools": ["a"]}
+    assert artifact._shared(nested, shared) is nested and artifact._shared(dict(nested), shared) is not nested
+    assert artifact._shared(dict(first), None) is not artifact._shared(
+        dict(first), None
+    )  # no table: no sharing
+    # through summarize: two passing search cases with the same rank and top tool share both objects
+    cases = [
+        {"case_id": f"c-{i}", "suite": "s", "mode": "search", "status": "passed", "latency_ms": {"search": 1.0},
+         "search": {"hit": True, "hit_rank": 1, "top_k": 5, "rows": [{"tool_id": "getMember"}], "query_terms": []}}
+        for i in range(2)
+    ]  # fmt: skip
+    art = artifact.summarize({"cases": cases, "suites": {}, "gates": [], "prerun": [], "stages": {}})
+    one, two = art["cases"]
+    assert one["actual_output"] is two["actual_output"] and one["metrics"] is two["metrics"]
+    assert one["actual_output"] == {"hit_rank": 1, "top_1": "getMember"} and one["metrics"] == {
+        "correctness": 1.0
+    }
