@@ -229,6 +229,12 @@ def case_diff(baseline: Artifact, candidate: Artifact) -> CaseDiff:
     required = _required_suites(candidate, baseline)
     changes: list[CaseChange] = []
     passing = 0
+    # a case passing in both runs is the common one (no news): counted before the general classing below
+    for case_id in [k for k, a in after.items() if a.get("status") == "passed"]:
+        b = before.get(case_id)
+        if b is not None and b.get("status") == "passed":  # change_kind's "passing", without the call
+            passing += 1
+            del before[case_id], after[case_id]
     for case_id in before.keys() | after.keys():
         b, a = before.get(case_id), after.get(case_id)
         b_status = str(b.get("status")) if b else None
