@@ -59,6 +59,17 @@ def test_the_affected_cases_are_those_expecting_the_tool_or_sharing_an_alias_ter
         assert affects.bound(s) >= len(expected) and (affects.bound(s) == 0) == (not expected)
         every |= expected
     assert affects.union(suggestions) == every
+    # told which suggestions it will be asked about, it indexes only their tools and alias terms: same answers
+    asked = suggestions[:2]
+    only = Affects(cases, analyzer, asked)
+    for s in asked:
+        assert only.ids(s) == affects.ids(s) and only.bound(s) == affects.bound(s)
+    assert only.union(asked) == affects.union(asked)
+    alias_terms = {t for s in asked for alias in s["aliases"] for t in analyzer.terms(alias)}
+    assert set(only.by_term) == alias_terms & set(affects.by_term) and len(only.by_term) < len(
+        affects.by_term
+    )
+    assert set(only.by_target) == {s["tool_id"] for s in asked} & set(affects.by_target)
 
 
 def test_at_most_the_limit_of_suggestions_are_measured_alone_in_the_order_they_were_made() -> None:
@@ -108,3 +119,18 @@ def test_the_reruns_of_the_alone_measures_are_bounded_and_a_suggestion_that_does
     assert list(out["per_suggestion"]) == expected and ranked[0] in expected and len(expected) > 1
     assert sum(bounds[n] for n in out["per_suggestion"]) <= budget
     assert out["alone"] == {"measured": len(expected), "of": 12}
+
+
+def test_without_a_usable_suggestion_no_case_is_read() -> None:
+    """Rule: with nothing to apply, shadow rank reads no case (a large run with no alias suggestion would index
+    every query's words for nothing)."""
+
+    class Unread(list[ShadowCase]):
+        def __iter__(self) -> Any:
+            raise AssertionError("the cases were read")
+
+    collection, _cases, suggestions = _twelve_suggestions(seed=3, n_cases=5)
+    unknown = [{**suggestions[0], "tool_id": "noSuchTool"}]
+    for given in ([], unknown):
+        out = shadow_rank(given, collection=collection, engine_factory=IndexEngine, cases=Unread())
+        assert out["cases"] == 0 and out["suggestions"] == 0 and out["per_suggestion"] == {}

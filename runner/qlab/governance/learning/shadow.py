@@ -83,7 +83,9 @@ def shadow_rank(
         "alone": {"measured": 0, "of": 0},
         "per_suggestion": {},
     }
-    affects = Affects(cases, Analyzer())
+    if not usable:  # nothing to apply: no case to read (a 100,000-case run with no alias suggestion)
+        return empty
+    affects = Affects(cases, Analyzer(), usable)
     touched = affects.union(usable)
     union = [c for c in cases if c.case_id in touched]
     if not union:
@@ -128,14 +130,28 @@ class Affects:
     only when asked for, never all of them at once (with one suggestion per failing case and a common alias
     term, that is cases x suggestions ids)."""
 
-    def __init__(self, cases: Sequence[ShadowCase], analyzer: Analyzer) -> None:
+    def __init__(
+        self,
+        cases: Sequence[ShadowCase],
+        analyzer: Analyzer,
+        suggestions: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
+        """``suggestions``: the only ones that will be asked about; then only their tools and their aliases'
+        terms are indexed (a large run's cases are read once, but not every word of every query is kept)."""
         self.analyzer = analyzer
         self.by_term: dict[str, set[str]] = {}
         self.by_target: dict[str | None, set[str]] = {}
+        terms: set[str] | None = None
+        targets: set[Any] | None = None
+        if suggestions is not None:
+            terms = {t for s in suggestions for alias in s["aliases"] for t in analyzer.terms(str(alias))}
+            targets = {s["tool_id"] for s in suggestions}
         for case in cases:
-            self.by_target.setdefault(case.expected_target, set()).add(case.case_id)
+            if targets is None or case.expected_target in targets:
+                self.by_target.setdefault(case.expected_target, set()).add(case.case_id)
             for term in set(analyzer.terms(case.query)):
-                self.by_term.setdefault(term, set()).add(case.case_id)
+                if terms is None or term in terms:
+                    self.by_term.setdefault(term, set()).add(case.case_id)
 
     def _parts(self, suggestion: Mapping[str, Any]) -> list[set[str]]:
         terms = {t for alias in suggestion["aliases"] for t in self.analyzer.terms(str(alias))}

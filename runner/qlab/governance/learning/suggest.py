@@ -95,15 +95,18 @@ def run_learning(
     made += proposers.drift_stops([s for s in found if s["signal"] == "auth_readiness_drift"], config, run_id)
     made += proposers.eval_cases(found, artifact=artifact, previous=previous, cases=cases, config=config)
     made, withheld = _withhold_secrets(made, secrets)
+    alias_made = [s for s in made if s["kind"] == "alias"]
     shadow = shadow_rank(
-        [s for s in made if s["kind"] == "alias"],
+        alias_made,
         collection=collection,
         engine_factory=engine_factory,
         cases=[
             ShadowCase(i.case_id, i.query, i.expected_target, i.k)
             for i in inputs.values()
             if i.expected_target
-        ],
+        ]
+        if alias_made  # without an alias suggestion no case is rerun
+        else [],
     )
     for suggestion in made:
         per = shadow.get("per_suggestion", {}).get(suggestion["id"])
