@@ -486,7 +486,8 @@ def test_trim_empties_the_memo_tables_and_results_stay_the_same() -> None:
     before = [index.search(q, k=5) for q in queries]
     assert index._words and index._model._shares
     index.trim()
-    assert not index._words and not index._values and not index._evidence and not index._model._shares
+    assert not index._words and not index._values and not index._evidence and not index._evidence_old
+    assert not index._model._shares
     assert [index.search(q, k=5) for q in queries] == before
 
 
@@ -535,3 +536,33 @@ def test_the_pool_completion_keeps_a_tool_whose_score_ties_the_k_th_through_roun
     assert 6.631 + (rest - 1000.0) < tied  # the rounding this rule is about
     done = _completed({0: 6.631, 1: tied}, [far, last], rest=rest, threshold=tied, k=1)
     assert done == {0: tied, 1: tied}
+
+
+def test_the_evidence_memo_keeps_two_bounded_generations_and_results_stay_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule: the rows' shared evidence is memoized in two generations of ``_EVIDENCE_GENERATION`` entries (at most
+    twice that held); an entry of the old generation used again moves to the young one and is the same object
+    (so its JSON memo still applies); rows are the same whatever the generation size."""
+    import qlab.engine.index as index_module
+
+    queries = [f"{verb} {noun} {extra}" for verb in ("find", "list", "delete", "show")
+               for noun in ("member delivery", "order", "parcel locker", "parcel status")
+               for extra in ("detail", "near 12345", "today")]  # fmt: skip
+    unbounded = SearchIndex(TOOLS)
+    expected = [unbounded.search(q, k=5) for q in queries]
+    assert len(unbounded._evidence) > 4  # the queries make enough distinct evidence to turn generations over
+    monkeypatch.setattr(index_module, "_EVIDENCE_GENERATION", 2)
+    index = SearchIndex(TOOLS)
+    for q, want in zip(queries, expected, strict=True):
+        assert index.search(q, k=5) == want
+        assert (
+            len(index._evidence) <= 2 + 5 and len(index._evidence_old) <= 2 + 5
+        )  # a query's rows may top it up
+    # an old entry used again moves to the young generation as the very same object
+    key, kept = next(iter(index._evidence_old.items()))
+    index._evidence = {}
+    d, up, *matched = key
+    rows = index._rows([(d, 1.0)], list(matched), (d,) if up else (), index._bonus)
+    assert key in index._evidence and index._evidence[key] is kept
+    assert rows[0].field_scores is kept[0] and rows[0].matched_terms is kept[1]

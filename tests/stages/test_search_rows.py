@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 import jsonschema
+import pytest
 
 from qlab.engine import wire
 from qlab.engine.types import SearchRow
@@ -114,3 +115,25 @@ def test_shared_read_only_evidence_is_written_once_and_never_served_stale() -> N
     assert text(row)["field_scores"] == {"id": 1.0}
     mutable["id"] = 2.0
     assert text(row)["field_scores"] == {"id": 2.0}
+
+
+def test_the_json_memo_keeps_two_bounded_generations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule: the evidence JSON memo holds two generations of ``_TAILS_GENERATION`` entries at most; an entry of the
+    old one used again moves to the young one; the text is the same whether it came from the memo or not."""
+    from types import MappingProxyType
+
+    from qlab.stages import search_rows
+
+    monkeypatch.setattr(search_rows, "_TAILS_GENERATION", 3)
+    search_rows.trim()
+    none = MappingProxyType({})
+    evidence = [(MappingProxyType({"id": float(i)}), (f"t{i}",)) for i in range(10)]
+    first = [str(rows_json([SearchRow("a", 1, 1.0, f, t, none)])) for f, t in evidence]
+    assert len(search_rows._TAILS) <= 3 and len(search_rows._TAILS_OLD) <= 3
+    old_fields, old_terms = next((f, t) for f, t in evidence if id(f) in search_rows._TAILS_OLD)
+    again = str(rows_json([SearchRow("a", 1, 1.0, old_fields, old_terms, none)]))
+    assert id(old_fields) in search_rows._TAILS  # moved to the young generation
+    assert again == first[next(i for i, (f, _t) in enumerate(evidence) if f is old_fields)]
+    assert [str(rows_json([SearchRow("a", 1, 1.0, f, t, none)])) for f, t in evidence] == first
+    search_rows.trim()
+    assert not search_rows._TAILS and not search_rows._TAILS_OLD
