@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from typing import Any
 
 from qlab.results import (
     CheckedJSON,
@@ -101,3 +102,31 @@ def test_texts_are_kept_as_they_are_until_the_pack_holds_its_limit_of_them() -> 
     assert all(type(k) is PackedJSON for k in kept[10:])
     assert [json_text(k) for k in kept] == texts
     assert JSONPack(plain_limit=10**9).add(texts[0]) is texts[0]
+
+
+def test_a_result_shares_its_latency_dict_with_its_record_only_when_the_values_are_as_written() -> None:
+    """Rule: ``to_dict`` writes latencies rounded to 3 places; when the stages recorded them rounded (they do) the
+    record holds the result's own dict (one per case, not two), else a rounded copy."""
+    from qlab.results import CaseResult
+
+    result = CaseResult("c", "s", "search", latency_ms={"search": 0.123})
+    assert result.to_dict()["latency_ms"] is result.latency_ms
+    raw = CaseResult("c", "s", "search", latency_ms={"search": 0.12345, "select": 1.5})
+    written = raw.to_dict()["latency_ms"]
+    assert written == {"search": 0.123, "select": 1.5} and written is not raw.latency_ms
+    assert raw.latency_ms == {"search": 0.12345, "select": 1.5}  # the result itself is left as it is
+
+
+def test_the_stages_record_latencies_as_the_artifact_writes_them() -> None:
+    """Rule: an engine call records its latency rounded to 3 places (so a record shares the result's dict)."""
+    from types import SimpleNamespace
+
+    from qlab.results import CaseResult
+    from qlab.stages.engine_calls import call
+
+    result = CaseResult("c", "s", "search")
+    ctx: Any = SimpleNamespace(engine=None)
+    assert call(result, "search", "search", ctx, lambda: 42) == 42
+    assert call(result, "select", "target_selection", ctx, lambda: 1 / 0) is None
+    for value in result.latency_ms.values():
+        assert round(value, 3) == value

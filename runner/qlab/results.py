@@ -49,8 +49,8 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 class PackedJSON:
     """A CheckedJSON text kept zlib-packed in its run's ``JSONPack`` until a writer asks for it (``text``).
 
-    The search stage keeps a hit's Top-K rows this way once the run holds 32 MiB of them as text: ~1 KB of text
-    per case (5 rows) packs to ~170 bytes in blocks of ~64 KiB, so a 100,000-case run holds ~32 + 11 MiB of rows,
+    The search stage keeps a hit's Top-K rows this way once the run holds 16 MiB of them as text: ~1 KB of text
+    per case (5 rows) packs to ~170 bytes in blocks of ~64 KiB, so a 100,000-case run holds ~16 + 14 MiB of rows,
     not ~100 MB of strings. Like CheckedJSON it fits the result schema where it sits. Readers take the text with
     ``json_text`` (any kept JSON text) and the value with ``decoded``. ``top_tool``: the first row's tool id, kept
     beside the text for the artifact's ``actual_output.top_1`` (read for every case without unpacking anything)."""
@@ -70,7 +70,7 @@ class PackedJSON:
 
 class JSONPack:
     """Where a run's PackedJSON texts live, once it holds ``plain_limit`` bytes of them as they are: below that a
-    text is kept as it is (packing costs 5 to 9 µs a text, which a run of fewer than ~30,000 cases does not need to
+    text is kept as it is (packing costs 5 to 9 µs a text, which a run of fewer than ~15,000 cases does not need to
     pay), beyond it each text is packed, so a large run holds at most that much of them as text.
 
     Packed texts are appended to an open block, which is compressed (zlib level 1: ~6x on search rows) once the
@@ -80,7 +80,7 @@ class JSONPack:
     runs of cases (one per gate, lane or file), a few runs interleaved at most. Safe for the stage's threads."""
 
     def __init__(
-        self, block_size: int = 64 * 1024, keep: int = 8, plain_limit: int = 32 * 1024 * 1024
+        self, block_size: int = 64 * 1024, keep: int = 8, plain_limit: int = 16 * 1024 * 1024
     ) -> None:
         self._block_size = block_size
         self._keep = keep
@@ -233,12 +233,19 @@ class CaseResult:
         return self.status in ("failed", "error", "blocked", "skipped")
 
     def to_dict(self) -> dict[str, Any]:
+        latency = self.latency_ms
+        for value in latency.values():
+            if round(value, 3) != value:
+                latency = {k: round(v, 3) for k, v in latency.items()}
+                break
         out: dict[str, Any] = {
             "case_id": self.case_id,
             "suite": self.suite,
             "mode": self.mode,
             "status": self.status,
-            "latency_ms": {k: round(v, 3) for k, v in self.latency_ms.items()},
+            # the result's own dict when its values are already as written (the stages round what they record):
+            # one dict a case, not two, while a large run's artifact is held (~20 MiB at 100,000 cases)
+            "latency_ms": latency,
         }
         # the stage objects in stage order, spelled out: this runs several times per case of a run (metrics, gates,
         # the artifact), and a loop over getattr costs twice as much

@@ -88,3 +88,13 @@ def test_the_evidence_bundle_adds_up_the_claims_of_every_response() -> None:
     )
     assert bundle["sources"] == 2
     assert section([{"status": "passed"}, {"status": "blocked"}])["evaluated_share"] == 0.5
+
+
+def test_a_cases_duration_is_its_stage_latencies_added_up() -> None:
+    """Rule: ``duration_ms`` adds up the stage latencies, rounded to 3 places; a case of one stage whose latency is
+    already rounded has that very float as its duration (no second float per case)."""
+    one = {"latency_ms": {"search": 0.16}}
+    assert duration_ms(one) is one["latency_ms"]["search"]
+    assert duration_ms({"latency_ms": {"search": 0.12345}}) == 0.123
+    assert duration_ms({"latency_ms": {"search": 0.1, "plan": 0.2, "execute": 2}}) == 2.3
+    assert duration_ms({"latency_ms": {"search": "x"}}) == 0.0 and duration_ms({}) == 0.0

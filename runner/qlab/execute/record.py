@@ -91,7 +91,7 @@ def record(
         # built here from fixed, non-secret keys — scrub the rest, skip the walk over them (hot path).
         own: dict[str, Any] = {k: out.pop(k) for k in ("steps", "events", "cleanup") if k in out}
         result.execute = {**clean(out), **own}
-    result.latency_ms[STAGE] = latency
+    result.latency_ms[STAGE] = round(latency, 3)  # as the artifact writes it
     for item in result.assertions:
         item.message, item.expected, item.actual = (
             clean(item.message),

@@ -57,13 +57,13 @@ def call(result: CaseResult, stage: str, latency_key: str, ctx: RunContext, fn: 
     try:
         value = fn()
     except Exception as exc:  # the engine under test may fail in any way; the run goes on
-        result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
+        result.latency_ms[latency_key] = round((time.perf_counter() - started) * 1000, 3)
         name = getattr(ctx.engine, "name", "engine")
         # a dependency that did not answer (the engine service, its LLM endpoint) is no verdict on the product
         reason = exc.reason if isinstance(exc, DependencyError) else "engine_error"
         result.fail(stage, reason, f"{name}: {type(exc).__name__}: {exc}", status="error")
         return None
-    result.latency_ms[latency_key] = (time.perf_counter() - started) * 1000
+    result.latency_ms[latency_key] = round((time.perf_counter() - started) * 1000, 3)
     return value
 
 
