@@ -261,3 +261,30 @@ def test_the_suggestions_file_is_one_suggestion_per_line_and_reads_back_as_writt
     assert store.load(path) == items
     store.write(path, [])
     assert json.loads(path.read_text(encoding="utf-8")) == {"version": store.VERSION, "suggestions": []}
+
+
+def test_only_the_cases_an_alias_may_help_are_read_unless_an_alias_is_suggested() -> None:
+    """Rule: ``case_inputs(only=...)`` reads just those cases; the learning loop reads every case's input only
+    when it has an alias to measure (shadow rank reruns them), so a large passing run holds none of them."""
+    from qlab.governance.learning import suggest
+
+    inputs = suggest.case_inputs(_result(), CASES, only={"c-1"})
+    assert list(inputs) == ["c-1"] and inputs["c-1"].query == "where is my parcel"
+    assert set(suggest.case_inputs(_result(), CASES)) == {"c-1", "c-2", "c-3"}
+    read: list[int] = []
+    real = suggest.case_inputs
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        found = real(*args, **kw)
+        read.append(len(found))
+        return found
+
+    passing = artifact([search_case("c-2", rank=1, top=["getLockerList"], top_k=1)])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(suggest, "case_inputs", counting)
+        suggest.run_learning(passing, config=None, collection=demo_collection(), engine_factory=IndexEngine,
+                             cases=CASES)  # fmt: skip
+        assert read == [0]  # nothing missed: no input read, no shadow rank
+        read.clear()
+        _learn()
+        assert read == [1, 3]  # the miss first, then every case for the alias's shadow rank

@@ -25,7 +25,7 @@ four types (``qlab.governance.learning.apply``) from them:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +81,14 @@ def run_learning(
         cases = _project_cases(config)
     if decisions is None:
         decisions = _decisions(config)
-    inputs = case_inputs(artifact, cases)
+    # the inputs of the cases an alias may help (their search missed, the selector overrode wrongly); every
+    # case's only when an alias is suggested, for shadow rank: a 100,000-case run's inputs are ~15 MiB
+    flagged = {
+        str(r.get("case_id"))
+        for r in artifact.get("cases") or ()
+        if isinstance(r, Mapping) and _alias_signal(r)
+    }
+    inputs = case_inputs(artifact, cases, only=flagged)
     found = signals.detect(artifact, previous=previous, decisions=decisions)
     made = suggest(artifact, collection=collection, inputs=inputs)
     run_id = artifact.get("run_id")
@@ -96,6 +103,8 @@ def run_learning(
     made += proposers.eval_cases(found, artifact=artifact, previous=previous, cases=cases, config=config)
     made, withheld = _withhold_secrets(made, secrets)
     alias_made = [s for s in made if s["kind"] == "alias"]
+    if alias_made:
+        inputs = case_inputs(artifact, cases)
     shadow = shadow_rank(
         alias_made,
         collection=collection,
@@ -140,12 +149,17 @@ def _project_cases(config: Config) -> Sequence[Case] | None:
         return None  # the run already validated the project; a file changed since: learn from the results
 
 
-def case_inputs(artifact: Mapping[str, Any], cases: Sequence[Case] | None) -> dict[str, CaseInput]:
-    """Each case result's query, expected target and k, from the project's cases (or the result itself)."""
-    by_id = {c.id: c for c in cases or ()}
+def case_inputs(
+    artifact: Mapping[str, Any], cases: Sequence[Case] | None, *, only: Container[str] | None = None
+) -> dict[str, CaseInput]:
+    """Each case result's query, expected target and k, from the project's cases (or the result itself);
+    ``only``: of these case ids alone."""
+    by_id = {c.id: c for c in cases or () if only is None or c.id in only}
     out: dict[str, CaseInput] = {}
     for result in artifact.get("cases") or ():
         case_id = str(result.get("case_id"))
+        if only is not None and case_id not in only:
+            continue
         case = by_id.get(case_id)
         search = result.get("search") if isinstance(result.get("search"), Mapping) else {}
         query = case.query if case is not None else result.get("query")
