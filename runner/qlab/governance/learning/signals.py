@@ -20,7 +20,7 @@ docs/governance.md says which):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from qlab.reasons import is_infrastructure
@@ -48,8 +48,10 @@ def _signal(name: str, case_ids: Sequence[str], text: str, evidence: Mapping[str
     return {"signal": name, "case_ids": list(case_ids)[:MAX_CASES], "text": text, "evidence": dict(evidence)}
 
 
-def _cases(artifact: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
-    return {str(c["case_id"]): c for c in (artifact or {}).get("cases") or () if isinstance(c, Mapping)}
+def _iter_cases(artifact: Mapping[str, Any] | None) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(case id, case) of each case object, in order, without a dict of them all (case ids are unique in a run:
+    the project refuses a duplicate)."""
+    return ((str(c["case_id"]), c) for c in (artifact or {}).get("cases") or () if isinstance(c, Mapping))
 
 
 def _file_digests(artifact: Mapping[str, Any] | None) -> dict[str, str]:
@@ -69,7 +71,9 @@ def flips(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> li
     """failed_then_succeeded and user_correction: cases that failed before and pass now."""
     if not previous:
         return []
-    before, now = _cases(previous), _cases(artifact)
+    # only the cases that failed before can flip (a large run's cases are not all indexed twice)
+    before = {case_id: c for case_id, c in _iter_cases(previous) if _product_failure(c)}
+    now = {case_id: c for case_id, c in _iter_cases(artifact) if case_id in before}
     digests_before, digests_now = _file_digests(previous), _file_digests(artifact)
     fixed: list[str] = []
     corrected: list[str] = []
@@ -114,9 +118,14 @@ def flips(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> li
 def auth_readiness_drift(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[Signal]:
     """Auth readiness lost since the previous run, a failed pre-run auth check, or schema coverage that fell."""
     out: list[Signal] = []
-    now = _cases(artifact)
+    # only a case failing for an auth reason now can have lost its readiness (case ids are unique in a run)
+    now = {
+        case_id: c
+        for case_id, c in _iter_cases(artifact)
+        if ((c.get("failure") or {}) or {}).get("reason") in AUTH_REASONS
+    }
     lost = []
-    for case_id, old in _cases(previous).items():
+    for case_id, old in _iter_cases(previous):
         case = now.get(case_id)
         was_ready = (old.get("auth_readiness") or {}).get("status") in ("ready", "not_required")
         reason = (case or {}).get("failure", {}) or {}
@@ -165,7 +174,7 @@ def search_misses(artifact: Mapping[str, Any]) -> list[Signal]:
     """Cases whose expected tool is not in the Top-K (the alias and rewrite generators group them)."""
     missed = [
         i
-        for i, c in _cases(artifact).items()
+        for i, c in _iter_cases(artifact)
         if isinstance(c.get("search"), Mapping) and c["search"].get("hit") is False
     ]
     if not missed:
@@ -178,7 +187,7 @@ def search_misses(artifact: Mapping[str, Any]) -> list[Signal]:
 def selector_overrides(artifact: Mapping[str, Any]) -> list[Signal]:
     """Overrides of the LLM's target that were wrong, and candidates the selector could not tell apart."""
     wrong, tied = [], []
-    for case_id, case in _cases(artifact).items():
+    for case_id, case in _iter_cases(artifact):
         selector = case.get("target_selector")
         if not isinstance(selector, Mapping):
             continue
