@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 from qlab.results import (
@@ -130,3 +131,20 @@ def test_the_stages_record_latencies_as_the_artifact_writes_them() -> None:
     assert call(result, "select", "target_selection", ctx, lambda: 1 / 0) is None
     for value in result.latency_ms.values():
         assert round(value, 3) == value
+
+
+def test_a_result_without_assertions_holds_no_list_of_its_own() -> None:
+    """Rule: a case without assertions shares the empty tuple (no list per result); a stage adding its assertion
+    results gives the result a new list, never touching another result's."""
+    from qlab.results import AssertionResult, CaseResult
+
+    first, second = CaseResult("a", "s", "search"), CaseResult("b", "s", "search")
+    assert first.assertions == () and first.assertions is second.assertions
+    from qlab.engine.types import SearchResult
+    from qlab.project.model import Assertion
+    from qlab.stages.engine_checks import _run as check
+
+    case: Any = SimpleNamespace(assertions=(Assertion("top_1_is", {"tool": "getOrder"}),))
+    check(case, first, "search", frozenset({"top_1_is"}), SearchResult(rows=()))
+    assert len(first.assertions) == 1 and isinstance(first.assertions[0], AssertionResult)
+    assert second.assertions == ()

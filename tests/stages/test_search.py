@@ -135,7 +135,7 @@ def test_search_assertions(tmp_path: Path) -> None:
     topk = results["topk"]
     assert topk.failure is not None and topk.failure.reason == "expected_target_absent"
     assert topk.assertions[0].expected == {"tool": "getOrder", "k": 8}
-    assert results["other"].assertions == []  # an execute assertion is not the search stage's
+    assert not results["other"].assertions  # an execute assertion is not the search stage's
     assert results["topk"].search["hit"] is None  # type: ignore[index]  # no expected target
 
 

@@ -308,7 +308,7 @@ class CaseRunner:
                 event["path"] = outcome.path
             state.events.add("assertion", **event)
             outcome.actual = verdict.compact(outcome.actual)
-        result.assertions.extend(checked)
+        result.assertions = [*result.assertions, *checked]
         failed = verdict.assertion_reason(case.assertions, checked, view)
         if failed is not None:
             result.fail(STAGE, failed[0], failed[1])

@@ -91,7 +91,10 @@ def _run(case: Case, result: CaseResult, stage: str, types: frozenset[str], obse
             continue
         passed, expected, actual, reason = CHECKS[assertion.type](assertion, observed)
         message = "" if passed else f"{assertion.type}: expected {expected!r}, actual {actual!r}"
-        result.assertions.append(AssertionResult(assertion.type, passed, message, expected, actual))
+        result.assertions = [
+            *result.assertions,
+            AssertionResult(assertion.type, passed, message, expected, actual),
+        ]
         if not passed:
             result.fail(stage, reason, message)
 
