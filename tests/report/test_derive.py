@@ -156,3 +156,33 @@ def test_every_output_says_the_same_verdict_word(verdict: str, code: int, word: 
     artifact["decision"]["reasons"] = ["r"] if word != "PASS" else ["1 gate(s) passed"]  # type: ignore[index]
     assert derive.verdict(artifact["decision"]) == word.lower()
     assert set(_words(artifact).values()) == {word}, _words(artifact)
+
+
+def test_since_last_is_made_once_for_the_same_two_runs_and_again_for_others() -> None:
+    """Rule: the summary and the console ask "since the last run" of the same two runs: the second answer is the
+    first one; another previous run, other cases (a new list or one more case) or other metrics get a new answer."""
+
+    def case(case_id: str, status: str) -> dict[str, object]:
+        failure = {"stage": "search", "reason": "expected_target_absent"} if status == "failed" else None
+        return {
+            "case_id": case_id,
+            "suite": "s",
+            "status": status,
+            **({"failure": failure} if failure else {}),
+        }
+
+    previous = {"run_id": "r1", "cases": [case("a", "passed"), case("b", "passed")], "metrics": {}}
+    current = {"run_id": "r2", "cases": [case("a", "passed"), case("b", "failed")], "metrics": {}}
+    first = derive.since_last(previous, current)
+    assert [c.case_id for c in first.newly_failing] == ["b"]
+    assert derive.since_last(previous, dict(current)) is first  # a shallow copy: the same cases and metrics
+    current["cases"].append(case("c", "failed"))
+    assert [c.case_id for c in derive.since_last(previous, current).newly_failing] == ["b", "c"]
+    grown = derive.since_last(previous, current)
+    earlier = {**previous, "cases": [case("a", "passed"), case("b", "failed")]}  # b failed before too
+    assert [c.case_id for c in derive.since_last(earlier, current).newly_failing] == ["c"]
+    assert derive.since_last(previous, current) is not grown  # asked again after another: made again
+    previous["metrics"] = {"search_hit_at_k": 1.0}
+    assert derive.since_last(previous, {**current, "metrics": {"search_hit_at_k": 0.5}}).metrics
+    other = {**current, "cases": [case("a", "passed"), case("b", "passed")]}
+    assert derive.since_last(previous, other).newly_failing == ()

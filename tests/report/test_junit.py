@@ -138,7 +138,17 @@ def test_a_passed_testcase_is_written_as_elementtree_writes_it(name: str) -> Non
     suite = report.suite("s", {})
     suite.case(f"qlab.{name}", name, ms=1.5)
     attrs = {"name": junit.xml_text(name), "classname": junit.xml_text(f"qlab.{name}"), "time": "0.002"}
-    assert list(suite.texts()) == [ET.tostring(ET.Element("testcase", attrs), encoding="unicode")]
+    expected = ET.tostring(ET.Element("testcase", attrs), encoding="unicode")
+    assert list(suite.texts()) == [expected]
+    # a passed case record (kept as the record until written), twice: the second is renamed
+    records = junit._Report({}).suite("s", {})
+    record = {"case_id": name, "latency_ms": {"search": 1.0, "plan": 0.5}}
+    records.passed(f"qlab.{name}", record, 1.5)
+    records.passed(f"qlab.{name}", dict(record), 1.5)
+    again = ET.tostring(
+        ET.Element("testcase", {**attrs, "name": junit.xml_text(name) + " #2"}), encoding="unicode"
+    )
+    assert list(records.texts()) == [expected, again] and records.counts["tests"] == 2
 
 
 def _elementtree_case(name: str, outcome: str, kind: str, message: str, text: str) -> str:

@@ -120,9 +120,13 @@ class _Suite:
         self.report = report
         self.name = name
         self.properties = properties
-        # a passed testcase as (name, classname, time): its XML is made when written (~120 bytes a case less
-        # while a 100,000-case report is held); a testcase with a child as its parts (see ``_with_child``)
-        self.cases: list[tuple[str, str, str] | tuple[str, str, str, str, str | Callable[[], str]]] = []
+        # a passed testcase as its case record (named by its case id, of the suite's class: ``passed``) or as
+        # (name, classname, time): its XML is made when written (a 100,000-case report holds no text or tuple
+        # per passed case); a testcase with a child as its parts (see ``_with_child``)
+        self.cases: list[
+            dict[str, Any] | tuple[str, str, str] | tuple[str, str, str, str, str | Callable[[], str]]
+        ] = []
+        self.case_class: str | None = None  # the class of the case records kept as they are
         self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         self.time_ms = 0.0
         self.non_gating: list[str] = []  # testcases that failed without gating (``qlab.non_gating``)
@@ -135,24 +139,49 @@ class _Suite:
         if why_not_gating and outcome in ("failure", "error"):
             message = f"does not gate ({why_not_gating}): {message}"
             self.non_gating.append(unique)
+        if outcome is None:
+            self._kept(unique, classname, ms)
+            return
         self.counts["tests"] += 1
         self.time_ms += float(ms or 0.0)
-        time = seconds(ms)
-        time = _TIMES.setdefault(time, time) if len(_TIMES) < 10_000 else time  # most cases: a few texts
-        if outcome is None:
-            self.cases.append((unique, classname, time))
-            return
-        head = f'<testcase name="{_attribute(unique)}" classname="{_attribute(xml_text(classname))}" time="{time}"'
+        head = (
+            f'<testcase name="{_attribute(unique)}" classname="{_attribute(xml_text(classname))}" '
+            f'time="{seconds(ms)}"'
+        )
         self.counts[
             "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
         ] += 1
         self.cases.append((head, outcome, kind, message, text))
 
+    def passed(self, classname: str, case: Mapping[str, Any], ms: float) -> None:
+        """A passed case record's testcase (``ms``: its latencies added up, as ``_record_time`` adds them)."""
+        name = case.get("case_id")
+        if type(name) is not str or type(case) is not dict or classname != (self.case_class or classname):
+            self.case(classname, str(name), ms=ms)
+            return
+        unique = xml_text(self.report.unique(classname, name))
+        if unique is not name:  # renamed (an id seen before) or cleaned: kept as its own parts
+            self._kept(unique, classname, ms)
+            return
+        self.case_class = classname
+        self.counts["tests"] += 1
+        self.time_ms += float(ms or 0.0)
+        self.cases.append(case)
+
+    def _kept(self, unique: str, classname: str, ms: Any) -> None:
+        self.counts["tests"] += 1
+        self.time_ms += float(ms or 0.0)
+        self.cases.append((unique, classname, _time(ms)))
+
     def texts(self) -> Iterator[str]:
         """Each testcase's XML, in order."""
         classname, attribute = "", ""
+        records = _attribute(xml_text(self.case_class)) if self.case_class is not None else ""
         for case in self.cases:
-            if len(case) == 3:
+            if type(case) is dict:
+                time = seconds(_record_time(case))
+                yield f'<testcase name="{_attribute(case["case_id"])}" classname="{records}" time="{time}" />'
+            elif len(case) == 3:
                 unique, name_of_class, time = case
                 if name_of_class is not classname:
                     classname, attribute = name_of_class, _attribute(xml_text(name_of_class))
@@ -162,6 +191,16 @@ class _Suite:
 
 
 _TIMES: dict[str, str] = {}  # a testcase's time text -> one string for all the testcases that have it
+
+
+def _time(ms: Any) -> str:
+    time = seconds(ms)
+    return _TIMES.setdefault(time, time) if len(_TIMES) < 10_000 else time  # most cases: a few texts
+
+
+def _record_time(case: Mapping[str, Any]) -> float:
+    """A case record's testcase time in ms: its stage latencies added up."""
+    return sum(float(v) for v in (case.get("latency_ms") or {}).values())
 
 
 def _with_child(head: str, outcome: str, kind: str, message: str, text: str | Callable[[], str]) -> str:
@@ -421,13 +460,13 @@ def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
 
 def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suite: bool) -> None:
     status = case.get("status")
-    ms = sum(float(v) for v in (case.get("latency_ms") or {}).values())
+    ms = _record_time(case)
     failure = case.get("failure") or {}
     reason = str(failure.get("reason", status))
     message = f"{failure.get('stage', '?')}: {reason}: {failure.get('message', '')}".rstrip(": ")
     name = str(case.get("case_id"))
     if status == "passed":
-        suite.case(classname, name, ms=ms)
+        suite.passed(classname, case, ms)
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
     else:
@@ -481,6 +520,11 @@ def _memo_case_suites(artifact: Mapping[str, Any]) -> list[_Suite]:
     _case_suites(scratch, artifact)
     _LAST[:] = [(cases, len(cases or ()), suites, scratch.suites)]
     return scratch.suites
+
+
+def forget() -> None:
+    """Drop the per-case testsuites kept for a second render (the final outputs are written: there is none)."""
+    _LAST.clear()
 
 
 def _hostname() -> str:
