@@ -120,16 +120,23 @@ class Resolver:
     """Resolves the ``$ref``s of one root document and of the documents it refers to."""
 
     def __init__(self, root: Document, *, source_name: str) -> None:
-        from referencing import Registry, Resource
-
         self.root = root
         self.source_name = source_name
         self._docs: dict[str, Document] = {root.uri: root}
         self._memo: dict[str, Any] = {}
         self._active: set[str] = set()
-        self._resource = Resource.opaque
-        registry = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]  # an attrs field: public API
-        self._registry: Any = registry.with_resource(root.uri, Resource.opaque(root.data))
+        self._registry_made: Any = None
+
+    @property
+    def _registry(self) -> Any:
+        """The ``referencing`` registry, made at the first ``$ref`` (a document without any never imports it:
+        ~20 ms of a small run's start)."""
+        if self._registry_made is None:
+            from referencing import Registry, Resource
+
+            registry = Registry(retrieve=self._retrieve)  # type: ignore[call-arg]  # an attrs field: public API
+            self._registry_made = registry.with_resource(self.root.uri, Resource.opaque(self.root.data))
+        return self._registry_made
 
     @property
     def dependencies(self) -> dict[str, str]:
@@ -284,7 +291,9 @@ class Resolver:
             display = documents.display_for(self.root, uri)
             doc = documents.load(uri, display=display)
             self._docs[uri] = doc
-        return self._resource(doc.data)
+        from referencing import Resource
+
+        return Resource.opaque(doc.data)
 
     def _name(self, key: str) -> str:
         """``<source>:[<document relative to the root>:]<pointer with dots>``, e.g. ``demo:components.schemas.Member``.
