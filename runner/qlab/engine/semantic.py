@@ -92,9 +92,12 @@ class Embedder:
         return vector / length if length else vector
 
 
-_MARK = "\u2581"  # SentencePiece's word mark, which the tokenizer's normalizer puts before a text and for spaces
+# SentencePiece's word mark, which the tokenizer's normalizer puts before a text and for each space
+_MARK = "\u2581"
 # The normalizer of the tokenizer WordLlama ships (what ``_word_splitter`` requires, as tokenizers prints it)
-_NORMALIZER = 'Sequence(normalizers=[Prepend(prepend="\u2581"), Replace(pattern=String(" "), content="\u2581")])'
+_NORMALIZER = (
+    f'Sequence(normalizers=[Prepend(prepend="{_MARK}"), Replace(pattern=String(" "), content="{_MARK}")])'
+)
 
 
 def _apart(token: Any) -> bool:
@@ -159,7 +162,8 @@ def fuse(
     parts: list[float] = []  # the candidates' semantic parts and fused scores: the pool first, in its order
     fused: list[float] = []
     for cosine, (_, score) in zip(found, pool, strict=True):
-        part = cosine * alpha  # alpha * max(0, cosine): the same float as max(0, cosine) * alpha for alpha >= 0
+        # alpha * max(0, cosine): the same float as max(0, cosine) * alpha for alpha >= 0
+        part = cosine * alpha
         if part < 0.0:
             part = 0.0
         parts.append(part)
