@@ -151,7 +151,7 @@ def fuse(
         return []
     # float32 products (the documents are stored so): half the memory traffic of float64, which is what a
     # matrix-vector product over a thousand tools costs; the fusion's arithmetic is float64
-    cosines = vectors @ vector.astype(vectors.dtype, copy=False)
+    cosines = np.dot(vectors, vector.astype(vectors.dtype, copy=False))  # BLAS sgemv, as ``@`` calls it
     values = cosines.tolist() if n <= _LISTED else None
     docs = [d for d, _ in pool]
     if values is not None:
