@@ -162,3 +162,79 @@ def test_a_query_vector_is_the_float64_sum_of_its_tokens_rows(embedder: semantic
         assert np.array_equal(embedder.embed_words(text.split()), reference)
         assert np.array_equal(embedder.embed_one(text), reference)
     assert not embedder.embed_words([]).any()
+
+
+def _full_fusion(vectors: Any, vector: Any, pool: Any, *, alpha: float, scale: float, k: int) -> list[Any]:
+    """The fusion over every document, in numpy (the engine's before it fused candidates only): the reference."""
+    import numpy as np
+
+    parts = (vectors @ vector.astype(vectors.dtype)).astype(np.float64) * alpha
+    np.maximum(parts, 0.0, out=parts)
+    fused = parts.copy()
+    for d, score in pool:
+        fused[d] += score * scale
+    order = {d: i for i, (d, _) in enumerate(pool)}
+    ranked = sorted(range(len(fused)), key=lambda d: (-fused[d], order.get(d, len(order)), d))
+    return [(d, float(fused[d]), float(parts[d])) for d in ranked[:k] if fused[d] > 0.0]
+
+
+@pytest.mark.parametrize("n", [7, 199, 700])  # fewer documents than k, the listed cosines, the looked-up ones
+def test_fusing_the_candidates_only_gives_the_full_fusion_to_the_bit(n: int) -> None:
+    """Only the lexical pool and the documents whose semantic part can still reach the k-th score are fused: the
+    same Top-K, scores and parts as fusing every document, with ties (duplicate vectors, equal lexical scores),
+    a pool whose k-th score bounds the rest, a pool too short or too weak to, and no pool."""
+    np = pytest.importorskip("numpy", reason="the semantic extra is not installed")
+    rng = np.random.default_rng(n)
+    vectors = rng.standard_normal((n, 16)).astype(np.float32)
+    vectors[n // 2 :: 5] = vectors[n // 3]  # tied cosines
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for trial in range(60):
+        vector = rng.standard_normal(16)
+        vector /= np.sqrt(vector @ vector)
+        size = (0, 3, 20, 40)[trial % 4]
+        docs = rng.choice(n, size=min(size, n), replace=False).tolist()
+        scores = sorted(rng.choice([0.0, 1.0, 2.5, 4.0, 7.0], size=len(docs)).tolist(), reverse=True)
+        pool = list(zip(docs, scores, strict=True))
+        scale = (0.5 / scores[0]) if scores and scores[0] else 0.0
+        for k in (1, 5, 10, 50):
+            for alpha in (0.5, 0.3, 0.0):
+                expected = _full_fusion(vectors, vector, pool, alpha=alpha, scale=scale, k=k)
+                assert semantic.fuse(vectors, vector, pool, alpha=alpha, scale=scale, k=k) == expected
+
+
+def test_a_new_words_tokens_come_from_the_bpe_model_only_when_encode_gives_the_same(
+    embedder: semantic.Embedder,
+) -> None:
+    """A new query word of letters is tokenized by the BPE model alone (no added-token scan, normalizer or
+    encoding object): the same ids as ``encode``; a tokenizer set up otherwise (another normalizer, an added
+    token of letters) keeps ``encode``."""
+    split = semantic._word_splitter(embedder._model.tokenizer)
+    assert split is not None
+    for word in ("weather", "forecast", "unsubscribing", "zzyzx", "café", "naïve", "s", "bibtex"):
+        expected = embedder._encode(word, add_special_tokens=False).ids
+        assert [token.id for token in split(semantic._MARK + word)] == expected
+        embedder._ids.pop(word, None)
+        assert list(embedder.embed_words([word])) == list(embedder.embed_one(word))
+    for other in ("</s>", "two words"):  # not letters alone: encode's added tokens and spaces apply
+        assert list(embedder.embed_words([other])) == list(embedder.embed_one(other))
+
+    class Added:
+        def __init__(self, content: str) -> None:
+            self.content = content
+
+    class Other:
+        pre_tokenizer = truncation = None
+        normalizer = embedder._model.tokenizer.normalizer
+        model = embedder._model.tokenizer.model
+        added = {0: Added("<unk>")}
+
+        def get_added_tokens_decoder(self) -> dict[int, Added]:
+            return self.added
+
+    assert semantic._word_splitter(Other()) is not None
+    letters = Other()
+    letters.added = {0: Added("<unk>"), 5: Added("\u2581wea")}  # a token a word's normalized text can hold
+    assert semantic._word_splitter(letters) is None
+    lowercase = Other()
+    lowercase.normalizer = "Lowercase()"
+    assert semantic._word_splitter(lowercase) is None

@@ -94,19 +94,20 @@ class HybridEngine(BuiltinEngine):
             return SearchResult(rows=(), query_terms=ranking.terms)
         content = ranking.content
         vector = embedder.embed_words(content) if content else embedder.embed_one(query)
-        top = ranking.top[0][1] if ranking.top else 0.0
+        pool = ranking.top
+        top = pool[0][1] if pool else 0.0
         scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
-        lexical = dict(ranking.top)
-        chosen = semantic.fuse(vectors, vector, ranking.top, alpha=fusion.alpha, scale=scale, k=k)
-        matched = [d for d, _, _ in chosen if d in lexical]
-        evidence = dict(zip(matched, index.rows(ranking, [(d, lexical[d]) for d in matched]), strict=True))
+        lexical = dict(pool)
+        chosen = semantic.fuse(vectors, vector, pool, alpha=fusion.alpha, scale=scale, k=k)
+        wanted = [(d, lexical[d]) for d, _, _ in chosen if d in lexical]
+        evidence = iter(index.rows(ranking, wanted) if wanted else ())
         ids, make = index.ids, new_row
         out = []
         for rank, (d, score, part) in enumerate(chosen, 1):
-            row = evidence.get(d)
-            if row is None:
+            if d not in lexical:
                 out.append(make(ids[d], rank, score, {SEMANTIC: part}, (), _NONE))
                 continue
+            row = next(evidence)  # the rows of ``wanted``, in its order: the chosen ones the pool holds
             fields = {name: value * scale for name, value in row.field_scores.items()}
             if part:
                 fields[SEMANTIC] = part
