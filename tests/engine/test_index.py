@@ -486,7 +486,7 @@ def test_trim_empties_the_memo_tables_and_results_stay_the_same() -> None:
     before = [index.search(q, k=5) for q in queries]
     assert index._words and index._model._shares
     index.trim()
-    assert not index._words and not index._values and not index._evidence and not index._evidence_old
+    assert not index._words and not index._values and not index._evidence.young and not index._evidence.old
     assert not index._model._shares
     assert [index.search(q, k=5) for q in queries] == before
 
@@ -556,13 +556,11 @@ def test_the_evidence_memo_keeps_two_bounded_generations_and_results_stay_the_sa
     index = SearchIndex(TOOLS)
     for q, want in zip(queries, expected, strict=True):
         assert index.search(q, k=5) == want
-        assert (
-            len(index._evidence) <= 2 + 5 and len(index._evidence_old) <= 2 + 5
-        )  # a query's rows may top it up
+        assert len(index._evidence.young) <= 2 + 5 and len(index._evidence.old) <= 2 + 5
     # an old entry used again moves to the young generation as the very same object
-    key, kept = next(iter(index._evidence_old.items()))
-    index._evidence = {}
+    key, kept = next(iter(index._evidence.old.items()))
+    index._evidence.young = {}
     d, up, *matched = key
     rows = index._rows([(d, 1.0)], list(matched), (d,) if up else (), index._bonus)
-    assert key in index._evidence and index._evidence[key] is kept
+    assert key in index._evidence.young and index._evidence.young[key] is kept
     assert rows[0].field_scores is kept[0] and rows[0].matched_terms is kept[1]

@@ -118,22 +118,22 @@ def test_shared_read_only_evidence_is_written_once_and_never_served_stale() -> N
 
 
 def test_the_json_memo_keeps_two_bounded_generations(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rule: the evidence JSON memo holds two generations of ``_TAILS_GENERATION`` entries at most; an entry of the
+    """Rule: the evidence JSON memo holds two generations of its ``size`` entries at most; an entry of the
     old one used again moves to the young one; the text is the same whether it came from the memo or not."""
     from types import MappingProxyType
 
     from qlab.stages import search_rows
 
-    monkeypatch.setattr(search_rows, "_TAILS_GENERATION", 3)
+    monkeypatch.setattr(search_rows._TAILS, "size", 3)
     search_rows.trim()
     none = MappingProxyType({})
     evidence = [(MappingProxyType({"id": float(i)}), (f"t{i}",)) for i in range(10)]
     first = [str(rows_json([SearchRow("a", 1, 1.0, f, t, none)])) for f, t in evidence]
-    assert len(search_rows._TAILS) <= 3 and len(search_rows._TAILS_OLD) <= 3
-    old_fields, old_terms = next((f, t) for f, t in evidence if id(f) in search_rows._TAILS_OLD)
+    assert len(search_rows._TAILS.young) <= 3 and len(search_rows._TAILS.old) <= 3
+    old_fields, old_terms = next((f, t) for f, t in evidence if id(f) in search_rows._TAILS.old)
     again = str(rows_json([SearchRow("a", 1, 1.0, old_fields, old_terms, none)]))
-    assert id(old_fields) in search_rows._TAILS  # moved to the young generation
+    assert id(old_fields) in search_rows._TAILS.young  # moved to the young generation
     assert again == first[next(i for i, (f, _t) in enumerate(evidence) if f is old_fields)]
     assert [str(rows_json([SearchRow("a", 1, 1.0, f, t, none)])) for f, t in evidence] == first
     search_rows.trim()
-    assert not search_rows._TAILS and not search_rows._TAILS_OLD
+    assert not search_rows._TAILS.young and not search_rows._TAILS.old

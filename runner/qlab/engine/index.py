@@ -34,14 +34,14 @@ from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
 from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
+from qlab.memo import Generations
 
 _MEMO_LIMIT = 200_000
-# The rows' shared evidence is memoized in two generations of this many entries: when the young one is full it
-# becomes the old one (the old one dropped), and an old entry used again moves to the young one. Evidence still
-# in use survives a turn, and the table holds at most twice this. A 100,000-case run meets ~120,000 distinct
-# evidence rows (~450 bytes each, ~330 more for their JSON in ``qlab.stages.search_rows``), most of them once:
-# kept all, they were ~85 MiB of its peak; two generations of 20,000 cost ~10 % more search CPU there (and
-# nothing measurable at 20,000 cases), measured in bench/RESULTS-run.md.
+# The rows' shared evidence is memoized in two generations of this many entries (``qlab.memo.Generations``). A
+# 100,000-case run meets ~120,000 distinct evidence rows (~450 bytes each, ~330 more for their JSON in
+# ``qlab.stages.search_rows``), most of them once: kept all, they were ~85 MiB of its peak; two generations of
+# 20,000 cost ~10 % more search CPU there (and nothing measurable at 20,000 cases), measured in
+# bench/RESULTS-run.md.
 _EVIDENCE_GENERATION = 20_000
 Evidence = tuple[
     Mapping[str, float], tuple[str, ...], Mapping[str, str]
@@ -292,10 +292,8 @@ class SearchIndex:
         self._speller: Speller | None = None
         self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
         self._values: dict[str, WordPosting | None] = {}  # a number of a query -> its weak posting
-        # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only: two generations
-        # (``_EVIDENCE_GENERATION`` entries each, see ``_rows``)
-        self._evidence: dict[tuple[Any, ...], Evidence] = {}
-        self._evidence_old: dict[tuple[Any, ...], Evidence] = {}
+        # (document, lifted by the intent, *its matched words) -> the row's evidence, read-only
+        self._evidence: Generations[tuple[Any, ...], Evidence] = Generations(_EVIDENCE_GENERATION)
         # what the intent's methods add: ``intent_weight`` times the idf scale of the collection, ln(1 + N): one
         # constant per index (the same for every query), so a row's evidence depends on its words alone
         self._bonus = self.api_vocabulary.intent_weight * math.log(1.0 + len(self.tools))
@@ -375,7 +373,6 @@ class SearchIndex:
         self._words.clear()
         self._values.clear()
         self._evidence.clear()
-        self._evidence_old.clear()
         self._model.trim()
 
     def explain(self, query: str) -> Explanation:
@@ -580,10 +577,6 @@ class SearchIndex:
         ids = self._ids
         rows = []
         evidence = self._evidence
-        if len(evidence) >= _EVIDENCE_GENERATION:  # the young generation is full: it becomes the old one
-            self._evidence_old = evidence
-            evidence = self._evidence = {}
-        old = self._evidence_old
         for rank, (d, score) in enumerate(top, 1):
             matched = by_doc[d]
             up = d in lifted
@@ -597,9 +590,7 @@ class SearchIndex:
             key = (d, up, *matched)
             found = evidence.get(key)
             if found is None:
-                found = old.get(key)  # still used: moved to the young generation
-                if found is None:
-                    found = self._evidence_of(d, matched, bonus if up else 0.0)
-                evidence[key] = found
+                found = self._evidence_of(d, matched, bonus if up else 0.0)
+                evidence.put(key, found)
             rows.append(new_row(ids[d], rank, score, *found))
         return tuple(rows)

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from qlab.engine.types import SearchRow
+from qlab.memo import Generations
 from qlab.results import CheckedJSON
 
 _NAMES: dict[str, str] = {}  # field name or tool id -> its JSON string: a run repeats a few thousand of them
@@ -55,17 +56,13 @@ def _number(value: Any) -> str | None:
 # scores' identity (an int key: ~130 bytes an entry less than a tuple of the three ids, ~15 MiB at 100,000
 # cases), the three objects kept alive with the text (an id is never reused while its object lives) and the
 # other two checked by identity on a hit.
-_TAILS: dict[int, tuple[object, object, object, str]] = {}
-# two generations, like the engine's evidence (``qlab.engine.index``): when the young one holds this many it
-# becomes the old one; an old entry used again moves back to the young one
-_TAILS_OLD: dict[int, tuple[object, object, object, str]] = {}
-_TAILS_GENERATION = 20_000
+# Two generations of 20,000, like the engine's evidence (``qlab.engine.index``, ``qlab.memo.Generations``).
+_TAILS: Generations[int, tuple[object, object, object, str]] = Generations(20_000)
 
 
 def trim() -> None:
     """Drop the memoized JSON of names and evidence (between a run's gates they only hold memory)."""
     _TAILS.clear()
-    _TAILS_OLD.clear()
     _NAMES.clear()
 
 
@@ -82,10 +79,6 @@ def _row(row: SearchRow) -> str | None:
     field_scores, terms, fixes = row.field_scores, row.matched_terms, row.corrections
     key = id(field_scores)
     known = _TAILS.get(key)
-    if known is None:
-        known = _TAILS_OLD.get(key)
-        if known is not None:
-            _TAILS[key] = known
     if known is None or known[1] is not terms or known[2] is not fixes:
         tail = _tail(field_scores, terms, fixes)
         if tail is None:
@@ -95,11 +88,7 @@ def _row(row: SearchRow) -> str | None:
             and type(fixes) is MappingProxyType
             and type(terms) is tuple
         ):
-            if len(_TAILS) >= _TAILS_GENERATION:
-                _TAILS_OLD.clear()
-                _TAILS_OLD.update(_TAILS)
-                _TAILS.clear()
-            _TAILS[key] = (field_scores, terms, fixes, tail)
+            _TAILS.put(key, (field_scores, terms, fixes, tail))
     else:
         tail = known[3]
     return (

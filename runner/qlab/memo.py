@@ -1,0 +1,46 @@
+"""A memo bounded by recency: two generations of at most ``size`` entries each.
+
+New entries go to the young generation; when it is full it becomes the old one (the old one is dropped), and an
+old entry asked for again moves back to the young one. An entry still in use survives a turn, the memo never
+holds more than twice ``size``, and dropping costs no bookkeeping per lookup (no LRU order to keep). The search
+memoizes its rows' shared evidence (``qlab.engine.index``) and that evidence's JSON (``qlab.stages.search_rows``)
+this way: a 100,000-case run meets ~120,000 distinct evidence rows, most of them once.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Generations(Generic[K, V]):
+    __slots__ = ("old", "size", "young")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.young: dict[K, V] = {}
+        self.old: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        """The value kept for ``key`` (moved to the young generation when it was in the old one), or None."""
+        found = self.young.get(key)
+        if found is None:
+            found = self.old.get(key)
+            if found is not None:
+                self.put(key, found)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        if len(self.young) >= self.size:
+            self.old = self.young
+            self.young = {}
+        self.young[key] = value
+
+    def clear(self) -> None:
+        self.young = {}
+        self.old = {}
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
