@@ -651,7 +651,7 @@ def test_the_engine_and_the_rows_encoder_drop_their_memo_tables_after_each_gate(
     project = f.FakeProject(f.config(tmp_path), f.demo_cases())
     opts = f.options(tmp_path)
     opts = dataclasses.replace(opts, seams=dataclasses.replace(opts.seams, engine=lambda c, col: Engine(col)))
-    search_rows._TAILS[(0, 0, 0)] = (None, None, None, "left from before")
+    search_rows._TAILS.put(0, (None, None, None, "left from before"))
     search_rows._NAMES["left"] = '"left"'
     run(project, options=opts)
     gates = [g for g in f.config(tmp_path).gates if g.stage != "build"]
