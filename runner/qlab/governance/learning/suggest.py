@@ -103,20 +103,14 @@ def run_learning(
     made += proposers.eval_cases(found, artifact=artifact, previous=previous, cases=cases, config=config)
     made, withheld = _withhold_secrets(made, secrets)
     alias_made = [s for s in made if s["kind"] == "alias"]
+    rerun = []  # every case with a target, only when an alias is suggested (shadow rank reruns them)
     if alias_made:
-        inputs = case_inputs(artifact, cases)
-    shadow = shadow_rank(
-        alias_made,
-        collection=collection,
-        engine_factory=engine_factory,
-        cases=[
+        rerun = [
             ShadowCase(i.case_id, i.query, i.expected_target, i.k)
-            for i in inputs.values()
+            for i in case_inputs(artifact, cases).values()
             if i.expected_target
         ]
-        if alias_made  # without an alias suggestion no case is rerun
-        else [],
-    )
+    shadow = shadow_rank(alias_made, collection=collection, engine_factory=engine_factory, cases=rerun)
     for suggestion in made:
         per = shadow.get("per_suggestion", {}).get(suggestion["id"])
         if per is not None:
@@ -205,10 +199,14 @@ def _alias_suggestions(
     tools = collection.by_id()
     grouped: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
-        search = result.get("search")
         info = inputs.get(str(result.get("case_id")))
+        if (
+            info is None or not info.expected_target
+        ):  # (the learn gate gives inputs only where an alias may help)
+            continue
+        search = result.get("search")
         signal = _alias_signal(result)
-        if not isinstance(search, Mapping) or signal is None or info is None or not info.expected_target:
+        if not isinstance(search, Mapping) or signal is None:
             continue
         tool = tools.get(info.expected_target)
         if tool is None:
