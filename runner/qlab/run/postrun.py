@@ -120,9 +120,9 @@ _TOOL_PREFIX = '[{"tool_id":"'  # how the search stage writes its rows (``qlab.s
 
 def _top_tool(rows: Any) -> Any:
     """The tool id of the first Top-K row. Rows kept as JSON text are not decoded (packed ones keep it beside the
-    text; ``PackedJSON.top_tool``): the id is
-    read where the search stage writes it (the first key of the first row), decoding only the first row when the
-    id holds an escape (a 100,000-case run reads 100,000 short strings, not 800,000 rows)."""
+    text: ``PackedJSON.top_tool``): the id is read where the search stage writes it (the first key of the first
+    row), decoding only the first row when the id holds an escape (a 100,000-case run reads 100,000 short strings,
+    not 800,000 rows)."""
     if type(rows) is PackedJSON:
         return rows.top_tool
     text = json_text(rows)
