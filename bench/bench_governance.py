@@ -12,8 +12,9 @@ runs), writes them to a temporary folder, and times, best of ``--repeat``:
 6. ``qlab.run.scorecard.compute`` and ``qlab.run.categories.by_category`` on the candidate.
 
 ``--whole``: ``qlab promote`` as a whole process against a process that only ``json.loads`` both artifacts,
-in turns (bench/whole.py). (The generated artifacts carry only what promotion reads; where they do not pass
-the result schema, ``qlab promote`` exits 2 and the benchmark says so.)
+in turns (bench/whole.py). The artifacts are real: ``qlab run`` on a generated project (1,000 operations, N
+search cases), then on the same project after its API rewords a tenth of the operations (the same case
+files), so the promotion compares what a pre-merge check compares and decides BLOCK (exit 1).
 
 Figures are wall-clock seconds on this machine; compare them as ratios to step 1 of the same run. Peak memory
 is the process's max RSS (``resource``) after each size.
@@ -26,6 +27,7 @@ import json
 import math
 import random
 import resource
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -111,9 +113,15 @@ def main() -> None:
         action="store_true",
         help="`qlab promote` as a whole process against one that json.loads both",
     )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="--whole: also run an earlier qlab, its source root (`git archive REV runner schemas`, then DIR/runner)",
+    )
     args = parser.parse_args()
     if args.whole:
-        whole_process(args.cases, args.repeat)
+        whole_process(args.cases, args.repeat, before=args.before)
         return
     rule = DEFAULT_RULES["alias_or_semantic_metadata"]
     boot = PromotionRule(rule.change_type, require=rule.require, metrics=rule.metrics, bootstrap=True)
@@ -129,7 +137,7 @@ def main() -> None:
 LOAD_BOTH = "import json, sys\nfor p in sys.argv[1:]:\n    json.loads(open(p, 'rb').read())"
 
 
-def whole_process(sizes: list[int], rounds: int) -> None:
+def whole_process(sizes: list[int], rounds: int, *, before: Path | None = None) -> None:
     import subprocess
     import sys
     from functools import partial
@@ -140,14 +148,20 @@ def whole_process(sizes: list[int], rounds: int) -> None:
 
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            # two real result artifacts: `qlab run` on the same generated project, before and after a change
-            # that makes about a tenth of the cases fail (a search regression)
+            # two real result artifacts of the same cases: `qlab run` on a generated project, then on the same
+            # project after an API change that rewords a tenth of its operations (a search regression), as a
+            # pre-merge check compares them
+            base = Path(tmp) / "base"
+            base.mkdir()
+            generate(base, cases=n, tools=1000, learn=False)
+            cand = Path(tmp) / "cand"
+            shutil.copytree(base, cand)
+            reword(cand / "api.json", share=0.1)
             runs = []
-            for name, failing in (("base", False), ("cand", True)):
-                folder = Path(tmp) / name
-                folder.mkdir()
-                config = generate(folder, cases=n, tools=1000, learn=False, failing=failing)
-                subprocess.run([*QLAB, "run", "--config", str(config), "--quiet"], cwd=folder, check=False)
+            for folder in (base, cand):
+                subprocess.run(
+                    [*QLAB, "run", "--config", str(folder / "qlab.yaml"), "--quiet"], cwd=folder, check=False
+                )
                 runs.append(str(folder / "out" / "result.json"))
             promote = [*QLAB, "promote", "--baseline", runs[0], "--candidate", runs[1],
                        "--change", "alias_or_semantic_metadata"]  # fmt: skip
@@ -155,16 +169,33 @@ def whole_process(sizes: list[int], rounds: int) -> None:
                 "json.loads x2": partial(measure, [sys.executable, "-c", LOAD_BOTH, *runs], timings=False),
                 "qlab promote": partial(measure, promote, timings=False),
             }
+            if before is not None:
+                sides["qlab promote, before"] = partial(
+                    measure, promote, timings=False, env={"PYTHONPATH": str(before)}
+                )
             comparison = interleave(
                 sides,
                 rounds=rounds,
-                check=lambda name, m: expect_exit(0)(name, m) if name != "qlab promote" else None,
+                check=lambda name, m: expect_exit(1 if name.startswith("qlab promote") else 0)(name, m),
             )
             print(
                 f"\n### {n:,} cases, whole processes, {rounds} rounds (qlab promote exit {comparison.runs['qlab promote'][0].exit_code})\n"
             )
             print(f"{comparison.load_before} -> {comparison.load_after}\n")
             print(comparison.table("json.loads x2"))
+
+
+def reword(spec: Path, *, share: float, seed: int = 7) -> None:
+    """Give ``share`` of the spec's operations a summary and description of words no query uses: the cases
+    drawn from them stop finding them (the candidate of a promotion that regresses)."""
+    rng = random.Random(seed)
+    document = json.loads(spec.read_text(encoding="utf-8"))
+    for i, item in enumerate(document["paths"].values()):
+        if rng.random() < share:
+            item["get"]["summary"] = f"Legacy endpoint number {i}"
+            item["get"]["description"] = "Kept for older clients."
+            item["get"]["tags"] = ["legacy"]
+    spec.write_text(json.dumps(document), encoding="utf-8")
 
 
 def _row(folder: Path, n: int, repeat: int, rule: PromotionRule, boot: PromotionRule) -> str:
