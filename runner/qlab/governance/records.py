@@ -20,6 +20,7 @@ from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.results import plain
 from qlab.resultschema import artifact_problem
+from qlab.run.heap import settle
 
 PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
 
@@ -88,6 +89,7 @@ def load_artifact(path: str | Path) -> Artifact:
         missing="result artifact not found; run `qlab run` first or pass the right path",
     )
     check_artifact(data, str(p))
+    settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return Artifact(data=data, path=str(p), digest=digest)
 
 

@@ -23,6 +23,7 @@ from qlab.run import gates as gates_mod
 from qlab.run import postrun
 from qlab.run import scorecard as scorecard_mod
 from qlab.run.categories import by_category
+from qlab.run.heap import settle
 
 SCHEMA_VERSION = 1
 # what the artifact records of a suite's configuration (its ``suites`` section adds metrics and counts)
@@ -307,4 +308,5 @@ def read(path: str | Path) -> dict[str, Any]:
     problem = artifact_problem(data)
     if problem:
         raise InputError(f"{p}: {problem} (schemas/result.schema.json); was it edited by hand?")
+    settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return data
