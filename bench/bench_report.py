@@ -23,6 +23,7 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 REASONS = ("expected_target_absent", "required_fields_unsatisfied", "wrong_target_selected", "auth_failed")
@@ -107,9 +108,15 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     parser.add_argument("--whole", action="store_true", help="`qlab report --html` as a whole process")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="--whole: also run an earlier qlab, its source root (`git archive REV runner schemas`, then DIR/runner)",
+    )
     args = parser.parse_args()
     if args.whole:
-        whole_process(args.n, args.rounds)
+        whole_process(args.n, args.rounds, args.before)
         return
     print(
         "| cases | qlab's artifact writer (s) | compact json.dumps (s) | HTML one run (s) | x writer "
@@ -133,7 +140,7 @@ write(sys.argv[2], read(sys.argv[1]))
 """
 
 
-def whole_process(sizes: list[int], rounds: int) -> None:
+def whole_process(sizes: list[int], rounds: int, before: Path | None = None) -> None:
     import tempfile
     from functools import partial
     from pathlib import Path
@@ -162,6 +169,11 @@ def whole_process(sizes: list[int], rounds: int) -> None:
                     timings=False,
                 ),
             }  # fmt: skip
+            if before is not None:
+                sides["qlab report --html, before"] = partial(
+                    measure_process, [*QLAB, "report", str(result), "--html", str(Path(tmp) / "before.html")],
+                    timings=False, env={"PYTHONPATH": str(before)},
+                )  # fmt: skip
             comparison = interleave(sides, rounds=rounds, check=expect_exit(0))
             print(f"\n### {n:,} cases, whole processes, {rounds} rounds\n")
             print(f"{comparison.load_before} -> {comparison.load_after}\n")
