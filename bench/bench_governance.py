@@ -178,11 +178,10 @@ def whole_process(sizes: list[int], rounds: int, *, before: Path | None = None) 
                 rounds=rounds,
                 check=lambda name, m: expect_exit(1 if name.startswith("qlab promote") else 0)(name, m),
             )
-            print(
-                f"\n### {n:,} cases, whole processes, {rounds} rounds (qlab promote exit {comparison.runs['qlab promote'][0].exit_code})\n"
+            code = comparison.runs["qlab promote"][0].exit_code
+            comparison.show(
+                f"{n:,} cases, whole processes, {rounds} rounds (qlab promote exit {code})", "json.loads x2"
             )
-            print(f"{comparison.load_before} -> {comparison.load_after}\n")
-            print(comparison.table("json.loads x2"))
 
 
 def reword(spec: Path, *, share: float, seed: int = 7) -> None:

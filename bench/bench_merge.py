@@ -72,9 +72,8 @@ def main() -> None:
                 measure, before, timings=False, env={"PYTHONPATH": str(args.before)}
             )
         comparison = interleave(sides, rounds=args.rounds, check=expect_exit(0))
-        print(f"\n### {args.cases:,} cases in {args.shards} shards, whole processes, {args.rounds} rounds\n")
-        print(f"{comparison.load_before} -> {comparison.load_after}\n")
-        print(comparison.table("read shards + write one"))
+        title = f"{args.cases:,} cases in {args.shards} shards, whole processes, {args.rounds} rounds"
+        comparison.show(title, "read shards + write one")
     print(f"\n{load_average()}")
 
 

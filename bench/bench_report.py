@@ -175,9 +175,7 @@ def whole_process(sizes: list[int], rounds: int, before: Path | None = None) -> 
                     timings=False, env={"PYTHONPATH": str(before)},
                 )  # fmt: skip
             comparison = interleave(sides, rounds=rounds, check=expect_exit(0))
-            print(f"\n### {n:,} cases, whole processes, {rounds} rounds\n")
-            print(f"{comparison.load_before} -> {comparison.load_after}\n")
-            print(comparison.table("read + write result.json"))
+            comparison.show(f"{n:,} cases, whole processes, {rounds} rounds", "read + write result.json")
     print(f"\n{load_average()}")
 
 

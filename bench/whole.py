@@ -158,6 +158,12 @@ class Comparison:
             )
         return "\n".join(lines)
 
+    def show(self, title: str, baseline: str) -> None:
+        """Print ``### title``, the load averages before and after, and ``table(baseline)``."""
+        print(f"\n### {title}\n")
+        print(f"{self.load_before} -> {self.load_after}\n")
+        print(self.table(baseline))
+
     def split_table(self, name: str) -> str:
         split = self.median_split(name)
         total = sum(split.values()) or 1.0
