@@ -3,6 +3,7 @@ regression case (eval case), each pending review with a stable id."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from governance.builders import artifact, make_project, search_case
@@ -125,3 +126,22 @@ def test_a_fixed_case_proposed_from_the_previous_run_read_lean_is_the_one_read_w
     proposals = [[p for p in out["suggestions"] if p["kind"] == "eval_case"] for out in made]
     assert proposals[0] and proposals[0] == proposals[1]
     assert proposals[0][0]["proposal"]["key_difference"]["stage"] == "search"
+
+
+def test_a_rewrite_names_five_tools_and_counts_the_rest(tmp_path: Path) -> None:
+    """Its text is copied into every case it names: a regressed run's rewrite listed all 651 tools in each of
+    1,196 cases (25 KB a case, half a GB of result.json)."""
+    config = load_project(make_project(tmp_path)).config
+    collection, _ = collection_and_engines(config)
+    many = [t for t in collection.tools if "deliver" in f"{t.id} {t.summary}".lower()]
+    assert len(many) >= 2
+    wide = replace(collection, tools=tuple(many) + tuple(
+        replace(many[0], id=f"{many[0].id}{i}") for i in range(7)
+    ))  # fmt: skip
+    aliases = [_alias(t.id, "consignment", f"c-{i}") for i, t in enumerate(wide.tools)]
+    (rewrite,) = proposers.query_rewrites(aliases, wide, "run-1")
+    ids = sorted(t.id for t in wide.tools)
+    assert f"of {len(ids)} tools ({', '.join(ids[:5])} and {len(ids) - 5} more) missed" in rewrite["text"]
+    assert len(rewrite["evidence"]) == len(ids)  # every case is still in the evidence
+    (few,) = proposers.query_rewrites(aliases[:2], wide, "run-1")
+    assert f"({', '.join(sorted(t.id for t in wide.tools[:2]))}) missed" in few["text"]
