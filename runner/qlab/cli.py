@@ -21,6 +21,7 @@ import click
 from qlab import __version__, scrub
 from qlab.commands import _timings as timings
 from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError
+from qlab.run.heap import frozen_heap
 
 # "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
 _LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)$", re.S)
@@ -81,9 +82,10 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user, and no secret
-    the command learnt reaches the console (``qlab.scrub.console``)."""
+    the command learnt reaches the console (``qlab.scrub.console``). The command runs in a frozen heap
+    (``qlab.run.heap``): what it loads, builds or reads lives until it ends, and the cyclic GC leaves it alone."""
     timings.mark("cli")
-    with _sigterm_as_interrupt() as terminated, scrub.console():
+    with _sigterm_as_interrupt() as terminated, scrub.console(), frozen_heap():
         code = _main(argv)
         if code == EXIT_INTERRUPTED and terminated:
             code = EXIT_TERMINATED

@@ -8,7 +8,6 @@ from qlab.commands.examples import with_examples
 from qlab.governance.env import project
 from qlab.governance.records import load_artifact
 from qlab.governance.release.skill import approve
-from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -38,7 +37,6 @@ from qlab.run.heap import frozen_heap
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
 )
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     skill_name: str,
     result_path: str,

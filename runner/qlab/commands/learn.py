@@ -24,7 +24,6 @@ from qlab.governance.learning.suggest import run_learning
 from qlab.governance.records import PENDING, load_artifact
 from qlab.metrics import SCORECARD_DIMENSIONS
 from qlab.project import Project
-from qlab.run.heap import frozen_heap
 
 _CONFIG = click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
@@ -135,7 +134,6 @@ def shadow_command(
     return 0
 
 
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def _learn(loaded: Project, result_path: str | None, previous_path: str | None) -> dict[str, Any]:
     config = loaded.config
     result = load_artifact(result_path or default_result(config))
@@ -191,7 +189,6 @@ def sandbox_command(
     return 0
 
 
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def _sandbox(
     loaded: Project, chosen: Sequence[Mapping[str, Any]], result_paths: Sequence[str]
 ) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,6 @@ from qlab.commands.examples import with_examples
 from qlab.commands.render import check_ci_files, render_outcome
 from qlab.run import artifact as artifact_io
 from qlab.run import history
-from qlab.run.heap import frozen_heap
 from qlab.run.merge import collect, merge
 from qlab.run.outputs import OutputPaths, prepare, release, write_file, write_outputs
 from qlab.run.shard import durations_of
@@ -31,7 +30,6 @@ from qlab.run.shard import durations_of
 )
 @click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
 @click.option("--quiet", "-q", is_flag=True, help="Only the decision.")
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet: bool) -> int:
     files = collect(inputs)
     shards = [(path, artifact_io.read(path)) for path in files]

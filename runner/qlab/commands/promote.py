@@ -22,7 +22,6 @@ from qlab.governance.promotion.compare import compare
 from qlab.governance.promotion.report import markdown
 from qlab.governance.promotion.rules import CHANGE_TYPES, rule_for
 from qlab.governance.records import load_artifact, write_text
-from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -62,7 +61,6 @@ from qlab.run.heap import frozen_heap
 @click.option(
     "--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the paired bootstrap."
 )
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     baseline: str,
     candidate: str,

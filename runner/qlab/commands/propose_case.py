@@ -13,7 +13,6 @@ from qlab.governance.env import project
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import load_artifact, write_json
 from qlab.project import resolve
-from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -46,7 +45,6 @@ from qlab.run.heap import frozen_heap
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the proposal.")
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     result_path: str | None,
     legacy_from: str | None,

@@ -15,7 +15,6 @@ from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
 from qlab.governance.release import prerun
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
-from qlab.run.heap import frozen_heap
 
 
 @click.command(
@@ -40,7 +39,6 @@ from qlab.run.heap import frozen_heap
     default=None,
     help="Also write the release outcome as JSON to this file.",
 )
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     skill_name: str,
     result_path: str | None,

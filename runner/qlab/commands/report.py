@@ -30,7 +30,6 @@ from qlab.report import markdown as markdown_report
 from qlab.report.html import render_html
 from qlab.run import history
 from qlab.run.artifact import read
-from qlab.run.heap import frozen_heap
 
 STDOUT = Path("-")
 
@@ -139,7 +138,6 @@ _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
     help="Add the runs kept in the history folder beside each result (output.history): the HTML trends and the "
     "summary's 'since the last run' use them; alone, print the trend table.",
 )
-@frozen_heap()  # the runs read live until the command ends: the cyclic GC leaves them alone
 def command(
     results: tuple[Path, ...],
     html_out: Path | None,

@@ -22,7 +22,7 @@ from qlab.project import load_project
 from qlab.report import console
 from qlab.run import artifact as artifact_io
 from qlab.run import history
-from qlab.run.heap import frozen_heap, settle
+from qlab.run.heap import settle
 from qlab.run.options import RunEvent, RunOptions
 from qlab.run.outputs import (
     clean_artifact,
@@ -133,7 +133,6 @@ class _Later:
     "--target-version",
     help="The version of what the run evaluates (e.g. member-delivery-skill@1.2.0); overrides target_version in qlab.yaml.",
 )
-@frozen_heap()  # what the command builds lives until it ends: the cyclic GC leaves it alone
 def command(
     config_path: str | None,
     suites: tuple[str, ...],

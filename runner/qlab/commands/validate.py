@@ -15,7 +15,6 @@ import click
 
 from qlab.commands.examples import with_examples
 from qlab.errors import EXIT_INPUT, EXIT_PASS, ConfigError, Diagnostic
-from qlab.run.heap import frozen_heap
 
 
 def _counts(diagnostics: list[Diagnostic]) -> tuple[int, int]:
@@ -54,7 +53,6 @@ def _tool_names(tools: Any) -> dict[str, Any]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report on stdout instead of text.")
 @click.argument("case_files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
-@frozen_heap()  # the cases loaded live until the command ends: full collections are rarer (qlab.run.heap)
 def command(config_path: Path | None, as_json: bool, case_files: tuple[Path, ...]) -> int:
     """Validate qlab.yaml and every case file of its suites (or only CASE_FILES).
 

@@ -1,7 +1,7 @@
 """The cyclic garbage collector during a command: what the command has built or read lives until its end, so it
-is not rescanned. ``qlab run`` uses it, and so does every command that reads finished runs (report, merge,
-promote, learn, approve, release, propose-case): their readers (``qlab.run.artifact.read``,
-``qlab.governance.records.load_artifact``) ``settle()`` what they read.
+is not rescanned. Every command runs in ``frozen_heap`` (``qlab.cli.main``; ``qlab.run.runner.run`` too, for
+callers in process); ``qlab run`` settles after loading and after each gate, and the readers of finished runs
+(``qlab.run.artifact.read``, ``qlab.governance.records.load_artifact``) ``settle()`` what they read.
 
 CPython's full collections walk every tracked object. A run builds large structures that live until it ends
 (the loaded cases, then each gate's results), and a full collection with 100,000 loaded cases walks hundreds of
