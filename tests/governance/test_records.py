@@ -98,3 +98,16 @@ def test_inside_a_frozen_heap_a_loaded_artifact_is_out_of_the_gcs_walks(tmp_path
         inside = records.load_artifact(path)
         assert not any(o is inside.cases for o in gc.get_objects())  # frozen: in no generation
     assert gc.get_freeze_count() == before
+
+
+def test_a_record_file_is_read_without_a_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a result artifact is named by its digest; a suggestions file (tens of MB in a regressed run) is not
+    hashed on every read."""
+    path = tmp_path / "suggestions.json"
+    path.write_text(json.dumps({"version": 1, "suggestions": []}), encoding="utf-8")
+
+    def refused(data: bytes) -> str:
+        raise AssertionError("hashed")
+
+    monkeypatch.setattr(records, "sha256_digest", refused)
+    assert records.read_json(path, what="suggestions file") == {"version": 1, "suggestions": []}

@@ -73,7 +73,7 @@ def now_iso() -> str:
 
 def read_json(path: str | Path, *, what: str) -> Any:
     """Parse a JSON file; a bad file raises InputError with ``file:line:col`` and what to do."""
-    return _read(Path(path), what=what, missing=f"{what} not found")[0]
+    return _read(Path(path), what=what, missing=f"{what} not found", digest=False)[0]
 
 
 def load_artifact(path: str | Path) -> Artifact:
@@ -93,25 +93,26 @@ def load_artifact(path: str | Path) -> Artifact:
     return Artifact(data=data, path=str(p), digest=digest)
 
 
-def _read(p: Path, *, what: str, missing: str) -> tuple[Any, str]:
-    """The parsed JSON of a file and the ``sha256_digest`` of its bytes. The file is read once, and each form
-    of it (bytes, text) is let go before the next is made: a 100,000-case artifact is 140 MB of bytes, as much
-    text and ~700 MB parsed; its bytes held through the parse (twice, as they were) raised the peak of reading
-    it from 1,000 to 1,264 MiB."""
+def _read(p: Path, *, what: str, missing: str, digest: bool = True) -> tuple[Any, str]:
+    """The parsed JSON of a file and the ``sha256_digest`` of its bytes ("" unless ``digest``: a record file needs
+    none, and a suggestions file may be tens of MB). The file is read once, and each form of it (bytes, text) is
+    let go before the next is made: a 100,000-case artifact is 140 MB of bytes, as much text and ~700 MB parsed;
+    its bytes held through the parse (twice, as they were) raised the peak of reading it from 1,000 to 1,264
+    MiB."""
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{p}: {missing}") from None
     except OSError as exc:
         raise InputError(f"{p}: cannot read {what}: {exc.strerror or exc}") from None
-    digest = sha256_digest(raw)
+    named = sha256_digest(raw) if digest else ""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{p}: {what} is not UTF-8 text (byte {exc.start}); pass a JSON file") from None
     del raw
     try:
-        return json.loads(text), digest
+        return json.loads(text), named
     except json.JSONDecodeError as exc:
         raise InputError(f"{p}:{exc.lineno}:{exc.colno}: {what} is not valid JSON: {exc.msg}") from None
     except RecursionError:  # the C decoder recurses: nesting deeper than the interpreter allows
