@@ -368,8 +368,8 @@ class SearchIndex:
 
     def trim(self) -> None:
         """Drop what the index memoizes for speed (each word's posting, the numbers' postings, the rows' shared
-        evidence, the field splits): between a run's gates they only hold memory, up to 200,000 entries each.
-        Results are the same; the next queries rebuild what they need."""
+        evidence, the field splits): between a run's gates they only hold memory (up to 200,000 postings each,
+        two generations of evidence). Results are the same; the next queries rebuild what they need."""
         self._words.clear()
         self._values.clear()
         self._evidence.clear()

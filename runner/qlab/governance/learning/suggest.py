@@ -200,9 +200,8 @@ def _alias_suggestions(
     grouped: dict[tuple[str, str], dict[str, Any]] = {}
     for result in results:
         info = inputs.get(str(result.get("case_id")))
-        if (
-            info is None or not info.expected_target
-        ):  # (the learn gate gives inputs only where an alias may help)
+        # the learn gate gives inputs only where an alias may help
+        if info is None or not info.expected_target:
             continue
         search = result.get("search")
         signal = _alias_signal(result)
