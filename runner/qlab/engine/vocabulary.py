@@ -82,12 +82,11 @@ class Vocabulary:
         framing: tuple[str, ...] = ()
         content: Sequence[str] = words
         if not self._starts.isdisjoint(words):  # a framing phrase may start here: cut them out, in C
-            text = " " + " ".join(words) + " "
-            pattern = self._pattern()
-            found = pattern.findall(text)
-            if found:
-                framing = tuple(" ".join(found).split())
-                content = pattern.sub(" ", text).split()
+            # one pass: split() on the pattern's group gives the text between phrases, then a phrase, in turns
+            parts = self._pattern().split(" " + " ".join(words) + " ")
+            if len(parts) > 1:
+                framing = tuple(" ".join(parts[1::2]).split())
+                content = " ".join(parts[0::2]).split()
         if any(map(str.isdigit, content)):
             values = tuple([w for w in content if w.isdigit()])
             return Reading(tuple([w for w in content if not w.isdigit()]), framing, values, intent, said)
@@ -95,12 +94,12 @@ class Vocabulary:
 
     def _pattern(self) -> re.Pattern[str]:
         """The framing phrases as one regular expression over a query's words joined by spaces (longest
-        phrase first, each between spaces)."""
+        phrase first, each between spaces), captured as its one group."""
         found = self._patterns.get("")
         if found is None:
             phrases = sorted(_unphrase(self.framing), key=lambda p: (-len(p), p))
             alternatives = "|".join(re.escape(p) for p in phrases)
-            found = self._patterns[""] = re.compile(f"(?<= )(?:{alternatives})(?= )")
+            found = self._patterns[""] = re.compile(f"(?<= )((?:{alternatives}))(?= )")
         return found
 
     def _intent_of(self, word: str) -> str | None:
