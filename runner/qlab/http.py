@@ -134,14 +134,25 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context(trust_env=False)
 
 
+class _Pool(httpcore.ConnectionPool):
+    """httpcore's connection pool, given the process's TLS context when it opens its first https connection: a
+    run that only speaks plain http (a dev server on 127.0.0.1) never loads the CA bundle (~16 ms, ~1 MiB)."""
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
+        if self._ssl_context is None and origin.scheme == b"https":
+            self._ssl_context = _ssl_context()
+        return super().create_connection(origin)
+
+
 class _Transport(httpx.HTTPTransport):
     """httpx's own transport over the deadline backend. ``HTTPTransport.__init__`` is not called: it would
     build a second connection pool (and load the CA bundle again); this pool is the one it would build, with
-    the backend swapped, and ``_pool`` is all the inherited methods use."""
+    the backend swapped and the TLS context set on first use (``_Pool``), and ``_pool`` is all the inherited
+    methods use."""
 
     def __init__(self, limits: httpx.Limits) -> None:
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=_ssl_context(),
+        self._pool = _Pool(
+            ssl_context=None,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

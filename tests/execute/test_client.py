@@ -146,6 +146,45 @@ def test_classify_tls_and_timeouts() -> None:
     assert classify(httpx.TooManyRedirects("loop")) == "http_error"
 
 
+def test_a_server_with_a_self_signed_certificate_fails_the_case_as_a_tls_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The run's client verifies certificates with the process's TLS context, made when it opens its first https
+    connection: a real TLS server on 127.0.0.1 whose certificate no CA signed is refused during the handshake
+    (a client without verification would get through it and then wait for an answer that never comes)."""
+    import socket
+    import subprocess
+    import threading
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            try:
+                with context.wrap_socket(conn, server_side=True):
+                    time.sleep(5)  # a handshake that went through: no answer, the client times out
+            except (ssl.SSLError, OSError):
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with make_run_client() as client, pytest.raises(TransportFailure) as info:
+            _send(client, _req(url=f"https://127.0.0.1:{port}/"), retries=0, timeout=2.0)
+    finally:
+        listener.close()
+    assert info.value.reason == "tls_error"
+    assert "certificate" in str(info.value).lower()
+
+
 def test_httpbin_delay_past_timeout_is_a_timeout(httpbin_url: str) -> None:
     with make_run_client() as client, pytest.raises(TransportFailure) as info:
         _send(client, _req(url=f"{httpbin_url}/delay/3"), timeout=0.5)
