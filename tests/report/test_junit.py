@@ -470,3 +470,29 @@ def test_a_stage_object_with_values_json_cannot_hold() -> None:
     assert junit._object_text(obj) == '{"on": "2026-01-02", "where": "/tmp/x"}'
     kept = {**obj, "rows": EncodedJSON.of([1]), "more": EncodedJSON.of({"a": 1})}
     assert junit._object_text(kept) == '{"more": {"a":1}, "on": "2026-01-02", "rows": [1], "where": "/tmp/x"}'
+
+
+def _as_elementtree_writes_it(xml: str) -> str:
+    """The oracle: ``xml`` parsed and written back by ElementTree, indented by one space."""
+    root = ET.fromstring(xml)
+    ET.indent(root, space=" ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def test_the_report_around_the_testcases_is_written_as_elementtree_writes_it() -> None:
+    """The testsuites, their properties and system-out/err are written directly (the run never imports
+    ElementTree); the text is what ElementTree writes for the same tree: a suite with properties, one without
+    (``<properties />``), one with no testcases, one with escaped names, and a report with no suite at all."""
+    artifact = json.loads(EVERY_BRANCH.read_text(encoding="utf-8"))
+    full = junit.render(artifact, hostname='ci "host" & <co>')
+    assert full == _as_elementtree_writes_it(full)
+    report = junit._Report(_one_case(status="passed"))
+    report.suite("bare\nsuite", {})
+    report.suite("with <props>", {"qlab.a": 1.5, "qlab.b": None, 'q<&"\n': "x\ty"})
+    report.suite("one case", {}).case("k", "c1")
+    xml = "".join(report.xml("h"))
+    assert "<properties />" in xml
+    assert xml == _as_elementtree_writes_it(xml)
+    assert "".join(junit._Report(_one_case(status="passed")).xml("h")) == _as_elementtree_writes_it(
+        "<testsuites />"
+    )
