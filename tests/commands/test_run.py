@@ -415,3 +415,30 @@ def test_the_run_command_imports_no_learning_or_release_machinery_it_may_not_nee
     lazy = {"qlab.governance.learning.suggest", "qlab.governance.learning.publish", "qlab.governance.learning.apply",
             "qlab.governance.release.skill", "qlab.governance.env"}  # fmt: skip
     assert not loaded & lazy, loaded & lazy
+
+
+def test_a_whole_run_loads_neither_fractions_nor_elementtree(tmp_path: Path) -> None:
+    """Every `qlab run` pays its imports: the gates count a share threshold's tolerance in integers, and JUnit is
+    written without ElementTree (~4 MiB and ~4 ms of every run). A real run in a new interpreter, real stages,
+    a share threshold judged (it tolerates one failure of the two cases) and a JUnit file written."""
+    from fresh import run_fresh
+
+    config = _project(tmp_path, ["getThing", "getThing"])
+    (tmp_path / "api.yaml").write_text(
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\n"
+        "paths:\n  /things/{id}:\n    get: {operationId: getThing, summary: Find a thing,"
+        " parameters: [{name: id, in: path, required: true, schema: {type: string}}], responses: {'200': {description: ok}}}\n",
+        encoding="utf-8",
+    )
+    code = (
+        "import json, sys\nfrom qlab.cli import main\n"
+        f"try:\n    main(['run', '--config', {str(config)!r}, '--quiet'])\nexcept SystemExit as exit:\n"
+        "    print(json.dumps([exit.code, sorted(sys.modules)]))\n"
+    )
+    exit_code, loaded = json.loads(run_fresh(code).splitlines()[-1])
+    assert exit_code == 0
+    assert ET.parse(tmp_path / "out" / "junit.xml").getroot().tag == "testsuites"
+    result = json.loads((tmp_path / "out" / "result.json").read_text(encoding="utf-8"))
+    tolerances = [f["tolerance"] for g in result["gates"] for f in g.get("failures", ())]
+    assert any("hit_at_k >= 0.9 over 2 case(s)" in t for t in tolerances), result["gates"]
+    assert not set(loaded) & {"fractions", "decimal", "xml.etree.ElementTree", "pyexpat"}

@@ -365,6 +365,17 @@ def test_a_breach_names_every_earlier_stage_it_counts() -> None:
 
 @pytest.mark.parametrize(
     ("n", "op", "value", "allowed"),
+    [(10**6, ">=", 1e-06, 999_999), (10**6, ">", 1e-06, 999_998), (10**5, ">=", 0.99999, 1),
+     (3, ">=", 2e-16, 2), (10, ">=", 1e20, 0), (10, ">=", -0.5, 15), (10, ">=", 1, 0)],
+)  # fmt: skip
+def test_a_share_is_read_as_the_decimal_it_is_written_as(n: int, op: str, value: float, allowed: int) -> None:
+    """Exact decimal arithmetic without the fractions module: exponents (1e-06 is a millionth), a share above 1
+    or below 0, an int share."""
+    assert gates.allowed(n, op, value) == allowed
+
+
+@pytest.mark.parametrize(
+    ("n", "op", "value", "allowed"),
     [(10, ">", 0.85, 1), (10, ">", 0.8, 1), (10, "==", 0.8, 2), (2, ">=", 1.5, 0), (2, ">", 1.5, 0)],
 )
 def test_strict_and_equal_shares_tolerate_what_keeps_them_true(

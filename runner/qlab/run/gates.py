@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from qlab.metrics import STAGE_OBJECTS, Case, denominator, draft, earlier_failures, gating, unstable
@@ -157,12 +156,23 @@ def charged(spec: GateSpec, cases: Iterable[Case], *, earlier: Sequence[GateSpec
 
 def allowed(n: int, op: str, value: float) -> int:
     """How many of ``n`` cases may fail while a success share still holds ``op value`` (rule 3)."""
-    rate = Fraction(str(value))  # exact decimals: 0.9 of 10 cases allows 1 failure, not 0.9999…
-    room = n * (1 - rate)  # failures the share leaves room for
-    most = int(room)  # a share above 1 leaves negative room: none tolerated (the max below)
-    if op == ">" and room == most:  # strictly above: one failure fewer when the room is a whole number
-        most -= 1
-    return max(0, most)
+    digits, scale = _decimal(value)  # exact decimals: 0.9 of 10 cases allows 1 failure, not 0.9999…
+    room, left = divmod(
+        n * (scale - digits), scale
+    )  # the whole failures the share leaves room for, and the rest
+    if op == ">" and left == 0:  # strictly above: one failure fewer when the room is a whole number
+        room -= 1
+    return max(0, room)  # a share above 1 leaves negative room: none tolerated
+
+
+def _decimal(value: float) -> tuple[int, int]:
+    """``value`` as the decimal it is written as (its shortest repr: 0.9 is 9/10, not the binary double's
+    ratio), as integers (digits, scale) with value = digits / scale and scale a power of ten."""
+    mantissa, _, exponent = repr(value).lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    shift = int(exponent or 0) - len(fraction)
+    digits = int(whole + fraction)
+    return (digits * 10**shift, 1) if shift >= 0 else (digits, 10**-shift)
 
 
 def tolerance(spec: GateSpec, suite: str, cases: Sequence[Case], rule: SuiteRule) -> tuple[int, str, bool]:
