@@ -519,6 +519,45 @@ def test_rank_of_is_the_rank_a_search_shows_without_its_rows() -> None:
     assert engine.rank_of(queries[0], k=3, target=last.tool_id) == last.rank == 1
 
 
+def test_rank_of_answers_ties_at_the_k_th_place_and_a_shared_id_as_the_search_does() -> None:
+    """Twelve tools with the same text tie on every query (their order is their id's); with the intent's prior
+    on half of them, and a tool id two tools share: ``rank_of`` is ``search(...).rank_of`` at each K."""
+    same = [
+        tool(f"t{i:02d}", summary="list all orders", method="GET" if i % 2 else "DELETE") for i in range(12)
+    ]
+    shared = [
+        tool("dup", summary="list all orders of a member"),
+        tool("dup", summary="orders", method="POST"),
+    ]
+    index = SearchIndex([*same, *shared, *TOOLS])
+    for query in ("orders", "list orders", "delete the orders", "show all member orders"):
+        for k in (1, 4, 5, 6, 12):
+            result = index.search(query, k=k)
+            for target in [*index.ids, "dup"]:
+                assert index.rank_of(query, k=k, target=target) == result.rank_of(target), (query, k, target)
+
+
+def test_rank_of_answers_a_miss_without_ranking() -> None:
+    """Shadow rank asks ``rank_of`` of every affected case, most of them misses: a target that matches no word
+    of the query, or that the query's best word alone puts k tools above, is answered without a ranking."""
+    index = SearchIndex(TOOLS)
+    ranked: list[str] = []
+    rank = index._rank
+
+    def counted(reading, words, k):  # type: ignore[no-untyped-def]
+        ranked.append(" ".join(reading.content))
+        return rank(reading, words, k)
+
+    index._rank = counted  # type: ignore[method-assign]
+    query = "Find the member delivery detail"
+    top = [row.tool_id for row in index.search(query, k=len(TOOLS)).rows]
+    ranked.clear()
+    unmatched = next(t for t in index.ids if t not in top)
+    assert index.rank_of(query, k=3, target=unmatched) is None and not ranked
+    assert index.rank_of(query, k=1, target=top[-1]) is None and not ranked  # the best word alone outranks it
+    assert index.rank_of(query, k=3, target=top[0]) == 1 and len(ranked) == 1
+
+
 def test_the_pool_completion_keeps_a_tool_whose_score_ties_the_k_th_through_rounding() -> None:
     """Rule: after each word left, the pool drops a tool only when its score plus what the words still left could
     add is below the k-th score by more than rounding. ``rest`` is a float sum taken in another order than a tool's

@@ -24,7 +24,7 @@ import dataclasses
 import heapq
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -288,6 +288,9 @@ class SearchIndex:
             sorted(tools, key=lambda tool: (_METHOD_ORDER.get(tool.method or "", 0), tool.id))
         )
         self._ids = tuple(tool.id for tool in self.tools)
+        self._doc_of: dict[str, int] = {}  # tool id -> its document (-1: an id several tools have)
+        for d, tool_id in enumerate(self._ids):
+            self._doc_of[tool_id] = -1 if tool_id in self._doc_of else d
         self._model = Model(self.tools, self.analyzer, settings)
         self._speller: Speller | None = None
         self._words: dict[str, WordPosting | None] = {}  # lowercase word -> its posting
@@ -359,12 +362,40 @@ class SearchIndex:
 
     def rank_of(self, query: str, *, k: int, target: str) -> int | None:
         """``search(query, k=k).rank_of(target)`` without building the evidence rows (shadow rank asks this of
-        every case a learning suggestion affects)."""
+        every case a learning suggestion affects, most of them misses). The answer is None without ranking when
+        the target matches no word of the query (it is in no row), or when ``k`` tools are sure to score above
+        it (``_outranked``); the other queries are ranked."""
+        d = self._doc_of.get(target)
+        if d is None or k <= 0:
+            return None
+        reading = self.read(query)
+        words = self._words_of(reading)
+        if d >= 0 and (
+            not any([d in word.by_doc for word in words]) or self._outranked(d, words, reading.intent, k)
+        ):
+            return None
         ids = self._ids
-        for position, (d, _score) in enumerate(self.rank(query, k=k).top, 1):
-            if ids[d] == target:
+        for position, (found, _score) in enumerate(self._rank(reading, words, k).top, 1):
+            if ids[found] == target:
                 return position
         return None
+
+    def _outranked(self, d: int, words: list[WordPosting], intent: str | None, k: int) -> bool:
+        """Whether ``k`` tools are sure to score above document ``d``: the query's best word (highest ``ub``)
+        alone gives them more than ``d``'s whole score (with the intent's prior).
+
+        Every posting score is positive, so what one word gives a tool never exceeds its whole score. ``d``'s
+        score is summed here in another order than the ranking sums it, so a tool counts only when it passes
+        that score times ``_SAFE``: far above what the order can change, so no tool tied with ``d`` counts.
+        Walking more words settled few more queries than it cost (a 20,000-case learn gate: bench/RESULTS-run.md).
+        """
+        favoured = self._intent_docs.get(intent) if intent is not None else None
+        own = sum([word.by_doc.get(d, 0.0) for word in words])
+        if favoured and d in favoured:
+            own += self._bonus
+        line = own * _SAFE
+        best = max(words, key=attrgetter("ub"))
+        return len([score for score in best.by_doc.values() if score > line]) >= k
 
     def trim(self) -> None:
         """Drop what the index memoizes for speed (each word's posting, the numbers' postings, the rows' shared
@@ -400,11 +431,7 @@ class SearchIndex:
     def words(self, query: str) -> list[WordPosting]:
         """The postings that score ``query``: its content words', one per stem (the first word with a stem
         wins), in query order, then its numbers' (weak) ones."""
-        reading = self.read(query)
-        words = self._postings(reading.content)
-        if reading.values:
-            words += self._value_postings(reading.values)
-        return words
+        return self._words_of(self.read(query))
 
     def _postings(self, content: Sequence[str]) -> list[WordPosting]:
         memo = self._words
@@ -468,9 +495,17 @@ class SearchIndex:
         tool's words are added in the same order.
         """
         reading = self.read(query)
+        return self._rank(reading, self._words_of(reading), k)
+
+    def _words_of(self, reading: vocab.Reading) -> list[WordPosting]:
+        """The postings of a query's reading: its content words', then its numbers' (weak) ones."""
         words = self._postings(reading.content)
         if reading.values:
             words += self._value_postings(reading.values)
+        return words
+
+    def _rank(self, reading: vocab.Reading, words: list[WordPosting], k: int) -> Ranking:
+        """``rank`` of a query already read into its words' postings."""
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
