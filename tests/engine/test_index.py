@@ -537,6 +537,39 @@ def test_rank_of_answers_ties_at_the_k_th_place_and_a_shared_id_as_the_search_do
                 assert index.rank_of(query, k=k, target=target) == result.rank_of(target), (query, k, target)
 
 
+def test_rank_of_on_the_pruned_path_is_the_rank_a_search_shows() -> None:
+    """Large postings (the MaxScore path), where ``rank_of`` prunes further with its target's own score: for the
+    tools around the k-th place, tools ranked deep, random ones and ones the query misses, with and without the
+    intent's prior, ``rank_of`` is ``search(...).rank_of``."""
+    import random
+
+    rng = random.Random(7)
+    vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
+    methods = ("GET", "POST", "DELETE", "PUT")
+    tools = tuple(
+        tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number", f"item{i % 29}"]), path="/x",
+             method=methods[i % 4])
+        for i in range(900)
+    )  # fmt: skip
+    index = SearchIndex(tools)
+    for verb in ("", "delete", "show"):
+        for _ in range(5):
+            query = " ".join(
+                [verb, *rng.sample([*vocabulary, "number", f"item{rng.randrange(29)}"], 4)]
+            ).strip()
+            assert sum(len(w.by_doc) for w in index.words(query)) >= 512  # the pruned path
+            for k in (1, 5, 10, 50):
+                deep = index.search(query, k=k + 40)
+                result = index.search(query, k=k)
+                targets = {row.tool_id for row in deep.rows} | set(rng.sample(index.ids, 20))
+                for target in targets:
+                    assert index.rank_of(query, k=k, target=target) == result.rank_of(target), (
+                        query,
+                        k,
+                        target,
+                    )
+
+
 def test_rank_of_answers_a_miss_without_ranking() -> None:
     """Shadow rank asks ``rank_of`` of every affected case, most of them misses: a target that matches no word
     of the query, or that the query's best word alone puts k tools above, is answered without a ranking."""
@@ -544,9 +577,9 @@ def test_rank_of_answers_a_miss_without_ranking() -> None:
     ranked: list[str] = []
     rank = index._rank
 
-    def counted(reading, words, k):  # type: ignore[no-untyped-def]
+    def counted(reading, words, k, floor=0.0, keep=-1):  # type: ignore[no-untyped-def]
         ranked.append(" ".join(reading.content))
-        return rank(reading, words, k)
+        return rank(reading, words, k, floor, keep)
 
     index._rank = counted  # type: ignore[method-assign]
     query = "Find the member delivery detail"

@@ -116,16 +116,22 @@ def _completed(
     rest: float,
     threshold: float,
     k: int,
+    floor: float = 0.0,
+    keep: int = -1,
 ) -> dict[int, float]:
     """The final scores of the documents that can still make the Top-K, once the words ``left`` (which with the
     prior add at most ``rest``) are added to them.
 
     The pool is what MaxScore keeps: a partial score plus ``rest`` reaching ``threshold`` (the k-th partial
     score). The words left are added to it one at a time, best first; after each, the pool keeps only the
-    documents whose score plus what the words still left could add reaches the k-th score of the pool."""
+    documents whose score plus what the words still left could add reaches the k-th score of the pool (or
+    ``floor``, when higher). ``keep``: ``rank_of``'s target; once it leaves the pool (k tools are above it) the
+    rest is not added and the pool returned lacks it."""
     pool = {d: s for d, s in scores.items() if s + rest >= threshold}
     last = len(left) - 1
     for i, word in enumerate(left):
+        if keep >= 0 and keep not in pool:
+            break
         by_doc = word.by_doc
         if len(by_doc) < len(pool):
             for d in by_doc.keys() & pool.keys():
@@ -136,7 +142,7 @@ def _completed(
                 pool[d] = s + get(d, 0.0)
         rest -= word.ub
         if i < last and len(pool) > k:
-            threshold = _kth(pool.values(), k)
+            threshold = max(_kth(pool.values(), k), floor)
             pool = {d: s for d, s in pool.items() if (s + rest) * _SAFE >= threshold}
     return pool
 
@@ -370,30 +376,36 @@ class SearchIndex:
             return None
         reading = self.read(query)
         words = self._words_of(reading)
-        if d >= 0 and (
-            not any([d in word.by_doc for word in words]) or self._outranked(d, words, reading.intent, k)
-        ):
-            return None
+        floor, keep = 0.0, d
+        if d >= 0:
+            if not any([d in word.by_doc for word in words]):
+                return None
+            own = self._score(d, words, reading.intent)
+            if self._outranked(own * _SAFE, words, k):
+                return None
+            floor = own / _SAFE  # every tool that could rank above the target scores more than this
         ids = self._ids
-        for position, (found, _score) in enumerate(self._rank(reading, words, k).top, 1):
+        for position, (found, _score) in enumerate(self._rank(reading, words, k, floor, keep).top, 1):
             if ids[found] == target:
                 return position
         return None
 
-    def _outranked(self, d: int, words: list[WordPosting], intent: str | None, k: int) -> bool:
-        """Whether ``k`` tools are sure to score above document ``d``: the query's best word (highest ``ub``)
-        alone gives them more than ``d``'s whole score (with the intent's prior).
+    def _score(self, d: int, words: list[WordPosting], intent: str | None) -> float:
+        """Document ``d``'s score for these words and the intent's prior, summed in query order (the ranking may
+        sum it in another order: the result can differ in its last bits)."""
+        favoured = self._intent_docs.get(intent) if intent is not None else None
+        own = sum([word.by_doc.get(d, 0.0) for word in words])
+        return own + self._bonus if favoured and d in favoured else own
+
+    def _outranked(self, line: float, words: list[WordPosting], k: int) -> bool:
+        """Whether ``k`` tools are sure to score above ``line`` (a document's score times ``_SAFE``): the query's
+        best word (highest ``ub``) alone gives them more.
 
         Every posting score is positive, so what one word gives a tool never exceeds its whole score. ``d``'s
         score is summed here in another order than the ranking sums it, so a tool counts only when it passes
         that score times ``_SAFE``: far above what the order can change, so no tool tied with ``d`` counts.
         Walking more words settled few more queries than it cost (a 20,000-case learn gate: bench/RESULTS-run.md).
         """
-        favoured = self._intent_docs.get(intent) if intent is not None else None
-        own = sum([word.by_doc.get(d, 0.0) for word in words])
-        if favoured and d in favoured:
-            own += self._bonus
-        line = own * _SAFE
         best = max(words, key=attrgetter("ub"))
         return len([score for score in best.by_doc.values() if score > line]) >= k
 
@@ -504,8 +516,12 @@ class SearchIndex:
             words += self._value_postings(reading.values)
         return words
 
-    def _rank(self, reading: vocab.Reading, words: list[WordPosting], k: int) -> Ranking:
-        """``rank`` of a query already read into its words' postings."""
+    def _rank(
+        self, reading: vocab.Reading, words: list[WordPosting], k: int, floor: float = 0.0, keep: int = -1
+    ) -> Ranking:
+        """``rank`` of a query already read into its words' postings. ``floor``: ``rank_of``'s bound, below which
+        no tool matters to it (a score its target's exceeds): tools that cannot reach it are left out too, so
+        the Top-K may lack them, never a tool at or above the floor. ``keep``: its target (see ``_completed``)."""
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
@@ -526,12 +542,16 @@ class SearchIndex:
         best = threshold = 0.0
         stop = len(order)
         for i, word in enumerate(order):
+            if rest * _SAFE < floor:  # a tool no word has reached yet stays below the floor
+                threshold = floor
+                stop = i
+                break
             if rest < best and len(scores) >= k:  # the k-th score is at most the best one: worth a look
                 above = [
                     s for s in scores.values() if s > rest
                 ]  # the k-th score is above rest: k of them are
                 if len(above) >= k:
-                    threshold = _kth(above, k)
+                    threshold = max(_kth(above, k), floor)
                     stop = i
                     break
             _add(scores, word.by_doc)
@@ -539,7 +559,9 @@ class SearchIndex:
                 best = max(best, max(map(scores.__getitem__, word.by_doc)))
             rest -= word.ub
         if stop < len(order):
-            scores = _completed(scores, order[stop:], rest=rest, threshold=threshold, k=k)
+            scores = _completed(
+                scores, order[stop:], rest=rest, threshold=threshold, k=k, floor=floor, keep=keep
+            )
         return self._finish(words, scores, k, terms, prior, reading.content)
 
     def _finish(
