@@ -417,9 +417,10 @@ def _decided(name: str, measured: Any) -> None:
     expect_exit(0 if name.startswith("bm25s") or measured.exit_code != 1 else 1)(name, measured)
 
 
-def whole(rounds: int) -> None:
+def whole(rounds: int, before: Path | None = None) -> None:
     """``qlab run`` (build + search gates, the same-text project) as a whole process against a whole process that
-    runs bm25s over the same strings, in turns (bench/whole.py): what a user waits for."""
+    runs bm25s over the same strings, in turns (bench/whole.py): what a user waits for. ``before``: an earlier
+    checkout's source root (``git archive REV runner schemas``, then ``DIR/runner``), run in the same rounds."""
     from functools import partial
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -446,6 +447,13 @@ def whole(rounds: int) -> None:
                 ),
                 "qlab run": partial(measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=folder),
             }
+            if before is not None:
+                sides["qlab run, before"] = partial(
+                    measure,
+                    [*QLAB, "run", "--config", str(config), "--quiet"],
+                    cwd=folder,
+                    env={"PYTHONPATH": str(before)},
+                )
             comparison = interleave(sides, rounds=rounds, check=_decided)
             print(
                 f"\n### {label}: {len(corpus.tools):,} tools, {len(corpus.cases):,} queries, {rounds} rounds\n"
@@ -454,6 +462,9 @@ def whole(rounds: int) -> None:
             print(comparison.table("bm25s (own tokenizer)"))
             print()
             print(comparison.split_table("qlab run"))
+            if before is not None:
+                print()
+                print(comparison.split_table("qlab run, before"))
 
 
 # --------------------------------------------------------------------------------------------- tuning
@@ -675,6 +686,12 @@ def main(argv: list[str] | None = None) -> int:
         help="`qlab run` as a whole process against a bm25s process (in turns)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="--whole: interleaved rounds after one warm-up")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="RUNNER",
+        help="--whole: also run an earlier checkout's qlab (its runner/ folder) in the same rounds",
+    )
     args = parser.parse_args(argv)
     if args.processes < 1 or args.repeat < 1:
         parser.error("--processes and --repeat take a whole number of at least 1")
@@ -682,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(speed_worker(args.speed_worker, args.repeat)))
         return 0
     if args.whole:
-        whole(args.rounds)
+        whole(args.rounds, args.before)
         return 0
     if args.tune:
         tune(args)
