@@ -401,9 +401,10 @@ class SearchIndex:
         """Whether ``k`` tools are sure to score above ``line`` (a document's score times ``_SAFE``): the query's
         best word (highest ``ub``) alone gives them more.
 
-        Every posting score is positive, so what one word gives a tool never exceeds its whole score. ``d``'s
-        score is summed here in another order than the ranking sums it, so a tool counts only when it passes
-        that score times ``_SAFE``: far above what the order can change, so no tool tied with ``d`` counts.
+        Every posting score is positive, so what one word gives a tool never exceeds its whole score. The
+        document's score is summed in another order than the ranking sums it (``_score``), so a tool counts only
+        when it passes that score times ``_SAFE``: far above what the order can change, so no tool tied with the
+        document counts.
         Walking more words settled few more queries than it cost (a 20,000-case learn gate: bench/RESULTS-run.md).
         """
         best = max(words, key=attrgetter("ub"))
