@@ -99,7 +99,7 @@ class Vocabulary:
         if found is None:
             phrases = sorted(_unphrase(self.framing), key=lambda p: (-len(p), p))
             alternatives = "|".join(re.escape(p) for p in phrases)
-            found = self._patterns[""] = re.compile(f"(?<= )((?:{alternatives}))(?= )")
+            found = self._patterns[""] = re.compile(f"(?<= )({alternatives})(?= )")
         return found
 
     def _intent_of(self, word: str) -> str | None:

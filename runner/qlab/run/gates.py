@@ -157,9 +157,8 @@ def charged(spec: GateSpec, cases: Iterable[Case], *, earlier: Sequence[GateSpec
 def allowed(n: int, op: str, value: float) -> int:
     """How many of ``n`` cases may fail while a success share still holds ``op value`` (rule 3)."""
     digits, scale = _decimal(value)  # exact decimals: 0.9 of 10 cases allows 1 failure, not 0.9999…
-    room, left = divmod(
-        n * (scale - digits), scale
-    )  # the whole failures the share leaves room for, and the rest
+    # the whole failures the share leaves room for, and what is left over
+    room, left = divmod(n * (scale - digits), scale)
     if op == ">" and left == 0:  # strictly above: one failure fewer when the room is a whole number
         room -= 1
     return max(0, room)  # a share above 1 leaves negative room: none tolerated
