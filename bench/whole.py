@@ -5,7 +5,13 @@ tool), measured from the outside:
 
 - wall time from just before the spawn to the moment ``os.wait4`` returns (interpreter start, imports,
   teardown and all);
-- the child's own CPU time and peak RSS, from the ``rusage`` that ``wait4`` returns for that child alone;
+- the child's own CPU time, from the ``rusage`` that ``wait4`` returns for that child alone;
+- its peak RSS from GNU time (``/usr/bin/time -f %M``, which starts the command): ``wait4``'s ``ru_maxrss``
+  is not the command's own, since Linux carries the memory a child had before ``exec`` (a copy of the
+  benchmark's own pages at the fork) into it. A 300 MB parent made ``python -c pass`` read 313.6 MiB there
+  against 13.1 MiB from GNU time; until 2026-12-05 every side of a comparison was floored at the benchmark
+  process's own size (bench/RESULTS.md says which figures that touched). Without GNU time the figure is
+  ``ru_maxrss`` and the tables say so (``rss_source``);
 - for qlab, the phase split: ``QLAB_TIMINGS`` makes qlab append a timestamp at the end of each phase
   (``qlab.commands._timings``), counted from ``QLAB_TIMINGS_T0``, the time of the spawn, so the phases add up
   to the wall time: start + imports, loading, each gate, artifact, outputs, teardown.
@@ -33,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 QLAB = [sys.executable, "-m", "qlab"]
+GNU_TIME = Path("/usr/bin/time")  # Debian's ``time`` package: prints the command's own peak RSS (``%M``, KiB)
 
 # the phases qlab marks, in order, with the label the tables use
 PHASE_LABELS: dict[str, str] = {
@@ -53,6 +60,7 @@ class Measured:
     cpu_s: float
     peak_rss_mib: float
     exit_code: int
+    rss_source: str = "GNU time"  # or "ru_maxrss" (floored at the benchmark's own size: see the docstring)
     phases: list[tuple[str, float]] = field(default_factory=list)
     stdout: str = ""
 
@@ -88,11 +96,14 @@ def measure(
     started = time.time()
     if timings:
         extra.update(QLAB_TIMINGS=marks_path, QLAB_TIMINGS_T0=repr(started))
+    rss_path = marks_path + ".rss"
+    gnu_time = _has_gnu_time()
+    argv = [str(GNU_TIME), "-f", "%M", "-o", rss_path, *cmd] if gnu_time else list(cmd)
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(
-            list(cmd), cwd=cwd, env=_env(extra), stdout=out, stderr=subprocess.STDOUT, text=True
+            argv, cwd=cwd, env=_env(extra), stdout=out, stderr=subprocess.STDOUT, text=True
         )
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, usage = os.wait4(proc.pid, 0)  # GNU time's rusage includes the command it waited for
         wall = time.time() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -102,14 +113,27 @@ def measure(
         mark = json.loads(line)
         phases.append((str(mark["phase"]), float(mark["t"])))
     os.unlink(marks_path)
+    peak_kib, source = float(usage.ru_maxrss), "ru_maxrss"
+    if gnu_time:
+        peak_kib, source = float(Path(rss_path).read_text(encoding="utf-8").split()[-1]), "GNU time"
+        os.unlink(rss_path)
     return Measured(
         wall_s=wall,
         cpu_s=usage.ru_utime + usage.ru_stime,
-        peak_rss_mib=usage.ru_maxrss / 1024,
+        peak_rss_mib=peak_kib / 1024,
         exit_code=proc.returncode,
         phases=phases,
         stdout=text,
+        rss_source=source,
     )
+
+
+def _has_gnu_time() -> bool:
+    """Whether ``/usr/bin/time`` is GNU time (``-f``, ``-o``, ``%M``)."""
+    if not GNU_TIME.is_file():
+        return False
+    done = subprocess.run([str(GNU_TIME), "--version"], capture_output=True, text=True, check=False)
+    return "GNU" in done.stdout + done.stderr
 
 
 def load_average() -> str:
@@ -154,7 +178,7 @@ class Comparison:
             lines.append(
                 f"| {name} | {self.median_wall(name):.3f} s | {self.best_wall(name):.3f} s | "
                 f"{self.ratio(name, baseline):.2f} | {self.ratio(name, baseline, 'cpu_s'):.2f} | {cpu:.3f} | "
-                f"{self.peak_rss(name):.1f} MiB |"
+                f"{self.peak_rss(name):.1f} MiB{'' if runs[0].rss_source == 'GNU time' else ' (ru_maxrss)'} |"
             )
         return "\n".join(lines)
 
