@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -49,6 +50,25 @@ def best(fn: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
+def write_project(root: Path, files: int) -> list[str]:
+    """``files`` case files under ``root/cases`` (and the same cases as JSON under ``root/json``) and the
+    qlab.yaml that validates them; returns the YAML texts."""
+    (root / "cases").mkdir()
+    (root / "json").mkdir()
+    texts = []
+    for n in range(files):
+        text = CASE.format(n=n)
+        texts.append(text)
+        (root / "cases" / f"case-{n:05d}.yaml").write_text(text)
+        (root / "json" / f"case-{n:05d}.json").write_text(json.dumps(yaml.safe_load(text)))
+    (root / "qlab.yaml").write_text(
+        "version: 1\nproject: bench\ncollection:\n  sources:\n    - openapi: https://example.com/openapi.json\n"
+        "suites:\n  search:\n    mode: search\n    cases: [cases/*.yaml]\ngates:\n  - stage: search\n"
+        "    suites: [search]\n"
+    )
+    return texts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=2000)
@@ -61,19 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "cases").mkdir()
-        (root / "json").mkdir()
-        texts = []
-        for n in range(args.files):
-            text = CASE.format(n=n)
-            texts.append(text)
-            (root / "cases" / f"case-{n:05d}.yaml").write_text(text)
-            (root / "json" / f"case-{n:05d}.json").write_text(json.dumps(yaml.safe_load(text)))
-        (root / "qlab.yaml").write_text(
-            "version: 1\nproject: bench\ncollection:\n  sources:\n    - openapi: https://example.com/openapi.json\n"
-            "suites:\n  search:\n    mode: search\n    cases: [cases/*.yaml]\ngates:\n  - stage: search\n"
-            "    suites: [search]\n"
-        )
+        texts = write_project(root, args.files)
         if args.whole:
             whole_process(root, args.files, args.repeat)
             return
@@ -137,9 +145,10 @@ for path in sorted(glob.glob(sys.argv[1])):
 """
 
 
-def whole_process(root: Path, files: int, rounds: int) -> None:
+def whole_process(root: Path, files: int, rounds: int) -> Any:
     """What a user waits for: ``qlab validate`` of the files, a whole process, against a whole process that
-    reads the same files with ``yaml.load(CSafeLoader)`` and nothing else (bench/whole.py: in turns, paired)."""
+    reads the same files with ``yaml.load(CSafeLoader)`` and nothing else (bench/whole.py: in turns, paired).
+    Prints the table and returns the ``whole.Comparison`` (sides "bare CSafeLoader read", "qlab validate")."""
     import sys
     from functools import partial
 
@@ -156,6 +165,7 @@ def whole_process(root: Path, files: int, rounds: int) -> None:
     print(f"### qlab validate of {files:,} case files, whole processes, {rounds} rounds\n")
     print(f"{comparison.load_before} -> {comparison.load_after}\n")
     print(comparison.table("bare CSafeLoader read"))
+    return comparison
 
 
 if __name__ == "__main__":

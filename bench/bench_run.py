@@ -314,13 +314,15 @@ print(n)
 """
 
 
-def whole_process(args: Any) -> None:
-    """``qlab run`` as a process beside a process that only reads the case files, in turns."""
+def whole_process(args: Any) -> list[Any]:
+    """``qlab run`` as a process beside a process that only reads the case files, in turns. Prints the tables
+    and returns each size's ``whole.Comparison`` (sides "read case files only", "qlab run"[, "qlab run, before"])."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from functools import partial
 
     from whole import QLAB, interleave, load_average, measure
 
+    comparisons = []
     for n in args.cases:
         with tempfile.TemporaryDirectory(prefix="qlab-bench-") as tmp:
             config = generate(
@@ -344,6 +346,7 @@ def whole_process(args: Any) -> None:
                     env={"PYTHONPATH": str(args.before)},
                 )
             comparison = interleave(sides, rounds=args.rounds, warmup=1)
+            comparisons.append(comparison)
             kind = f"{args.yaml_files} YAML files" if args.yaml_files else "one JSON Lines file"
             print(f"\n### {n:,} search cases from {kind}, {args.tools:,} tools, {args.rounds} rounds\n")
             print(f"{comparison.load_before} → {comparison.load_after}\n")
@@ -354,6 +357,7 @@ def whole_process(args: Any) -> None:
                 print()
                 print(comparison.split_table("qlab run, before"))
     print(f"\n{load_average()}")
+    return comparisons
 
 
 if __name__ == "__main__":
