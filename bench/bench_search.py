@@ -6,6 +6,7 @@
     python bench/bench_search.py --tune                # the settings grid on the dev set's tune split only
     python bench/bench_search.py --models              # embedding models compared on the dev set's tune split
     python bench/bench_search.py --fusion-check NAME   # fusion candidates (bench/fusion_lab.py) on every set
+    python bench/bench_search.py --independent         # GitHub's REST API, never tuned on (bench/independent)
 
 What a user has: each set becomes a generated qlab project (its specs or MCP tools/list file as sources, one
 JSON Lines case file, a build and a search gate, suite ``k: 10``), ``qlab run`` runs it in process, and the
@@ -61,6 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runner"))
 DATA = ROOT.parent / "shared" / "data"
 DEV = ROOT / "bench" / "devset"
+INDEPENDENT = ROOT / "bench" / "independent"
 
 from qlab.collection.model import Tool  # noqa: E402
 from qlab.collection.openapi import load_tools  # noqa: E402
@@ -161,6 +163,59 @@ def devset(split: str | None) -> list[Corpus]:
         ]
         out.append(corpus)
     return out
+
+
+def github() -> Corpus:
+    """The independent check (bench/independent/SOURCE.md): GitHub's REST description, never tuned on."""
+    from bench_init import github_spec
+
+    spec = github_spec()
+    if spec is None:
+        raise SystemExit("GitHub's spec is not installed and npm could not get @octokit/openapi")
+    corpus = Corpus("GitHub REST, independent")
+    corpus.add_spec("github", spec)
+    rows = [
+        json.loads(line) for line in (INDEPENDENT / "github.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    corpus.cases = [(r["query"], frozenset(r["expected"])) for r in rows]
+    return corpus
+
+
+def ranked_by(corpus: Corpus, engine: str, *, same_text: bool = False) -> list[list[str]]:
+    """Each case's Top-K ids from ``engine`` (``builtin``, ``hybrid`` through ``qlab run``, or ``bm25s``)."""
+    if engine == "bm25s":
+        return run_bm25s(corpus)
+    with tempfile.TemporaryDirectory(prefix="qlab-bench-search-") as tmp:
+        ranked, _ = run_project(write_project(corpus, Path(tmp), engine=engine, same_text=same_text))
+    return ranked
+
+
+def independent() -> None:
+    """``--independent``: the GitHub check, each engine on both text variants, then each query's rank."""
+    corpus = github()
+    version = json.loads((corpus.specs[0][1].parents[1] / "package.json").read_text(encoding="utf-8"))
+    print(f"## Independent check: GitHub REST (@octokit/openapi {version['version']}, {len(corpus.tools)}"
+          f" operations, {len(corpus.cases)} queries), K={K}: hit@1 / hit@5 / MRR@10\n")  # fmt: skip
+    print("| text | lexical | hybrid | bm25s |\n|---|---|---|---|")
+    engines = ("builtin", "hybrid", "bm25s")
+    ranks: dict[str, list[int | None]] = {}
+    for variant in ("spec", "same text"):
+        cells = []
+        for engine in engines:
+            ranked = ranked_by(corpus, engine, same_text=variant == "same text")
+            f = figures(quality(ranked, corpus.cases))
+            cells.append(f"{f['hit@1']:.3f} / {f['hit@5']:.3f} / {f['mrr@10']:.3f}")
+            if variant == "spec":
+                ranks[engine] = [
+                    next((i for i, tool in enumerate(ids[:K], 1) if tool in gold), None)
+                    for ids, (_, gold) in zip(ranked, corpus.cases, strict=True)
+                ]
+        print(f"| {variant} | " + " | ".join(cells) + " |", flush=True)
+    print("\n### Each query's rank of its operation (spec text; - : not in the Top-10)\n")
+    print("| query | expected | lexical | hybrid | bm25s |\n|---|---|---|---|---|")
+    for n, (query, gold) in enumerate(corpus.cases):
+        cells = [str(ranks[e][n] or "-") for e in engines]
+        print(f"| {query} | `{', '.join(sorted(gold))}` | " + " | ".join(cells) + " |")
 
 
 def flat_text(tool: Tool) -> str:
@@ -305,11 +360,7 @@ def figures(total: list[float]) -> dict[str, float]:
 def evaluate(corpora: Sequence[Corpus], engine: str, *, same_text: bool = False) -> dict[str, float]:
     total = [0.0, 0.0, 0.0, 0.0]
     for corpus in corpora:
-        if engine == "bm25s":
-            ranked = run_bm25s(corpus)
-        else:
-            with tempfile.TemporaryDirectory(prefix="qlab-bench-search-") as tmp:
-                ranked, _ = run_project(write_project(corpus, Path(tmp), engine=engine, same_text=same_text))
+        ranked = ranked_by(corpus, engine, same_text=same_text)
         total = [a + b for a, b in zip(total, quality(ranked, corpus.cases), strict=True)]
     return figures(total)
 
@@ -674,6 +725,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--quality-only", action="store_true")
     parser.add_argument("--speed-only", action="store_true")
+    parser.add_argument(
+        "--independent",
+        action="store_true",
+        help="the independent check on GitHub's REST API (never tuned on)",
+    )
     parser.add_argument("--tune", action="store_true", help="the settings grid on the dev set's tune split")
     parser.add_argument("--models", action="store_true", help="embedding models on the dev set's tune split")
     parser.add_argument(
@@ -700,6 +756,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.whole:
         whole(args.rounds, args.before)
+        return 0
+    if args.independent:
+        independent()
         return 0
     if args.tune:
         tune(args)
