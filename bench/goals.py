@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -41,15 +42,14 @@ def _loads(before: object, after: object) -> str:
 
 
 def _median_ratio(runs: dict[str, list[dict[str, Any]]], name: str, baseline: str) -> float:
-    pairs = sorted(a["wall_s"] / b["wall_s"] for a, b in zip(runs[name], runs[baseline], strict=True))
-    middle = len(pairs) // 2
-    return pairs[middle] if len(pairs) % 2 else (pairs[middle - 1] + pairs[middle]) / 2
+    """The median of the per-round wall-time ratios ``name`` / ``baseline`` (rounds are paired)."""
+    return statistics.median(
+        a["wall_s"] / b["wall_s"] for a, b in zip(runs[name], runs[baseline], strict=True)
+    )
 
 
 def _median_wall(runs: list[dict[str, Any]]) -> float:
-    walls = sorted(r["wall_s"] for r in runs)
-    middle = len(walls) // 2
-    return walls[middle] if len(walls) % 2 else (walls[middle - 1] + walls[middle]) / 2
+    return statistics.median(r["wall_s"] for r in runs)
 
 
 def _verdict(*met: bool) -> str:
