@@ -64,6 +64,8 @@ DATA = ROOT.parent / "shared" / "data"
 DEV = ROOT / "bench" / "devset"
 INDEPENDENT = ROOT / "bench" / "independent"
 
+from qlab.collection import mcp  # noqa: E402
+from qlab.collection.documents import Document  # noqa: E402
 from qlab.collection.model import Tool  # noqa: E402
 from qlab.collection.openapi import load_tools  # noqa: E402
 from qlab.engine.bm25f import DEFAULT_SETTINGS, FieldSpec, SearchSettings  # noqa: E402
@@ -94,14 +96,16 @@ class Corpus:
         return tools
 
     def add_mcp(self, name: str, catalog: dict[str, str]) -> None:
-        self.mcp.append((name, [
+        """A tools/list document of ``catalog`` (name -> description), its tools read by qlab's own MCP reader,
+        so an engine-level measurement sees the tools ``qlab run`` builds (the summary is the description's first
+        line, the source is the family)."""
+        items = [
             {"name": n, "description": d, "inputSchema": {"type": "object", "properties": {}}}
             for n, d in catalog.items()
-        ]))  # fmt: skip
-        self.tools += [
-            Tool(id=n, name=n, family=name, source=name, kind="mcp", description=d)
-            for n, d in catalog.items()
         ]
+        self.mcp.append((name, items))
+        doc = Document(uri=f"file:///{name}.json", display=f"{name}.json", text="", data=items, digest="")
+        self.tools += mcp.to_tools(items, source=name, doc=doc)
 
 
 def restbench_cases(name: str, tools: Sequence[Tool]) -> list[Case]:
@@ -219,9 +223,12 @@ def independent() -> None:
 
 
 def flat_text(tool: Tool) -> str:
-    """The baseline's text of a tool: ``METHOD path id summary description parameter-names``."""
+    """The baseline's text of a tool: ``METHOD path id summary description parameter-names``. An MCP tool's
+    summary is left out: qlab's reader derives it from the description (its first line), so it is not text the
+    tool's author wrote twice."""
     params = " ".join(p.name for p in tool.parameters)
-    return " ".join(x for x in (tool.method, tool.path, tool.id, tool.summary, tool.description, params) if x)
+    summary = "" if tool.kind == "mcp" else tool.summary
+    return " ".join(x for x in (tool.method, tool.path, tool.id, summary, tool.description, params) if x)
 
 
 # --------------------------------------------------------------------------------------------- qlab run
