@@ -1,7 +1,7 @@
 """Every whole-process goal of the benchmarks (issue 23) measured in one sitting, one verdict table at the end.
 
     python bench/goals.py                       # nginx, the 20 ms server, 100,000 YAML cases, qlab validate
-    python bench/goals.py --before OLD/runner   # an earlier checkout's qlab as one more side of every comparison
+    python bench/goals.py --before OLD/runner   # an earlier checkout's qlab as one more side (all but validate)
     python bench/goals.py --json /tmp/goals.json
 
 Each goal is the benchmark that owns it, run as whole processes in turns with its baseline (``bench/whole.py``):
