@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -41,49 +39,38 @@ def _loads(before: object, after: object) -> str:
     return f"{str(before).removeprefix('load average ')} → {str(after).removeprefix('load average ')}"
 
 
-def _median_ratio(runs: dict[str, list[dict[str, Any]]], name: str, baseline: str) -> float:
-    """The median of the per-round wall-time ratios ``name`` / ``baseline`` (rounds are paired)."""
-    return statistics.median(
-        a["wall_s"] / b["wall_s"] for a, b in zip(runs[name], runs[baseline], strict=True)
-    )
-
-
-def _median_wall(runs: list[dict[str, Any]]) -> float:
-    return statistics.median(r["wall_s"] for r in runs)
-
-
 def _verdict(*met: bool) -> str:
     return "met" if all(met) else "not met"
 
 
 def nginx_rows(rounds: int, before: Path | None) -> list[list[str]]:
-    out = bench_whole_execute.bench_nginx(2000, rounds, [1, None], "yaml", before=before)
-    runs: dict[str, list[dict[str, Any]]] = out["runs"]  # type: ignore[assignment]
+    comparison = Comparison.from_json(
+        bench_whole_execute.bench_nginx(2000, rounds, [1, None], "yaml", before=before)
+    )
     rows = []
-    for name in runs:
+    for name in comparison.runs:
         if not name.startswith("qlab"):
             continue
-        ratio = _median_ratio(runs, name, "raw loop")
-        rss = max(r["peak_rss_mib"] for r in runs[name])
+        ratio, rss = comparison.ratio(name, "raw loop"), comparison.peak_rss(name)
         rows.append(
             [f"2,000 reads against nginx, {name}", "<= 1.5x raw loop, <= 55 MiB", f"{ratio:.2f}x, {rss:.1f} MiB",
-             _verdict(ratio <= 1.5, rss <= 55), _loads(out["load_before"], out["load_after"])]
+             _verdict(ratio <= 1.5, rss <= 55), _loads(comparison.load_before, comparison.load_after)]
         )  # fmt: skip
     return rows
 
 
 def latency_rows(rounds: int, before: Path | None) -> list[list[str]]:
     out = bench_whole_execute.bench_latency(400, rounds, 16, 20.0, "yaml", before)
-    runs: dict[str, list[dict[str, Any]]] = out["runs"]  # type: ignore[assignment]
+    comparison = Comparison.from_json(out)
     ideal = float(out["ideal_s"])  # type: ignore[arg-type]
     rows = []
-    for name in runs:
-        times = _median_wall(runs[name]) / ideal
+    for name in comparison.runs:
+        times = comparison.median_wall(name) / ideal
         goal = "<= 1.5x the ideal 0.5 s" if name.startswith("qlab") else "(the client's floor)"
         rows.append(
             [f"20 ms server, 400 at 16, {name}", goal, f"{times:.2f}x the ideal",
              _verdict(times <= 1.5) if name.startswith("qlab") else "-",
-             _loads(out["load_before"], out["load_after"])]
+             _loads(comparison.load_before, comparison.load_after)]
         )  # fmt: skip
     return rows
 

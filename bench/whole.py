@@ -26,6 +26,7 @@ they load compiled modules as an installed wheel would (the first, warm-up, roun
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -36,6 +37,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 QLAB = [sys.executable, "-m", "qlab"]
@@ -93,12 +95,12 @@ def measure(
     with tempfile.NamedTemporaryFile("w+", suffix=".jsonl", delete=False) as marks:
         marks_path = marks.name
     extra = dict(env or {})
-    started = time.time()
-    if timings:
-        extra.update(QLAB_TIMINGS=marks_path, QLAB_TIMINGS_T0=repr(started))
     rss_path = marks_path + ".rss"
     gnu_time = _has_gnu_time()
     argv = [str(GNU_TIME), "-f", "%M", "-o", rss_path, *cmd] if gnu_time else list(cmd)
+    started = time.time()
+    if timings:
+        extra.update(QLAB_TIMINGS=marks_path, QLAB_TIMINGS_T0=repr(started))
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(
             argv, cwd=cwd, env=_env(extra), stdout=out, stderr=subprocess.STDOUT, text=True
@@ -128,8 +130,9 @@ def measure(
     )
 
 
+@functools.cache
 def _has_gnu_time() -> bool:
-    """Whether ``/usr/bin/time`` is GNU time (``-f``, ``-o``, ``%M``)."""
+    """Whether ``/usr/bin/time`` is GNU time (``-f``, ``-o``, ``%M``): asked once a process, outside any timing."""
     if not GNU_TIME.is_file():
         return False
     done = subprocess.run([str(GNU_TIME), "--version"], capture_output=True, text=True, check=False)
@@ -215,6 +218,23 @@ class Comparison:
                 for name, runs in self.runs.items()
             },
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Comparison:
+        """A comparison back from ``to_json`` (each process's phase marks rebuilt from its split)."""
+        runs: dict[str, list[Measured]] = {}
+        for name, rows in data["runs"].items():
+            runs[name] = []
+            for row in rows:
+                marks, at = [], 0.0
+                for phase, seconds in row["split"].items():
+                    at += seconds
+                    if phase != "teardown":
+                        marks.append((phase, at))
+                runs[name].append(
+                    Measured(row["wall_s"], row["cpu_s"], row["peak_rss_mib"], row["exit_code"], phases=marks)
+                )
+        return cls(runs, str(data["load_before"]), str(data["load_after"]))
 
 
 def interleave(
