@@ -211,8 +211,7 @@ def independent() -> None:
             cells.append(f"{f['hit@1']:.3f} / {f['hit@5']:.3f} / {f['mrr@10']:.3f}")
             if variant == "spec":
                 ranks[engine] = [
-                    next((i for i, tool in enumerate(ids[:K], 1) if tool in gold), None)
-                    for ids, (_, gold) in zip(ranked, corpus.cases, strict=True)
+                    rank_in(ids, gold) for ids, (_, gold) in zip(ranked, corpus.cases, strict=True)
                 ]
         print(f"| {variant} | " + " | ".join(cells) + " |", flush=True)
     print("\n### Each query's rank of its operation (spec text; - : not in the Top-10)\n")
@@ -347,11 +346,16 @@ def run_bm25s(corpus: Corpus) -> list[list[str]]:
 # --------------------------------------------------------------------------------------------- measuring
 
 
+def rank_in(ids: Sequence[str], gold: frozenset[str]) -> int | None:
+    """The rank of the first gold tool in the Top-K ``ids`` (None: not there)."""
+    return next((i for i, tool_id in enumerate(ids[:K], 1) if tool_id in gold), None)
+
+
 def quality(ranked: Sequence[Sequence[str]], cases: Sequence[Case]) -> list[float]:
     """[hits@1, hits@5, reciprocal ranks summed, n]."""
     out = [0.0, 0.0, 0.0, float(len(cases))]
     for ids, (_, gold) in zip(ranked, cases, strict=True):
-        rank = next((i for i, tool_id in enumerate(ids[:K], 1) if tool_id in gold), None)
+        rank = rank_in(ids, gold)
         if rank is not None:
             out[0] += rank == 1
             out[1] += rank <= 5

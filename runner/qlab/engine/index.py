@@ -393,9 +393,15 @@ class SearchIndex:
     def _score(self, d: int, words: list[WordPosting], intent: str | None) -> float:
         """Document ``d``'s score for these words and the intent's prior, summed in query order (the ranking may
         sum it in another order: the result can differ in its last bits)."""
-        favoured = self._intent_docs.get(intent) if intent is not None else None
+        favoured, bonus = self._prior(intent)
         own = sum([word.by_doc.get(d, 0.0) for word in words])
-        return own + self._bonus if favoured and d in favoured else own
+        return own + bonus if favoured and d in favoured else own
+
+    def _prior(self, intent: str | None) -> tuple[frozenset[int] | None, float]:
+        """The documents of the intent's methods (None: no intent, or none of them) and what it adds to each."""
+        if intent is None:
+            return None, 0.0
+        return self._intent_docs.get(intent) or None, self._bonus
 
     def _outranked(self, line: float, words: list[WordPosting], k: int) -> bool:
         """Whether ``k`` tools are sure to score above ``line`` (a document's score times ``_SAFE``): the query's
@@ -526,11 +532,7 @@ class SearchIndex:
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
-        prior = (
-            (self._intent_docs.get(reading.intent) or None, self._bonus)
-            if reading.intent is not None
-            else (None, 0.0)
-        )
+        prior = self._prior(reading.intent)
         scores: dict[int, float] = {}  # document -> its score so far: only the documents a word matched
         if sum([len(word.by_doc) for word in words]) < _PRUNE_FROM:  # short postings: add them all
             for word in words:
