@@ -136,3 +136,19 @@ def test_the_scrub_check_reads_packed_rows() -> None:
     ]
     guard = boundary.scrub_check("search", results, {secret}, None)
     assert not guard.passed and "c0: secret #1 of 1" in guard.message and "c1" not in guard.message
+
+
+def test_the_scrub_check_finds_a_secret_with_a_quote_in_rows_kept_as_text() -> None:
+    """Rule: a secret with a quote or a backslash inside the rows kept as JSON text (a misspelt query word the
+    rows' corrections repeat) is found, packed or not: dumped as a string, the text would be escaped twice and
+    match none of the secret's forms."""
+    for secret in ('tok"CANARY-rows', "tok\\CANARY-rows"):
+        row = {**ROW, "corrections": {secret: "member"}}
+        for rows in (CheckedJSON.of([row]), JSONPack(plain_limit=0).add(CheckedJSON.of([row]))):
+            results = [
+                CaseResult("c0", "s", "search", search=_search(rows)),
+                CaseResult("c1", "s", "search", search=_search(CheckedJSON.of([ROW]))),
+            ]
+            guard = boundary.scrub_check("search", results, {secret}, None)
+            assert not guard.passed and "c0: secret #1 of 1" in guard.message, (secret, type(rows))
+            assert "c1" not in guard.message

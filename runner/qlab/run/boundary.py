@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from qlab import metrics, resultschema
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult, as_text, checked, decoded, plain
+from qlab.results import CaseResult, as_text, checked, decoded, is_json_text, json_text, plain
 from qlab.scrub import SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
@@ -226,9 +226,7 @@ def scrub_check(
     hits: list[str] = []
     if needles:
         for result in results:
-            text = json.dumps(
-                [r.to_dict() if hasattr(r, "to_dict") else r for r in _objects(result, keys)], default=as_text
-            )
+            text = _scanned_text(_objects(result, keys))
             found = sorted({i for i, form in needles if form in text})
             if found:
                 hits.append(f"{result.case_id}: secret #{found[0] + 1} of {len(secrets)}")
@@ -265,6 +263,20 @@ def scrub_engine_text(results: Sequence[CaseResult], secrets: set[str]) -> None:
                 clean(item.expected),
                 clean(item.actual),
             )
+
+
+def _scanned_text(objects: Sequence[Any]) -> str:
+    """The text the scrub check searches: each object as JSON, its members kept as JSON text (the search rows)
+    as that text. Dumped as strings they would be escaped a second time, and a secret with a quote or a
+    backslash would show in none of the forms ``secret_variants`` looks for."""
+    parts = []
+    for item in objects:
+        obj = item.to_dict() if hasattr(item, "to_dict") else item
+        if isinstance(obj, Mapping) and any(map(is_json_text, obj.values())):
+            parts += [str(json_text(v)) for v in obj.values() if is_json_text(v)]
+            obj = {k: v for k, v in obj.items() if not is_json_text(v)}
+        parts.append(json.dumps(obj, default=as_text))
+    return "\n".join(parts)
 
 
 def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:
