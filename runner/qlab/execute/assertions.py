@@ -45,6 +45,7 @@ from qlab.execute.checks import (
     status_range,
 )
 from qlab.execute.response import InvalidJSON, ResponseView
+from qlab.memo import Generations
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
 
@@ -128,7 +129,9 @@ def names(stage: str | None = None) -> tuple[str, ...]:
     return tuple(sorted(n for n, k in ASSERTIONS.items() if stage is None or k.stage == stage))
 
 
-_PROBLEMS: dict[int, tuple[Assertion, list[str]]] = {}
+# assertion object -> its argument problems, bounded: a suite's shared assertions stay in it, while a run whose
+# cases each carry their own (one entry per case) and the runs of one process no longer pile up in it
+_PROBLEMS: Generations[int, tuple[Assertion, list[str]]] = Generations(1024)
 
 
 def _problems(kind: AssertionType, assertion: Assertion) -> list[str]:
@@ -137,7 +140,7 @@ def _problems(kind: AssertionType, assertion: Assertion) -> list[str]:
     if cached is not None and cached[0] is assertion:
         return cached[1]
     found = kind.problems(assertion.args)
-    _PROBLEMS[id(assertion)] = (assertion, found)  # holding the assertion keeps its id from being reused
+    _PROBLEMS.put(id(assertion), (assertion, found))  # holding the assertion keeps its id from being reused
     return found
 
 

@@ -24,6 +24,7 @@ from qlab import jsonpath
 from qlab.collection.model import Tool
 from qlab.engine.types import PlanStep
 from qlab.errors import InputError
+from qlab.memo import Generations
 
 BodyKind = Literal["none", "json", "form", "multipart", "text"]
 _CAPTURE = re.compile(r"\$\{captures\.([A-Za-z0-9_.\-]+)\}")
@@ -204,7 +205,9 @@ def build_request(
     )
 
 
-_SHAPES: dict[int, tuple[Tool, str, tuple[str, ...]]] = {}
+# tool object -> (the tool, its method, its required body fields); bounded so that the collections of many runs in
+# one process are not held
+_SHAPES: Generations[int, tuple[Tool, str, tuple[str, ...]]] = Generations(4096)
 
 
 def _shape(tool: Tool) -> tuple[str, tuple[str, ...]]:
@@ -212,11 +215,8 @@ def _shape(tool: Tool) -> tuple[str, tuple[str, ...]]:
     known = _SHAPES.get(id(tool))
     if known is None or known[0] is not tool:
         required = tuple(p.name for p in tool.parameters if p.location == "body" and p.required)
-        known = _SHAPES[id(tool)] = (
-            tool,
-            (tool.method or "").upper(),
-            required,
-        )  # holding the tool pins its id
+        known = (tool, (tool.method or "").upper(), required)
+        _SHAPES.put(id(tool), known)  # holding the tool pins its id
     return known[1], known[2]
 
 

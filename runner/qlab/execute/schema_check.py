@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.collection.model import Tool
+from qlab.memo import Generations
 
 _LOCK = threading.Lock()
-_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+# response schema object -> (the schema, its validator); bounded so that the collections of many runs in one
+# process are not held
+_VALIDATORS: Generations[int, tuple[Mapping[str, Any], Any]] = Generations(1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         normalize_openapi(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
     with _LOCK:
-        _VALIDATORS[key] = (schema, validator)  # holding the schema keeps its id from being reused
+        _VALIDATORS.put(key, (schema, validator))  # holding the schema keeps its id from being reused
     return validator
 
 
