@@ -127,6 +127,9 @@ def qlab_side(config: Path, runner: Path | None = None) -> Callable[[], Measured
     return partial(measure, [*QLAB, "run", "--config", str(config), "--quiet"], cwd=config.parent, env=env)
 
 
+RAW_START = "raw loop, no requests"
+
+
 def raw_side(base: str, n: int) -> Callable[[], Measured]:
     return partial(measure, [sys.executable, "-c", RAW_CHILD, base, str(n)], timings=False)
 
@@ -185,9 +188,14 @@ def bench_nginx(
     fmt: str,
     stepci: Path | None = None,
     before: Path | None = None,
+    start: bool = False,
 ) -> dict[str, object]:
+    """``start``: also the raw loop with no requests (its interpreter, httpx's import, a client made and
+    closed), so the raw loop's cost a request can be told from its fixed cost (``bench/goals.py``'s floors)."""
     with nginx() as base, tempfile.TemporaryDirectory(prefix="qlab-whole-") as tmp:
         sides: dict[str, Callable[[], Measured]] = {"raw loop": raw_side(base, n)}
+        if start:
+            sides[RAW_START] = raw_side(base, 0)
         if stepci is not None:
             sides["Step CI"] = stepci_side(stepci, Path(tmp), base, n)
         names = []
