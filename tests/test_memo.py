@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qlab.memo import Generations
+from qlab.memo import ByIdentity, Generations
 
 
 def test_two_generations_keep_what_is_still_used_and_hold_at_most_twice_their_size() -> None:
@@ -22,3 +22,17 @@ def test_two_generations_keep_what_is_still_used_and_hold_at_most_twice_their_si
     assert memo.young == {"f": 5, "a": 0} and memo.old == {"a": 0, "e": 4}  # (moved, not yet dropped there)
     memo.clear()
     assert len(memo) == 0 and memo.get("a") is None
+
+
+def test_a_memo_by_identity_answers_only_for_the_object_it_kept() -> None:
+    """Rule: an entry is the value kept for that very object; under its id, another object (equal or not, or one
+    that got the id after the first was gone) finds nothing."""
+    memo: ByIdentity[str] = ByIdentity(2)
+    first, twin = {"a": 1}, {"a": 1}
+    assert memo.keep(first, "one") == "one"
+    assert memo.find(first) == "one" and memo.find(twin) is None
+    memo.put(id(twin), (first, "stale"))  # as if ``twin`` had got the id of an object kept before
+    assert memo.find(twin) is None
+    for n in range(10):
+        memo.keep([n], "x")
+    assert len(memo) <= 4

@@ -9,7 +9,7 @@ this way: a 100,000-case run meets ~120,000 distinct evidence rows, most of them
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -44,3 +44,21 @@ class Generations(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self.young) + len(self.old)
+
+
+class ByIdentity(Generations[int, tuple[Any, V]]):
+    """A bounded memo keyed by an object's identity (for objects that are not hashable, or whose equality costs
+    more than what is memoized). Each entry holds its object, so while the entry is kept its id cannot be
+    reused by another object; an entry found under the id of another object is a miss."""
+
+    __slots__ = ()
+
+    def find(self, obj: Any) -> V | None:
+        """The value kept for ``obj``, or None."""
+        entry = self.get(id(obj))
+        return entry[1] if entry is not None and entry[0] is obj else None
+
+    def keep(self, obj: Any, value: V) -> V:
+        """Keep ``value`` for ``obj``; returns it."""
+        self.put(id(obj), (obj, value))
+        return value

@@ -45,7 +45,7 @@ from qlab.execute.checks import (
     status_range,
 )
 from qlab.execute.response import InvalidJSON, ResponseView
-from qlab.memo import Generations
+from qlab.memo import ByIdentity
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
 
@@ -131,17 +131,13 @@ def names(stage: str | None = None) -> tuple[str, ...]:
 
 # assertion object -> its argument problems, bounded: a suite's shared assertions stay in it, while a run whose
 # cases each carry their own (one entry per case) and the runs of one process no longer pile up in it
-_PROBLEMS: Generations[int, tuple[Assertion, list[str]]] = Generations(1024)
+_PROBLEMS: ByIdentity[list[str]] = ByIdentity(1024)
 
 
 def _problems(kind: AssertionType, assertion: Assertion) -> list[str]:
     """``kind.problems`` once per assertion object (a suite checks the same assertions for many cases)."""
-    cached = _PROBLEMS.get(id(assertion))
-    if cached is not None and cached[0] is assertion:
-        return cached[1]
-    found = kind.problems(assertion.args)
-    _PROBLEMS.put(id(assertion), (assertion, found))  # holding the assertion keeps its id from being reused
-    return found
+    found = _PROBLEMS.find(assertion)
+    return found if found is not None else _PROBLEMS.keep(assertion, kind.problems(assertion.args))
 
 
 def evaluate(assertion: Assertion, response: ResponseView) -> AssertionResult:

@@ -24,7 +24,7 @@ from qlab import jsonpath
 from qlab.collection.model import Tool
 from qlab.engine.types import PlanStep
 from qlab.errors import InputError
-from qlab.memo import Generations
+from qlab.memo import ByIdentity
 
 BodyKind = Literal["none", "json", "form", "multipart", "text"]
 _CAPTURE = re.compile(r"\$\{captures\.([A-Za-z0-9_.\-]+)\}")
@@ -205,19 +205,18 @@ def build_request(
     )
 
 
-# tool object -> (the tool, its method, its required body fields); bounded so that the collections of many runs in
-# one process are not held
-_SHAPES: Generations[int, tuple[Tool, str, tuple[str, ...]]] = Generations(4096)
+# tool object -> (its method, its required body fields); bounded so that the collections of many runs in one
+# process are not held
+_SHAPES: ByIdentity[tuple[str, tuple[str, ...]]] = ByIdentity(4096)
 
 
 def _shape(tool: Tool) -> tuple[str, tuple[str, ...]]:
     """(upper-case method, required body fields) of a tool, worked out once per tool object."""
-    known = _SHAPES.get(id(tool))
-    if known is None or known[0] is not tool:
+    known = _SHAPES.find(tool)
+    if known is None:
         required = tuple(p.name for p in tool.parameters if p.location == "body" and p.required)
-        known = (tool, (tool.method or "").upper(), required)
-        _SHAPES.put(id(tool), known)  # holding the tool pins its id
-    return known[1], known[2]
+        known = _SHAPES.keep(tool, ((tool.method or "").upper(), required))
+    return known
 
 
 def raw_request(

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.collection.model import Tool
-from qlab.memo import Generations
+from qlab.memo import ByIdentity
 
 _LOCK = threading.Lock()
-# response schema object -> (the schema, its validator); bounded so that the collections of many runs in one
+# response schema object -> its validator; bounded so that the collections of many runs in one
 # process are not held
-_VALIDATORS: Generations[int, tuple[Mapping[str, Any], Any]] = Generations(1024)
+_VALIDATORS: ByIdentity[Any] = ByIdentity(1024)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +52,9 @@ def validate(instance: Any, schema: Mapping[str, Any]) -> list[SchemaIssue]:
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    key = id(schema)
-    cached = _VALIDATORS.get(key)
-    if cached is not None and cached[0] is schema:
-        return cached[1]
+    cached = _VALIDATORS.find(schema)
+    if cached is not None:
+        return cached
     # imported on first use: jsonschema costs ~250 ms to import, and most runs never check a response schema
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
@@ -63,8 +62,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         normalize_openapi(schema), format_checker=Draft202012Validator.FORMAT_CHECKER
     )
     with _LOCK:
-        _VALIDATORS.put(key, (schema, validator))  # holding the schema keeps its id from being reused
-    return validator
+        return _VALIDATORS.keep(schema, validator)
 
 
 def normalize_openapi(schema: Any) -> Any:
