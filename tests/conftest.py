@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 sys.path.insert(0, str(Path(__file__).parent))
 
 import servers
+import wheels
 
 # A shell's background job (and some CI runners) starts Python with SIGINT ignored, and an ignored signal stays
 # ignored across exec: the Ctrl-C tests (in this process and in the qlab processes they start) would see nothing.
@@ -81,6 +82,12 @@ def httpbin_url() -> Iterator[str]:
     """A real httpbin on 127.0.0.1 for the whole session."""
     with servers.httpbin() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's wheel, built once per session (``tests/wheels.py``)."""
+    return wheels.build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(scope="session")

@@ -103,4 +103,4 @@ def test_a_hybrid_config_without_the_semantic_extra_is_exit_2(
     config = project(tmp_path, engine="engine:\n  type: hybrid")
     code, out, err = run(["search", "track my parcel", "--config", str(config)], capsys)
     assert code == 2, out + err
-    assert "pip install 'qlab[semantic]'" in err and "Traceback" not in err
+    assert "pip install 'qualitylab[semantic]'" in err and "Traceback" not in err

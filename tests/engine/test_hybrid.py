@@ -33,7 +33,7 @@ def test_without_the_extra_a_hybrid_config_is_exit_2_with_the_install_command(
     assert not semantic.available()
     with pytest.raises(InputError) as caught:
         registry.make_engine(EngineConfig(type="hybrid"), Collection(TOOLS), base_dir=tmp_path)
-    assert "pip install 'qlab[semantic]'" in str(caught.value) and "wordllama" in str(caught.value)
+    assert "pip install 'qualitylab[semantic]'" in str(caught.value) and "wordllama" in str(caught.value)
     assert caught.value.exit_code == EXIT_INPUT
 
 

@@ -5,7 +5,7 @@ Two ways in:
 - ``location``: a saved ``tools/list`` result, as JSON: ``{"tools": [...]}``, a bare list of tools, or the
   whole JSON-RPC response ``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``;
 - ``command`` / ``args`` / ``env``: a live server started over stdio and read with the official ``mcp`` Python
-  SDK (the optional extra ``pip install 'qlab[mcp]'``), imported only here and only then. Every page of
+  SDK (the optional extra ``pip install 'qualitylab[mcp]'``), imported only here and only then. Every page of
   ``tools/list`` is read; the server runs in qlab.yaml's folder and is stopped afterwards. The SDK's logging is
   captured while it runs (it would print a whole traceback for a server that writes anything but protocol
   messages to stdout): such a line is a located error naming the server, and the SDK's other messages join
@@ -45,7 +45,7 @@ from qlab.project.model import Source
 from qlab.scrub import scrub_text
 
 LIVE_TIMEOUT_SEC = 60.0
-INSTALL_HINT = "pip install 'qlab[mcp]'"
+INSTALL_HINT = "pip install 'qualitylab[mcp]'"
 
 
 def tools_list(data: Any, *, doc: Document) -> list[Any]:

@@ -1,5 +1,5 @@
 """The hybrid engine (``engine.type: hybrid``): the built-in engine with its search fused with an embedding
-similarity (``qlab.engine.semantic``, the ``qlab[semantic]`` extra). Select and plan are the built-in ones.
+similarity (``qlab.engine.semantic``, the ``qualitylab[semantic]`` extra). Select and plan are the built-in ones.
 
 A query is ranked twice: lexically (``SearchIndex``, its best ``pool`` tools) and by the cosine of its embedding
 with every tool's (name, summary, description, path words). Each tool gets

@@ -38,7 +38,7 @@ def _llm(config: EngineConfig, base_dir: Path) -> LLMClient | None:
 
 
 def _hybrid(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:
-    """The built-in engine with its search fused with embedding similarity (the ``qlab[semantic]`` extra).
+    """The built-in engine with its search fused with embedding similarity (the ``qualitylab[semantic]`` extra).
     Without the extra: InputError (exit 2) naming the install command. Document vectors are cached in the
     project's build cache folder (``.qlab/cache``)."""
     from qlab.engine import semantic

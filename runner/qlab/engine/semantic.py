@@ -1,4 +1,4 @@
-"""Sentence embeddings for the hybrid search, behind one module: WordLlama and numpy (the ``qlab[semantic]``
+"""Sentence embeddings for the hybrid search, behind one module: WordLlama and numpy (the ``qualitylab[semantic]``
 extra), with the fusion arithmetic (``fuse``), so numpy is used here alone.
 
 WordLlama is a static embedding model: a token embedding table (32,000 x 256, float16, 16 MB) averaged over a
@@ -24,7 +24,7 @@ from typing import Any
 
 from qlab.errors import InputError
 
-INSTALL = "pip install 'qlab[semantic]'"
+INSTALL = "pip install 'qualitylab[semantic]'"
 MODEL = "wordllama-l2_supercat-256"
 
 
