@@ -12,8 +12,11 @@ from collection.helpers import (
     FIXTURES,
     build_gate,
     config,
+    get_op,
     openapi,
+    spec,
     swagger,
+    write_json,
 )  # tests/ is on sys.path
 from qlab.errors import SpecError
 from qlab.project.model import AuthProfile, Gate, StopCondition
@@ -42,9 +45,24 @@ def test_low_coverage_stops_and_names_the_tools(shared_data: Path, tmp_path: Pat
     (stop,) = report.stops
     assert stop.condition == "schema_coverage_below"
     worst = report.details["readiness"]["worst"]
-    assert stop.message.startswith(f"schema coverage {report.metrics['schema_coverage']:.2f} is below 0.80 (")
+    assert stop.message.startswith(f"schema coverage {report.metrics['schema_coverage']:g} is below 0.8 (")
     assert f"lowest: {worst[0]['tool']} {worst[0]['score']:.2f} (" in stop.message
     assert "and 5 more in details.readiness.worst" in stop.message
+
+
+def test_the_gate_compares_the_coverage_it_records(tmp_path: Path) -> None:
+    """Six operations fully described and one with a summary only: coverage 6.85 / 7 = 0.97857…, recorded as
+    0.9786. A gate written at the recorded figure holds (it compared the unrounded mean before: "schema coverage
+    0.98 is below 0.98"), and one a step above stops, printing both figures as written."""
+    described = {"summary": "List the things", "description": "Every thing there is, newest first."}
+    paths = {f"/t{i}": {"get": get_op(f"list{i}", {"type": "array"}, **described)} for i in range(6)}
+    paths["/t6"] = {"get": get_op("list6", {"type": "array"}, summary="List the last things")}
+    cfg = config(tmp_path, [openapi("api", write_json(tmp_path / "spec.json", spec(paths)))])
+    _, report = run_build(cfg, build_gate(0.9786))
+    assert report.metrics["schema_coverage"] == 0.9786 and report.stops == []
+    assert report.details["readiness"]["verdict"] == "ready"
+    (stop,) = run_build(cfg, build_gate(0.9787))[1].stops
+    assert stop.message.startswith("schema coverage 0.9786 is below 0.9787 (1 of 7 tools under it)")
 
 
 def test_without_a_gate_or_a_stop_condition_nothing_stops(tmp_path: Path) -> None:

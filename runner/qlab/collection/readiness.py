@@ -18,6 +18,9 @@ It covers (the build stage's readiness report):
   ``schema_coverage_below`` value, else ``DEFAULT_THRESHOLD``), contract coverage is below
   ``CONTRACTS_LOW``, ids collided, or the auth profile does not fit a scheme; else ``ready``. ``reasons``
   lists the codes behind it.
+
+The coverages are the figures as recorded, rounded to ``PLACES`` decimals, and every comparison uses them: a
+gate's ``schema_coverage_below: 0.8387`` written from a recorded 0.8387 holds on the same collection.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ DEFAULT_THRESHOLD = 0.8
 NOT_READY_BELOW = 0.5
 CONTRACTS_LOW = 0.5
 WORST = 10
+PLACES = 4  # decimals of the recorded coverages
 Verdict = Literal["ready", "needs_work", "not_ready"]
 
 
@@ -79,8 +83,8 @@ class Readiness:
         return {
             "verdict": self.verdict,
             "reasons": list(self.reasons),
-            "schema_coverage": round(self.schema_coverage, 4),
-            "contract_coverage": None if self.contract_coverage is None else round(self.contract_coverage, 4),
+            "schema_coverage": self.schema_coverage,
+            "contract_coverage": self.contract_coverage,
             "threshold": self.threshold,
             "weights": dict(WEIGHTS),
             "counts": dict(self.counts),
@@ -101,7 +105,7 @@ def compute_readiness(
     warnings: Sequence[str] = (),
 ) -> Readiness:
     coverages = tuple(tool_coverage(t) for t in collection.tools)
-    overall = sum(c.score for c in coverages) / len(coverages) if coverages else 0.0
+    overall = round(sum(c.score for c in coverages) / len(coverages), PLACES) if coverages else 0.0
     worst = tuple(sorted((c for c in coverages if c.score < 1.0), key=lambda c: (c.score, c.tool))[:WORST])
     produced = {(c.consumer, c.parameter) for c in collection.contracts}
     unsatisfied: list[UnsatisfiedInput] = []
@@ -119,7 +123,7 @@ def compute_readiness(
                         tool.id, param.name, param.location, "reference" if reference else "value"
                     )
                 )
-    contract_coverage = satisfied / references if references else None
+    contract_coverage = round(satisfied / references, PLACES) if references else None
     collisions = tuple(dict(c) for s in collection.sources for c in s.get("collisions") or ())
     auth = check_auth(collection, config)
     counts = {

@@ -47,10 +47,8 @@ def stage_report(output: BuildOutput, gate: Gate | None) -> StageReport:
     collection = output.collection
     report = StageReport(stage="build")
     report.metrics = {
-        "schema_coverage": round(readiness.schema_coverage, 4),
-        "contract_coverage": None
-        if readiness.contract_coverage is None
-        else round(readiness.contract_coverage, 4),
+        "schema_coverage": readiness.schema_coverage,  # as recorded (``readiness.PLACES``): what gates compare
+        "contract_coverage": readiness.contract_coverage,
         "tools": float(len(collection.tools)),
     }
     report.stops = build_stops(readiness, gate)
@@ -90,6 +88,6 @@ def coverage_message(readiness: Readiness, threshold: float) -> str:
     total_low = sum(1 for t in readiness.tools if t.score < threshold)
     tail = f", and {more} more in details.readiness.worst" if more > 0 else ""
     return (
-        f"schema coverage {readiness.schema_coverage:.2f} is below {threshold:.2f} "
+        f"schema coverage {readiness.schema_coverage:g} is below {threshold:g} "
         f"({total_low} of {len(readiness.tools)} tools under it); lowest: {named}{tail}"
     )
