@@ -51,3 +51,20 @@ def test_profile_fit(tmp_path: Path) -> None:
     assert not fits(AuthProfile(name="k", type="api_key", query="key", value_env="V"), SCHEMES["key"])
     assert fits(AuthProfile(name="u", type="basic", username_env="U", password_env="P"),
                 {"type": "http", "scheme": "basic"})  # fmt: skip
+
+
+def test_a_scheme_is_compared_with_the_profile_that_names_it(tmp_path: Path) -> None:
+    """Petstore: the collection's profile is the OAuth token, getInventory wants the API key. A profile naming
+    the scheme serves it (no mismatch); with such profiles for every scheme no collection profile is needed."""
+    bearer = AuthProfile(name="b", type="bearer", token_env="T", security_scheme="bearer")
+    key = AuthProfile(name="k", type="api_key", header="X-Key", value_env="V", security_scheme="key")
+    collection = Collection(
+        tools=(tool("list", security=({"bearer": ()},)), tool("inventory", security=({"key": ()},))),
+        sources=({"name": "s", "security_schemes": SCHEMES},),
+    )
+    out = check_auth(collection, config(tmp_path, [], auth="b", profiles={"b": bearer, "k": key}))
+    assert (out["status"], out["mismatches"]) == ("ok", [])
+    out = check_auth(collection, config(tmp_path, [], profiles={"b": bearer, "k": key}))
+    assert out["status"] == "ok"
+    out = check_auth(collection, config(tmp_path, [], profiles={"k": key}))
+    assert out["status"] == "auth_profile_missing" and out["message"].startswith("1 tool(s) require auth")

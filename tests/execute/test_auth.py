@@ -400,3 +400,25 @@ def test_a_token_is_fetched_again_at_the_instant_it_is_due(monkeypatch: pytest.M
     clock[0] = 1010.0
     resolver.preflight("o", required=True)
     assert len(seen) == 2
+
+
+def test_operation_level_security_chooses_among_profiles_that_name_a_scheme() -> None:
+    env = {"TOK": "t", "KEY": "k"}
+    bearer = AuthProfile("oauth", "bearer", token_env="TOK", security_scheme="petstore_auth")
+    key = AuthProfile("key", "api_key", header="api_key", value_env="KEY", security_scheme="api_key")
+    unset = AuthProfile("app", "api_key", header="X-App", value_env="APP", security_scheme="app_id")
+    r = _resolver(env, bearer, key, unset)
+    pick = lambda *security: r.choose(tool("t", security=security))  # noqa: E731
+    assert pick({"api_key": ()}).headers == {"api_key": "k"}  # type: ignore[union-attr]
+    assert pick({"petstore_auth": ("read",)}).profile == "oauth"  # type: ignore[union-attr]
+    assert pick().status == "not_required"  # type: ignore[union-attr]  # security: [] (or none at all)
+    both = pick({"api_key": (), "petstore_auth": ()})
+    assert (
+        both is not None and both.profile == "key+oauth" and set(both.headers) == {"api_key", "Authorization"}
+    )
+    assert pick({"app_id": ()}, {"api_key": ()}).profile == "key"  # type: ignore[union-attr]  # the first ready
+    failed = pick({"app_id": ()})
+    assert failed is not None and failed.reason_codes == ("auth_context_required",)
+    assert pick({"app_id": ()}, {}).status == "not_required"  # type: ignore[union-attr]  # optional auth
+    assert pick({"other": ()}) is None  # no profile answers it: the environment's profile serves it
+    assert _resolver(env, AuthProfile("p", "bearer", token_env="TOK")).choose(tool("t")) is None

@@ -968,3 +968,75 @@ def test_a_slow_drip_ends_as_timeout_at_timeout_sec(tmp_path: Path) -> None:
         "drip"
     ].to_dict()
     assert took < 2.0, took
+
+
+# ------------------------------------------------------------------------------- operation-level security
+
+
+def test_operation_level_security_picks_the_profiles_each_request_sends(
+    tmp_path: Path, httpbin_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Petstore's shape: most operations want the OAuth token, getInventory wants the API key, a public one
+    (``security: []``) wants nothing, one wants key and token together; the case records say which was sent
+    (the next test checks the requests themselves)."""
+    monkeypatch.setenv("PET_TOKEN", "tok-CANARY-1")
+    monkeypatch.setenv("PET_KEY", "key-CANARY-2")
+    profiles = [
+        AuthProfile("petstore_auth", "bearer", token_env="PET_TOKEN", security_scheme="petstore_auth"),
+        AuthProfile("api_key", "api_key", header="api_key", value_env="PET_KEY", security_scheme="api_key"),
+    ]
+    tools = {
+        name: tool(name, path="/headers", security=security)
+        for name, security in (
+            ("findPets", ({"petstore_auth": ("read:pets",)},)),
+            ("getInventory", ({"api_key": ()},)),
+            ("public", ()),
+            ("both", ({"api_key": (), "petstore_auth": ()},)),
+            ("either", ({"unknown_scheme": ()}, {"api_key": ()})),
+        )
+    }
+    cases = [case(name) for name in tools]
+    plans = {name: plan(step(name)) for name in tools}
+    environment = env(httpbin_url, auth="petstore_auth")  # what qlab init writes: the most required scheme
+    _, results, _, _ = execute(tmp_path, cases, tools, environment, plans=plans, profiles=profiles,
+                               collection_auth="petstore_auth")  # fmt: skip
+    sent = {}
+    for name, result in results.items():
+        assert result.status == "passed", (name, result.failure)
+        readiness = result.auth_readiness or {}
+        sent[name] = (readiness.get("profile"), readiness.get("status"), readiness.get("headers"))
+    assert sent == {
+        "findPets": ("petstore_auth", "ready", ["Authorization"]),
+        "getInventory": ("api_key", "ready", ["api_key"]),
+        "public": (None, "not_required", []),
+        "both": ("api_key+petstore_auth", "ready", ["Authorization", "api_key"]),
+        "either": ("api_key", "ready", ["api_key"]),
+    }
+
+
+def test_operation_level_security_on_the_wire(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PET_TOKEN", "tok-1")
+    monkeypatch.setenv("PET_KEY", "key-2")
+    seen: dict[str, dict[str, str]] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen[request.url.path] = {k.lower(): v for k, v in request.headers.items()}
+        return httpx.Response(200, json={})
+
+    profiles = [
+        AuthProfile("petstore_auth", "bearer", token_env="PET_TOKEN", security_scheme="petstore_auth"),
+        AuthProfile("api_key", "api_key", header="api_key", value_env="PET_KEY", security_scheme="api_key"),
+    ]
+    tools = {
+        "findPets": tool("findPets", path="/pets", security=({"petstore_auth": ()},)),
+        "getInventory": tool("getInventory", path="/store/inventory", security=({"api_key": ()},)),
+        "logout": tool("logout", path="/user/logout", security=()),
+    }
+    cases = [case(name) for name in tools]
+    plans = {name: plan(step(name)) for name in tools}
+    execute(tmp_path, cases, tools, env("http://127.0.0.1:9", auth="petstore_auth"), plans=plans,
+            profiles=profiles, transport=httpx.MockTransport(handler))  # fmt: skip
+    assert seen["/pets"].get("authorization") == "Bearer tok-1" and "api_key" not in seen["/pets"]
+    assert seen["/store/inventory"].get("api_key") == "key-2"
+    assert "authorization" not in seen["/store/inventory"]
+    assert "authorization" not in seen["/user/logout"] and "api_key" not in seen["/user/logout"]

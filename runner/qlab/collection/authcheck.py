@@ -7,6 +7,10 @@
   oauth2 and openIdConnect want ``bearer`` or ``oauth2_client_credentials``; http basic wants ``basic``;
   apiKey wants ``api_key`` with the same header/query name (or a ``headers`` profile setting that header) —
   and a mismatch is reported (``auth_profile_mismatch``) without blocking: the scheme may be served another way.
+
+A profile that names a ``security_scheme`` serves that scheme (operation-level security picks it at run time):
+that scheme is compared with it rather than with ``collection.auth``, and tools whose requirement such
+profiles serve need no collection profile.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ def check_auth(collection: Collection, config: Config) -> dict[str, Any]:
             definitions.setdefault(name, scheme)
     profile_name = config.collection.auth_profile
     profile = config.auth_profiles.get(profile_name) if profile_name else None
+    serving = {p.security_scheme: p for p in config.auth_profiles.values() if p.security_scheme}
+    unserved = [
+        t.id
+        for t in collection.tools
+        if t.id in requiring and not any(set(req) <= set(serving) for req in t.security)
+    ]
     out: dict[str, Any] = {
         "required": bool(requiring),
         "tools_requiring_auth": len(requiring),
@@ -39,31 +49,37 @@ def check_auth(collection: Collection, config: Config) -> dict[str, Any]:
     }
     if not requiring:
         out["status"] = "not_required"
-    elif profile is None:
+    elif profile is None and unserved:
         out["status"] = "auth_profile_missing"
-        out["message"] = f"{len(requiring)} tool(s) require auth ({', '.join(schemes)}) but " + (
+        out["message"] = f"{len(unserved)} tool(s) require auth ({', '.join(schemes)}) but " + (
             f"auth profile {profile_name!r} is not defined in auth_profiles"
             if profile_name
             else "collection.auth names no auth profile"
         )
     else:
         out["status"] = "ok"
-        out["mismatches"] = mismatches(profile, schemes, definitions)
+        out["mismatches"] = mismatches(profile, schemes, definitions, serving=serving)
     return out
 
 
 def mismatches(
-    profile: AuthProfile, schemes: Sequence[str], definitions: Mapping[str, Mapping[str, Any]]
+    profile: AuthProfile | None,
+    schemes: Sequence[str],
+    definitions: Mapping[str, Mapping[str, Any]],
+    *,
+    serving: Mapping[str, AuthProfile] | None = None,
 ) -> list[str]:
-    """One sentence per required scheme the profile cannot serve."""
+    """One sentence per required scheme its profile (the one naming it as ``security_scheme``, else
+    ``profile``) cannot serve."""
     out = []
     for name in schemes:
         scheme = definitions.get(name)
-        if scheme is None:
-            continue  # the spec does not define it: nothing to compare
-        if not fits(profile, scheme):
+        chosen = (serving or {}).get(name, profile)
+        if scheme is None or chosen is None:
+            continue  # the spec does not define it, or no profile claims it: nothing to compare
+        if not fits(chosen, scheme):
             out.append(
-                f"auth profile {profile.name!r} ({profile.type}) does not fit scheme {name!r} ({_describe(scheme)})"
+                f"auth profile {chosen.name!r} ({chosen.type}) does not fit scheme {name!r} ({_describe(scheme)})"
             )
     return out
 

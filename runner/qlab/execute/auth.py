@@ -8,6 +8,11 @@ resolves the case's profile into request headers (or query parameters) and class
   given does not resolve to one;
 - ``auth_header_resolution_failed``: the token command failed or the token endpoint did not give a token.
 
+Which profile a request sends: when profiles name the spec's security schemes (``security_scheme``), the
+operation's own ``security`` picks them (``AuthResolver.choose``): the profiles of one requirement together,
+none for an operation that requires none. Otherwise every request sends the environment's profile (else the
+collection's), as it always did.
+
 A profile is resolved once per run (thread-safe) and cached; an OAuth2 token is re-fetched when it expires.
 The readiness object stores header NAMES and reason codes only; every resolved value goes to ``secrets`` so
 the scrubber can redact it.
@@ -76,6 +81,29 @@ class AuthResolution:
 NOT_REQUIRED = AuthResolution("not_required")
 
 
+def combined(resolutions: list[AuthResolution]) -> AuthResolution:
+    """Several resolutions sent together (the profiles of one security requirement, or of a case's steps): the
+    first that is not ready, else one ``ready`` resolution with every header, parameter and secret; profiles
+    named ``a+b``. Not-required ones add nothing."""
+    used = [r for r in resolutions if r.status != "not_required"]
+    if not used:
+        return NOT_REQUIRED
+    failed = next((r for r in used if not r.ready), None)
+    if failed is not None:
+        return failed
+    if len(used) == 1:
+        return used[0]
+    expiries = [r.expires_at for r in used if r.expires_at is not None]
+    return AuthResolution(
+        "ready",
+        "+".join(dict.fromkeys(str(r.profile) for r in used)),
+        {k: v for r in used for k, v in r.headers.items()},
+        {k: v for r in used for k, v in r.params.items()},
+        secrets=tuple(s for r in used for s in r.secrets),
+        expires_at=min(expiries) if expiries else None,
+    )
+
+
 def requires_auth(tools: list[Tool], *, collection_profile: str | None) -> bool:
     """True when the collection names an auth profile, or a tool has a security requirement that is not
     optional (OpenAPI's empty requirement ``{}`` makes auth optional)."""
@@ -114,6 +142,8 @@ class AuthResolver:
         self._client = client
         self._command_timeout = command_timeout
         self._cache: dict[str, AuthResolution] = {}
+        # security scheme -> the profile that answers it (``AuthProfile.security_scheme``)
+        self._serving = {p.security_scheme: n for n, p in profiles.items() if p.security_scheme}
         self._seen: set[str] = (
             set()
         )  # every value read from the environment, even when resolution then failed
@@ -142,6 +172,30 @@ class AuthResolver:
             resolved = self._resolve(profile)
             self._cache[name] = resolved
             return resolved
+
+    def choose(self, tool: Tool) -> AuthResolution | None:
+        """The auth operation-level security picks for a request to ``tool``, resolved; None when no profile
+        names a security scheme, or none of the tool's requirements is served by such profiles (the caller
+        then sends the environment's profile).
+
+        Of the tool's requirements (alternatives), the first served one that is ready wins; an optional one
+        (``{}``) means none is sent when no served one is ready; else the first served one's failure. A tool
+        that requires nothing (``security: []``, or no security at all) gets ``NOT_REQUIRED``."""
+        if not self._serving:
+            return None
+        if not tool.security:
+            return NOT_REQUIRED
+        failure: AuthResolution | None = None
+        for requirement in tool.security:
+            if not requirement or not set(requirement) <= set(self._serving):
+                continue
+            resolved = combined([self.preflight(self._serving[s], required=True) for s in requirement])
+            if resolved.ready:
+                return resolved
+            failure = failure or resolved
+        if any(not requirement for requirement in tool.security):
+            return NOT_REQUIRED
+        return failure
 
     @property
     def secrets(self) -> set[str]:

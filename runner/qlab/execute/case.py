@@ -19,7 +19,7 @@ from qlab.engine.types import Plan
 from qlab.errors import InputError
 from qlab.execute import assertions, claims, safety, verdict
 from qlab.execute.assertions import ResponseView
-from qlab.execute.auth import AuthResolver, requires_auth
+from qlab.execute.auth import NOT_REQUIRED, AuthResolution, AuthResolver, combined, requires_auth
 from qlab.execute.cleanup import run_cleanup
 from qlab.execute.client import Exchange, Redirects, RetryPolicy, TransportFailure, send
 from qlab.execute.credentials import BaseURL
@@ -170,10 +170,7 @@ class CaseRunner:
         if not state.safety.allowed:
             result.fail(STAGE, state.safety.reason or "mutation_not_allowed", state.safety.message)
             return
-        needs_auth = requires_auth(
-            [*step_tools, *(t for t in cleanup_tools if t)], collection_profile=self.collection_profile
-        )
-        state.auth = self.resolver.preflight(env.auth or self.collection_profile, required=needs_auth)
+        state.auth = self._preflight(env, state, step_tools, cleanup_tools)
         if state.auth.status != "not_required":
             self._secret(self.resolver.secrets)
         result.auth_readiness = state.auth.readiness()
@@ -225,6 +222,23 @@ class CaseRunner:
             if case.claims is not None:
                 state.claims = _claims_record(state.final, case)
 
+    def _preflight(
+        self, env: Environment, state: CaseState, steps: list[Tool], cleanup: list[Tool | None]
+    ) -> AuthResolution:
+        """Each tool's auth, kept in ``state.auths`` for its requests: what its operation-level security picks
+        (``AuthResolver.choose``), else the environment's profile (else the collection's), which also serves
+        cleanup steps that name no tool. Returns the case's readiness: all of them together."""
+        tools = list({tool.id: tool for tool in [*steps, *(t for t in cleanup if t)]}.values())
+        chosen = {tool.id: self.resolver.choose(tool) for tool in tools}
+        rest = [tool for tool in tools if chosen[tool.id] is None]
+        fallback = NOT_REQUIRED
+        if rest or None in cleanup:
+            needs_auth = requires_auth(rest, collection_profile=self.collection_profile)
+            fallback = self.resolver.preflight(env.auth or self.collection_profile, required=needs_auth)
+        state.auths = {tool_id: resolved or fallback for tool_id, resolved in chosen.items()}
+        state.auths[""] = fallback
+        return combined([*state.auths.values()])
+
     def send_one(
         self,
         request: PreparedRequest,
@@ -237,7 +251,7 @@ class CaseRunner:
     ) -> Exchange | None:
         """Send one request of the case (a plan or cleanup step) with its auth and cookies, record it in the
         case's steps or cleanup list; None when it was never answered (the record says why)."""
-        auth = state.auth
+        auth = state.auths.get(request.tool_id or "", state.auths.get(""))
         headers = dict(auth.headers) if auth else {}
         basic = self.base(env).basic
         if basic and not any(k.lower() == "authorization" for k in (*headers, *request.headers)):

@@ -42,7 +42,8 @@ class CaseState:
     # sensitive-field values and cookies: scrubbed from this case's record, not run-wide "secrets"
     secret_values: set[str] = field(default_factory=set)
     sent: bool = False
-    auth: AuthResolution | None = None
+    auth: AuthResolution | None = None  # the case's auth readiness (all its requests' auth together)
+    auths: dict[str, AuthResolution] = field(default_factory=dict)  # tool id -> what its requests send
     final: ResponseView | None = None
     safety: SafetyVerdict | None = None
     claims: dict[str, Any] | None = (

@@ -115,8 +115,8 @@ def _collection(data: Mapping[str, Any], origin: OriginOf) -> CollectionConfig:
 
 
 def _auth(name: str, data: Mapping[str, Any], where: Origin) -> AuthProfile:
-    fields = _pick(data, "token_env", "token_command", "header", "query", "value_env", "username_env",
-                   "password_env", "token_url", "client_id_env", "client_secret_env")  # fmt: skip
+    fields = _pick(data, "security_scheme", "token_env", "token_command", "header", "query", "value_env",
+                   "username_env", "password_env", "token_url", "client_id_env", "client_secret_env")  # fmt: skip
     return AuthProfile(
         name, data["type"], scopes=_strings(data.get("scopes")), headers=dict(data.get("headers", {})), origin=where,
         **fields,

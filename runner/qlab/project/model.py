@@ -101,10 +101,14 @@ class AuthProfile:
     - basic: ``username_env``, ``password_env``
     - oauth2_client_credentials: ``token_url``, ``client_id_env``, ``client_secret_env``, ``scopes``
     - headers: ``headers``: header name -> env var name
+
+    ``security_scheme``: the spec's security scheme this profile answers; operation-level ``security`` then
+    picks the profiles a request sends (``qlab.execute.auth.profiles_for``).
     """
 
     name: str
     type: Literal["bearer", "api_key", "basic", "oauth2_client_credentials", "headers"]
+    security_scheme: str | None = None
     token_env: str | None = None
     token_command: str | None = None
     header: str | None = None
