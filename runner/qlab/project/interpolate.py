@@ -7,6 +7,9 @@
 
 Only values are interpolated, never keys, and the result is always a string (``port: ${PORT}`` gives
 ``"8080"``): the schema then decides whether that is acceptable, as it would for any other value.
+
+:func:`literal` writes outside text (a spec's words in a generated qlab.yaml) so that interpolation gives it
+back unchanged: it can never read a variable.
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ def expand(text: str, environ: Mapping[str, str], *, strict: bool = True, _depth
             out.append(text[i : end + 1])
         i = end + 1
     return "".join(out)
+
+
+def literal(text: str) -> str:
+    """``text`` as a qlab.yaml value that :func:`expand` turns back into ``text`` whatever it holds: every
+    ``${`` is written ``$${``."""
+    return text.replace("${", "$${")
 
 
 def interpolate(document: Document, environ: Mapping[str, str]) -> tuple[Any, list[Diagnostic]]:

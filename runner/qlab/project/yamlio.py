@@ -1,4 +1,5 @@
-"""pyyaml, behind one module: YAML text -> :class:`~qlab.project.document.Document` with positions.
+"""pyyaml, behind one module: YAML text -> :class:`~qlab.project.document.Document` with positions, and plain
+data -> YAML text (:func:`dump_yaml`, the one emitter of the files qlab writes).
 
 Safe by construction: values are built here from pyyaml's *event* stream (libyaml's ``CSafeLoader`` parser
 where present), never by a constructor, so no tag can create an object. Building from events rather than from
@@ -9,6 +10,11 @@ the way; nesting depth is limited here instead.
   ``true``/``false`` are booleans, ``no`` and ``1:30`` stay strings. Mapping keys are always strings.
 - Duplicate keys are errors (all of them are reported); ``<<`` merge keys are supported.
 - Aliases share the anchored value; the total size of aliased values is limited ("billion laughs").
+
+:func:`dump_yaml` writes plain data so that :func:`parse_yaml` reads back exactly that data, whatever its
+strings hold (line breaks of any kind, ``#``, ``: ``, quotes, control characters, ``1e3`` or ``no``): a string
+is written plain only when it is printable and reads back as itself under the rules above, else double-quoted
+with escapes; no scalar is folded over lines. It checks that round trip before returning.
 """
 
 from __future__ import annotations
@@ -308,6 +314,63 @@ class _Builder:
         return at, items[-1], Document(self.file, items[-1], values, keys)
 
 
+# ------------------------------------------------------------------------------------------------- writing
+
+UNICODE_ONLY = str.maketrans({c: "\ufffd" for c in range(0xD800, 0xE000)})  # what no YAML stream can hold
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style with lists indented under their key (``gates:\n  - name: build``), lists of scalars in flow
+    style (``suites: [search_core]``), no anchors."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    plain = value.isprintable() and plain_scalar(value) == value and type(plain_scalar(value)) is str
+    return dumper.represent_scalar(_CORE + "str", value, style=None if plain else '"')
+
+
+def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.MappingNode:
+    return dumper.represent_mapping(_CORE + "map", value, flow_style=False)
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    scalars = all(not isinstance(item, dict | list | tuple) for item in value)
+    return dumper.represent_sequence(_CORE + "seq", value, flow_style=scalars)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(dict, _represent_dict)
+_Dumper.add_representer(list, _represent_list)
+
+
+def unicode_text(value: Any) -> Any:
+    """``value`` with each lone surrogate of its strings (keys too) replaced by U+FFFD: a YAML file holds
+    Unicode text, which has no surrogates (a JSON spec may still carry ``"\ud800"``)."""
+    if isinstance(value, str):
+        return value.translate(UNICODE_ONLY)
+    if isinstance(value, dict):
+        return {unicode_text(k): unicode_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unicode_text(v) for v in value]
+    return value
+
+
+def dump_yaml(data: Any, *, file: str = "<generated>") -> str:
+    """``data`` (dicts, lists, str, int, float, bool, None) as YAML text that :func:`parse_yaml` reads back as
+    ``unicode_text(data)``; see the module docstring. Raises ValueError when it would not (a bug to report)."""
+    data = unicode_text(data)
+    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**30)
+    if parse_yaml(text, file).data != data:
+        raise ValueError(f"{file}: the YAML emitter did not round-trip its data")
+    return text
+
+
 def _char_at(text: str, line: int, col: int) -> str:
     lines = text.split("\n", line + 1)
     return lines[line][col : col + 1] if line < len(lines) else ""
@@ -399,4 +462,13 @@ def parse_yaml_items(
         yield (), builder.root, Document(file, builder.root, builder.values, builder.keys)
 
 
-__all__ = ["HAVE_LIBYAML", "MAX_ALIAS_NODES", "MAX_DEPTH", "PathKey", "parse_yaml", "parse_yaml_items"]
+__all__ = [
+    "HAVE_LIBYAML",
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "PathKey",
+    "dump_yaml",
+    "parse_yaml",
+    "parse_yaml_items",
+    "unicode_text",
+]
