@@ -53,13 +53,16 @@ def test_init_from_openapi_pins_the_spec_and_its_first_run_passes(
     spec = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
     code, out, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec), "--offline"], capsys)
     assert code == 0, err
-    assert err == "measuring: build + search of 15 operation(s)\n"
+    assert err == "measuring: build + search of 15 operation(s), from the pinned spec\n"
     project = tmp_path / "api"
     assert (project / "specs" / "openapi.yaml").read_bytes() == spec.read_bytes()  # pinned, not pointed at
     config = (project / "qlab.yaml").read_text()
-    assert '      openapi: "specs/openapi.yaml"' in config and "../" not in config
+    assert "      openapi: specs/openapi.yaml  # a copy of openapi.yaml" in config and "../" not in config
     assert "base_url: ${API_BASE_URL:-http://127.0.0.1:8765}\n" in config
-    assert "  bearerAuth:  # http bearer\n    type: bearer\n    token_env: API_TOKEN\n" in config
+    assert (
+        "  bearerAuth:  # http bearer\n    type: bearer\n    security_scheme: bearerAuth\n    token_env: API_TOKEN\n"
+        in config
+    )
     assert "  # - name: execute\n" in config  # --offline: written, not gated
     assert "measured: schema_coverage" in out and "Not gated: --offline, no request was sent." in out
     monkeypatch.chdir(project)
@@ -81,7 +84,7 @@ def test_init_from_openapi_refuses_a_base_url_that_is_not_a_url(
     assert err == "error: --base-url 'localhost:80': give an http(s) URL, e.g. http://127.0.0.1:8080\n"
     assert not (tmp_path / "qlab.yaml").exists()
     code, _, err = run(["init", str(tmp_path), "--offline"], capsys)
-    assert code == 2 and "--base-url and --offline go with --from-openapi" in err
+    assert code == 2 and "--base-url, --live and --offline go with --from-openapi" in err
 
 
 def test_init_from_a_broken_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

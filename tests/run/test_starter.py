@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 import servers
 from qlab.cli import main
+from qlab.project import load_project
 from qlab.run.starter import init_from_openapi
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +61,7 @@ def test_execute_is_gated_where_the_server_answers_with_the_named_token(
         assert outcome.execute_gated, outcome.figures.execute_note
         assert outcome.auth is not None and outcome.auth.env == ("DEMO_API_TOKEN",)
         config = (target / "qlab.yaml").read_text()
-        assert 'execute_read_success_rate: ">= 1.0"  # measured 1.0 at init; keep it' in config
+        assert "execute_read_success_rate: '>= 1.0'  # measured 1.0 at init; keep it" in config
         assert "stop_if: [auth_not_ready, mutation_unsafe]" in config
         assert "s3cret-token" not in config  # the profile names the variable, never the value
         code, out, err = qlab(["run", "-q", "--config", str(target / "qlab.yaml")], capsys)
@@ -71,12 +73,34 @@ def test_execute_is_gated_where_the_server_answers_with_the_named_token(
         assert '"reason":"auth_context_required"' in result.replace(" ", "")
 
 
+def test_reads_that_could_not_authenticate_are_counted_beside_the_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo's public reads need no token (their operations declare no security); getMyProfile does. With
+    API_TOKEN unset the public ones pass, and the one that could not authenticate is said, with what to do."""
+    monkeypatch.delenv("API_TOKEN", raising=False)
+    with servers.demo_server() as url:
+        outcome = init_from_openapi(str(DEMO_SPEC), target=tmp_path / "api", base_url=url)
+        code, out, err = qlab(["run", "-q", "--config", str(tmp_path / "api" / "qlab.yaml")], capsys)
+        assert (code, out) == (0, "PASS (exit 0)\n"), err
+    assert outcome.execute_gated
+    assert outcome.rejected == (
+        f"1 of {outcome.reads} not sent: auth not ready (auth_context_required x1): set API_TOKEN; then raise "
+        "this threshold"
+    )
+    config = (tmp_path / "api" / "qlab.yaml").read_text()
+    assert f"# measured 0.8 at init; raise me. {outcome.rejected}\n" in config
+    assert "stop_if: [mutation_unsafe]" in config  # auth failed at init: auth_not_ready would stop every run
+
+
 def test_a_server_that_answers_while_auth_is_not_ready_leaves_execute_ungated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("API_TOKEN", raising=False)
+    spec = tmp_path / "private.yaml"  # the demo spec with every operation behind the bearer token
+    spec.write_text(DEMO_SPEC.read_text().replace("\npaths:", "\nsecurity: [{bearerAuth: []}]\npaths:", 1))
     with servers.demo_server() as url:
-        outcome = init_from_openapi(str(DEMO_SPEC), target=tmp_path / "api", base_url=url)
+        outcome = init_from_openapi(str(spec), target=tmp_path / "api", base_url=url)
     assert not outcome.execute_gated
     note = outcome.figures.execute_note
     assert note.startswith(f"Not gated: none of the {outcome.reads} read case(s) passed against {url}")
@@ -126,7 +150,7 @@ def test_a_spec_whose_refs_leave_its_folder_is_not_copied(tmp_path: Path) -> Non
     outcome = init_from_openapi(str(spec), target=tmp_path / "api", offline=True)
     assert not outcome.spec.pinned and outcome.reads == 0
     config = (tmp_path / "api" / "qlab.yaml").read_text()
-    assert f'openapi: "{spec}"  # not copied: its $refs read {tmp_path / "shared" / "pet.yaml"}' in config
+    assert f"openapi: {spec}  # not copied: its $refs read {tmp_path / 'shared' / 'pet.yaml'}" in config
     assert "execute_read" not in config  # no GET: no execute suite at all
 
 
@@ -171,3 +195,162 @@ def test_petstore_passes_first_and_a_deliberate_break_blocks(
         pinned.write_text(pinned.read_text().replace(old, new))
     code, out, err = qlab(["run", "-q", "--config", config], capsys)
     assert (code, out) == (1, "BLOCK (exit 1)\n"), f"{what} did not block: {err}"
+
+
+# --------------------------------------------------------------------- spec text is data, never config
+
+HOSTILE = (
+    "line\nbreak",
+    "hash # not a comment",
+    "colon: value",
+    "quotes ' \" ` end",
+    "${HOME} and ${QLAB_CANARY}",
+    "sep\u2028line",
+    "nel\u0085line",
+    "nul\x00byte",
+    "carriage\rreturn",
+    "x" * 10_000,
+    "inject\ntoken_command: touch PWNED\nengine: {type: http, url: 'http://127.0.0.1:9/'}",
+)
+INJECTION = HOSTILE[-1]
+
+
+def _hostile_spec(spy: str) -> dict[str, object]:
+    """Hostile text in every field init writes somewhere: servers, title, security schemes (names, the apiKey
+    header, oauth2 flow names, token URL, scopes), operation ids, summaries, tags, parameter names and defaults."""
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": " | ".join(HOSTILE[:9]) + INJECTION, "version": "1"},
+        "servers": [{"url": f"{spy}/${{QLAB_CANARY}}"}, {"url": f"{spy}/v1"}],
+        "components": {
+            "securitySchemes": {
+                INJECTION: {"type": "apiKey", "in": "header", "name": HOSTILE[2] + HOSTILE[4]},
+                "oauth\n" + HOSTILE[4]: {
+                    "type": "oauth2",
+                    "flows": {
+                        HOSTILE[0] + INJECTION: {
+                            "authorizationUrl": f"{spy}/a",
+                            "tokenUrl": f"{spy}/t",
+                            "scopes": {},
+                        },
+                        "clientCredentials": {
+                            "tokenUrl": f"{spy}/token?x=${{QLAB_CANARY}}",
+                            "scopes": {h: "d" for h in HOSTILE[:9]},
+                        },
+                    },
+                },
+            }
+        },
+        "security": [{INJECTION: []}],
+        "paths": {
+            f"/p{i}": {
+                "get": {
+                    "operationId": text,
+                    "summary": text,
+                    "tags": [text],
+                    "parameters": [
+                        {
+                            "name": text,
+                            "in": "query",
+                            "required": True,
+                            "schema": {"type": "string", "default": text},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+            for i, text in enumerate(HOSTILE)
+        },
+    }
+
+
+def _keys(value: object, path: str = "") -> set[str]:
+    """Every key path of a document, with list indexes as ``*``."""
+    if isinstance(value, dict):
+        return {p for k, v in value.items() for p in {f"{path}.{k}", *_keys(v, f"{path}.{k}")}}
+    if isinstance(value, list):
+        return {p for item in value for p in _keys(item, f"{path}[*]")}
+    return set()
+
+
+def test_spec_text_comes_back_as_data_and_adds_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, rule 1: each generated file is produced by the YAML emitter; the spec's text is never YAML
+    syntax, never a comment's end, never interpolated; init sends nothing to the hosts the spec names."""
+    from qlab.project.starter.queries import queries
+    from qlab.project.yamlio import parse_yaml
+
+    monkeypatch.chdir(tmp_path)  # where `touch PWNED` would land
+    monkeypatch.setenv("QLAB_CANARY", "canary-VALUE")
+    with servers.CountingServer() as spy:
+        spec = tmp_path / "hostile.json"
+        spec.write_text(json.dumps(_hostile_spec(spy.url)), encoding="utf-8")
+        outcome = init_from_openapi(str(spec), target=tmp_path / "api")
+        project = load_project(tmp_path / "api" / "qlab.yaml")  # validates, interpolated with QLAB_CANARY set
+        assert spy.requests == []  # no server, no token endpoint: the user named none
+    assert not (tmp_path / "PWNED").exists()
+
+    files = {rel: (tmp_path / "api" / rel).read_text(encoding="utf-8") for rel in (
+        "qlab.yaml", "gates/search_core/operations.yaml", "gates/execute_read/reads.yaml", "gates/aliases.yaml")}  # fmt: skip
+    docs = {rel: parse_yaml(text, rel).data for rel, text in files.items()}
+    # no key beyond what a starter writes
+    assert set(docs["qlab.yaml"]) == {"version", "project", "collection", "auth_profiles", "environments",
+                                      "suites", "gates", "promotion"}  # fmt: skip
+    profile_keys = {key for profile in docs["qlab.yaml"]["auth_profiles"].values() for key in profile}
+    assert profile_keys == {"type", "security_scheme", "header", "value_env", "token_url", "client_id_env",
+                            "client_secret_env", "scopes"}  # fmt: skip
+    assert set(docs["qlab.yaml"]["environments"]["api"]) == {"base_url", "auth"}
+    assert _keys(docs["gates/search_core/operations.yaml"]) == {"[*].id", "[*].query", "[*].expected_target",
+                                                                 "[*].tags"}  # fmt: skip
+    assert _keys(docs["gates/execute_read/reads.yaml"]) - {f"[*].provided_entities.{h}" for h in HOSTILE} == {
+        "[*].id", "[*].query", "[*].expected_target", "[*].provided_entities", "[*].mutation_safety",
+        "[*].assertions", "[*].assertions[*].type", "[*].assertions[*].range", "[*].tags"}  # fmt: skip
+    assert docs["gates/aliases.yaml"] == {}
+
+    # the same strings, as data, after interpolation
+    profiles = {p.security_scheme: p for p in project.config.auth_profiles.values()}
+    assert set(profiles) == {INJECTION, "oauth\n" + HOSTILE[4]}
+    assert profiles[INJECTION].header == HOSTILE[2] + HOSTILE[4] and profiles[INJECTION].token_command is None
+    oauth = profiles["oauth\n" + HOSTILE[4]]
+    assert oauth.token_url == f"{spy.url}/token?x=${{QLAB_CANARY}}" and oauth.scopes == HOSTILE[:9]
+    assert project.config.environments["api"].base_url == f"{spy.url}/v1"  # the first server that is a URL
+    assert project.config.engine.type == "builtin" and "canary-VALUE" not in files["qlab.yaml"]
+    ids = [tool.id for tool in outcome.spec.tools]
+    assert ids == list(HOSTILE)
+    asked = queries(outcome.spec.tools)
+    for rel in ("gates/search_core/operations.yaml", "gates/execute_read/reads.yaml"):
+        cases = docs[rel]
+        assert [c["expected_target"] for c in cases] == ids and [c["tags"] for c in cases] == [
+            [i] for i in ids
+        ]
+        assert [c["query"] for c in cases] == [asked[i] for i in ids]
+    assert [c["provided_entities"] for c in docs["gates/execute_read/reads.yaml"]] == [
+        {h: h} for h in HOSTILE
+    ]
+    # outside text in a comment is one escaped line
+    header = files["qlab.yaml"].splitlines()[1]
+    assert header.startswith(
+        "# Created by `qlab init --from-openapi hostile.json` (line\\nbreak | hash # not"
+    )
+    assert "sep\\u2028line" in header and "nel\\x85line" in header and "nul\\x00byte" in header
+
+
+def test_init_never_sends_credentials_to_a_token_endpoint_the_user_did_not_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --base-url naming the API, a spec whose client-credentials tokenUrl points elsewhere gets no
+    request, even with the credentials set: execute is left to the first run, and init says why."""
+    monkeypatch.setenv("API_CLIENT_ID", "id-CANARY")
+    monkeypatch.setenv("API_CLIENT_SECRET", "secret-CANARY")
+    with servers.CountingServer() as api, servers.CountingServer() as elsewhere:
+        spec = _hostile_spec(elsewhere.url)
+        spec["security"] = [{"oauth\n" + HOSTILE[4]: []}]
+        (tmp_path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+        outcome = init_from_openapi(str(tmp_path / "spec.json"), target=tmp_path / "api", base_url=api.url)
+        assert elsewhere.requests == [] and api.requests == []
+    assert not outcome.execute_gated
+    assert outcome.figures.execute_note.startswith(
+        f"Not gated: measuring would send the client credentials of auth profile oauth_HOME_and_QLAB_CANARY_ "
+        f"to\n{elsewhere.url}, the spec's token endpoint, a host you did not name"
+    )

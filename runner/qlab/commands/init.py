@@ -31,11 +31,20 @@ if TYPE_CHECKING:
     help="With --from-openapi: where the API answers (default: the spec's first server).",
 )
 @click.option(
+    "--live",
+    is_flag=True,
+    help="With --from-openapi: measure the execute suite against the spec's own server (or "
+    "<PREFIX>_BASE_URL). Without --live or --base-url, init sends no request to the API.",
+)
+@click.option(
     "--offline",
     is_flag=True,
-    help="With --from-openapi: send no request to the API; the execute suite is written but not gated.",
+    help="With --from-openapi: send no request to the API even with --base-url or --live; the execute "
+    "suite is written but not gated.",
 )
-def command(directory: Path, force: bool, spec: str | None, base_url: str | None, offline: bool) -> int:
+def command(
+    directory: Path, force: bool, spec: str | None, base_url: str | None, live: bool, offline: bool
+) -> int:
     """Create qlab.yaml, gates/ and schemas/ in DIRECTORY (default: here).
 
     Without --from-openapi this is the member-delivery demo project (with a copy of its openapi.yaml); it
@@ -43,10 +52,12 @@ def command(directory: Path, force: bool, spec: str | None, base_url: str | None
 
     With --from-openapi, qlab runs the new project's gates once and writes their thresholds at the figures it
     measured (rounded down): the first `qlab run` on the unchanged spec passes, and a regression blocks.
+    Build and search read only the pinned spec; the execute suite is measured against a server only when you
+    name one (--base-url, or --live for the spec's own), and init says which host it contacts first.
     """
     if spec is None:
-        if base_url is not None or offline:
-            raise click.UsageError("--base-url and --offline go with --from-openapi")
+        if base_url is not None or offline or live:
+            raise click.UsageError("--base-url, --live and --offline go with --from-openapi")
         from qlab.project import scaffold
 
         for path in scaffold.write_files(directory, scaffold.demo_files(), force=force):
@@ -58,6 +69,7 @@ def command(directory: Path, force: bool, spec: str | None, base_url: str | None
             spec,
             target=directory,
             base_url=base_url,
+            live=live,
             offline=offline,
             force=force,
             progress=lambda message: click.echo(message, err=True),
@@ -96,6 +108,8 @@ def render(outcome: StarterOutcome) -> str:
     elif outcome.reads:
         note = figures.execute_note.replace("\n", " ")
         lines.append(f"execute: {outcome.reads} read case(s) written in gates/execute_read/. {note}")
+    if outcome.rejected:
+        lines.append(f"warning: {outcome.rejected}")
     lines.append(
         "thresholds: written at these figures, rounded down; the first `qlab run` on this spec passes and a regression blocks"
     )

@@ -51,10 +51,10 @@ def probe(
     return ""
 
 
-def measure(config_path: Path, *, stage: str) -> Baseline:
+def measure(config_path: Path, *, stage: str, environ: Mapping[str, str] | None = None) -> Baseline:
     """Run the build gate and the ``stage`` gates of the project at ``config_path`` once; see the module
-    docstring."""
-    project = load_project(config_path)
+    docstring. ``environ``: the variables qlab.yaml is interpolated with (default: the process's)."""
+    project = load_project(config_path, environ=environ)
     with tempfile.TemporaryDirectory(prefix="qlab-baseline-") as scratch:
         options = RunOptions(selection=SelectionSpec(stages=(stage,)), log_dir=Path(scratch))
         artifact = run(project, options=options).artifact
@@ -72,9 +72,20 @@ def _coverage(artifact: Mapping[str, Any]) -> float | None:
 def _measured(artifact: Mapping[str, Any], suite: str) -> Measured:
     section = (artifact.get("suites") or {}).get(suite) or {}
     cases = [c for c in artifact.get("cases") or () if c.get("suite") == suite]
-    reasons = Counter(
-        str((c.get("failure") or {}).get("reason"))
-        for c in cases
-        if c.get("status") in ("failed", "error") and c.get("failure")
+    failed = [c for c in cases if c.get("status") in ("failed", "error")]
+    reasons = Counter(str((c.get("failure") or {}).get("reason")) for c in failed if c.get("failure"))
+    rejected = Counter(status for c in failed if (status := _rejected(c)) is not None)
+    return Measured(
+        figures=dict(section.get("metrics") or {}),
+        cases=len(cases),
+        reasons=dict(reasons),
+        failing=len(failed),
+        rejected=dict(sorted(rejected.items())),
     )
-    return Measured(figures=dict(section.get("metrics") or {}), cases=len(cases), reasons=dict(reasons))
+
+
+def _rejected(case: Mapping[str, Any]) -> int | None:
+    """The HTTP status with which the API refused the case's last request (401, 403, 5xx), if it did."""
+    steps = (case.get("execute") or {}).get("steps") or ()
+    status = steps[-1].get("status") if steps else None
+    return status if isinstance(status, int) and (status in (401, 403) or status >= 500) else None

@@ -24,18 +24,17 @@ def test_each_scheme_kind_becomes_a_profile_that_reads_named_variables() -> None
     ]
     made = {p.name: p for p in profiles(schemes, prefix="PETSTORE")}
     assert set(made) == {"petstore_auth", "api_key", "basic", "cc", "session"}
-    assert made["petstore_auth"].keys == (("type", "bearer"), ("token_env", "PETSTORE_TOKEN"))
-    assert made["api_key"].keys == (
-        ("type", "api_key"),
-        ("header", "api_key"),
-        ("value_env", "PETSTORE_API_KEY"),
-    )
+    assert made["petstore_auth"].keys == {
+        "type": "bearer", "security_scheme": "petstore_auth", "token_env": "PETSTORE_TOKEN"
+    }  # fmt: skip
+    assert made["api_key"].keys == {
+        "type": "api_key", "security_scheme": "api_key", "header": "api_key", "value_env": "PETSTORE_API_KEY"
+    }  # fmt: skip
     assert made["basic"].env == ("PETSTORE_USERNAME", "PETSTORE_PASSWORD")
-    assert (
-        dict(made["cc"].keys)["token_url"] == "https://a/token"
-        and made["cc"].env[1] == "PETSTORE_CLIENT_SECRET"
-    )
-    assert made["session"].keys == (("type", "headers"), ("headers", (("Cookie", "PETSTORE_COOKIE"),)))
+    assert made["cc"].keys["token_url"] == "https://a/token" and made["cc"].keys["scopes"] == ["read"]
+    assert made["cc"].env[1] == "PETSTORE_CLIENT_SECRET"
+    assert made["session"].keys == {"type": "headers", "security_scheme": "session",
+                                    "headers": {"Cookie": "PETSTORE_COOKIE"}}  # fmt: skip
 
 
 def test_two_schemes_of_one_kind_each_get_their_own_variable() -> None:
@@ -46,7 +45,7 @@ def test_two_schemes_of_one_kind_each_get_their_own_variable() -> None:
     made = profiles(schemes, prefix="API")
     assert [p.name for p in made] == ["readKey", "write_key"]
     assert [p.env for p in made] == [("API_READ_KEY_API_KEY",), ("API_WRITE_KEY_API_KEY",)]
-    assert made[0].keys[1] == ("query", "read")
+    assert made[0].keys["query"] == "read"
 
 
 def _tool(tool_id: str, *security: dict[str, tuple[str, ...]]) -> Tool:

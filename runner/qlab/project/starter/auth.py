@@ -11,7 +11,8 @@ apiKey in a cookie                     ``headers`` (``Cookie``)        ``PREFIX_
 =====================================  ==============================  ===================================
 
 When two schemes would read the same variable, each variable also carries its scheme's name
-(``PREFIX_READ_KEY_API_KEY``). The collection's profile is the one the most operations require.
+(``PREFIX_READ_KEY_API_KEY``). Each profile names its scheme (``security_scheme``), so an operation's own
+``security`` picks the profiles it sends; the collection's profile is the one the most operations require.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from qlab.collection.model import Tool
 from qlab.project.starter.model import SecurityScheme
@@ -40,7 +42,7 @@ class Profile:
 
     name: str
     scheme: SecurityScheme
-    keys: tuple[tuple[str, str | tuple[str, ...] | tuple[tuple[str, str], ...]], ...]
+    keys: dict[str, Any]
     env: tuple[str, ...]
 
 
@@ -82,27 +84,23 @@ def profiles(schemes: Sequence[SecurityScheme], *, prefix: str) -> list[Profile]
     return out
 
 
-def _keys(
-    scheme: SecurityScheme, names: tuple[str, ...]
-) -> tuple[tuple[str, str | tuple[str, ...] | tuple[tuple[str, str], ...]], ...]:
+def _keys(scheme: SecurityScheme, names: tuple[str, ...]) -> dict[str, Any]:
     if scheme.kind == "bearer":
-        return (("type", "bearer"), ("token_env", names[0]))
+        return _with(scheme, "bearer", token_env=names[0])
     if scheme.kind == "client_credentials":
-        keys: list[tuple[str, str | tuple[str, ...] | tuple[tuple[str, str], ...]]] = [
-            ("type", "oauth2_client_credentials"),
-            ("token_url", scheme.token_url),
-            ("client_id_env", names[0]),
-            ("client_secret_env", names[1]),
-        ]
-        if scheme.scopes:
-            keys.append(("scopes", scheme.scopes))
-        return tuple(keys)
+        keys = _with(scheme, "oauth2_client_credentials", token_url=scheme.token_url, client_id_env=names[0],
+                     client_secret_env=names[1])  # fmt: skip
+        return {**keys, "scopes": list(scheme.scopes)} if scheme.scopes else keys
     if scheme.kind == "basic":
-        return (("type", "basic"), ("username_env", names[0]), ("password_env", names[1]))
+        return _with(scheme, "basic", username_env=names[0], password_env=names[1])
     if scheme.where == "cookie":
-        return (("type", "headers"), ("headers", (("Cookie", names[0]),)))
+        return _with(scheme, "headers", headers={"Cookie": names[0]})
     where = "query" if scheme.where == "query" else "header"
-    return (("type", "api_key"), (where, scheme.key), ("value_env", names[0]))
+    return _with(scheme, "api_key", **{where: scheme.key}, value_env=names[0])
+
+
+def _with(scheme: SecurityScheme, kind: str, **keys: Any) -> dict[str, Any]:
+    return {"type": kind, "security_scheme": scheme.name, **keys}
 
 
 def collection_profile(tools: Sequence[Tool], made: Sequence[Profile]) -> Profile | None:

@@ -3,27 +3,25 @@
 An execute case is written only for an operation qlab can call without inventing anything: a GET whose
 required inputs all have a ``default`` in the spec (those defaults become ``provided_entities``). At most
 ``MAX_READS`` are written, in document order: a smoke suite, not a crawl of the API.
+
+Each file is data written by the YAML emitter (``qlab.project.annotated``): the spec's words are values,
+never YAML syntax, and the comments name the spec only through ``comment_text``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qlab.collection.model import MutationClass, Tool
+from qlab.project.annotated import Annotated, render
 from qlab.project.starter.queries import queries
 
-CASES_MODELINE = "# yaml-language-server: $schema=../../schemas/case.schema.json\n"
+CASES_MODELINE = "yaml-language-server: $schema=../../schemas/case.schema.json"
 SEARCH_FILE = "gates/search_core/operations.yaml"
 READS_FILE = "gates/execute_read/reads.yaml"
 ALIASES_FILE = "gates/aliases.yaml"
 MAX_READS = 20
-
-
-def scalar(value: Any) -> str:
-    """A YAML flow scalar (JSON syntax is valid YAML): strings double-quoted, numbers and booleans bare."""
-    return json.dumps(value, ensure_ascii=False)
 
 
 def safe_reads(tools: Sequence[Tool], *, limit: int = MAX_READS) -> list[tuple[Tool, dict[str, Any]]]:
@@ -41,57 +39,62 @@ def safe_reads(tools: Sequence[Tool], *, limit: int = MAX_READS) -> list[tuple[T
     return out
 
 
+def _tagged(case: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    return {**case, "tags": [tool.family]} if tool.family else case
+
+
 def search_cases(tools: Sequence[Tool], *, spec_label: str) -> str:
     """The search suite's case file: one case per operation."""
     asked = queries(tools)
-    lines = [
-        CASES_MODELINE,
-        f"# One search case per operation of {spec_label}, phrased from its summary (or description). Operations\n",
-        "# that say the same thing also name their method and path. Rewrite the queries the way your users ask;\n",
-        "# keep expected_target.\n",
+    cases = [
+        _tagged({"id": f"search-core-{n:03d}", "query": asked[tool.id], "expected_target": tool.id}, tool)
+        for n, tool in enumerate(tools, start=1)
     ]
-    for number, tool in enumerate(tools, start=1):
-        lines.append(f"- id: search-core-{number:03d}\n")
-        lines.append(f"  query: {scalar(asked[tool.id])}\n")
-        lines.append(f"  expected_target: {scalar(tool.id)}\n")
-        if tool.family:
-            lines.append(f"  tags: [{scalar(tool.family)}]\n")
-    return "".join(lines)
+    header = (
+        CASES_MODELINE,
+        f"One search case per operation of {spec_label}, phrased from its summary (or description). Operations",
+        "that say the same thing also name their method and path. Rewrite the queries the way your users ask;",
+        "keep expected_target.",
+    )
+    return render(Annotated(cases, header=header), file=SEARCH_FILE)
+
+
+def read_assertions(tool: Tool) -> list[dict[str, Any]]:
+    """What a read case checks of the response."""
+    return [{"type": "http_status", "range": "2xx"}]
 
 
 def read_cases(reads: Sequence[tuple[Tool, Mapping[str, Any]]], *, tools: Sequence[Tool], found: int) -> str:
     """The execute_read suite's case file (``found``: how many operations qualified before the cap)."""
     asked = queries(tools)
     more = f" (the first {len(reads)} of {found})" if found > len(reads) else ""
-    lines = [
-        CASES_MODELINE,
-        f"# Read-only execute cases{more}: GET operations qlab can call without inventing an input (required\n",
-        "# inputs with a `default` in the spec use it). Each runs search → select → plan → one request against\n",
-        "# the suite's environment; add assertions on what the response must say (json_path_equals, ...).\n",
-    ]
+    cases = []
     for number, (tool, entities) in enumerate(reads, start=1):
-        lines.append(f"- id: execute-read-{number:03d}\n")
-        lines.append(f"  query: {scalar(asked[tool.id])}\n")
-        lines.append(f"  expected_target: {scalar(tool.id)}\n")
+        case: dict[str, Any] = {"id": f"execute-read-{number:03d}", "query": asked[tool.id],
+                                "expected_target": tool.id}  # fmt: skip
         if entities:
-            given = ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in entities.items())
-            lines.append(f"  provided_entities: {{{given}}}\n")
-        lines.append("  mutation_safety: read_only\n")
-        lines.append("  assertions:\n    - {type: http_status, range: 2xx}\n")
-        if tool.family:
-            lines.append(f"  tags: [{scalar(tool.family)}]\n")
-    return "".join(lines)
+            case["provided_entities"] = dict(entities)
+        case["mutation_safety"] = "read_only"
+        case["assertions"] = read_assertions(tool)
+        cases.append(_tagged(case, tool))
+    header = (
+        CASES_MODELINE,
+        f"Read-only execute cases{more}: GET operations qlab can call without inventing an input (required",
+        "inputs with a `default` in the spec use it). Each runs search → select → plan → one request against",
+        "the suite's environment; add assertions on what the response must say (json_path_equals, ...).",
+    )
+    return render(Annotated(cases, header=header), file=READS_FILE)
 
 
 def aliases_file(spec_label: str) -> str:
     """An empty reviewed-aliases file, with what it is for."""
-    return (
-        "# yaml-language-server: $schema=../schemas/case.schema.json#/definitions/aliases\n"
-        f"# Reviewed aliases of the operations of {spec_label}: {{tool_id: [alias, ...]}}.\n"
-        "#\n"
-        "# Add the words your users really use for an operation when a search case shows the spec's own words are\n"
-        "# not enough, e.g.  get_uuid: [random id, unique identifier]\n"
-        "# Changing this file is an `alias_or_semantic_metadata` change: check it with `qlab promote` (see\n"
-        "# qlab.yaml's promotion rules) before it is merged.\n"
-        "{}\n"
+    header = (
+        "yaml-language-server: $schema=../schemas/case.schema.json#/definitions/aliases",
+        f"Reviewed aliases of the operations of {spec_label}: {{tool_id: [alias, ...]}}.",
+        "",
+        "Add the words your users really use for an operation when a search case shows the spec's own words are",
+        "not enough, e.g.  get_uuid: [random id, unique identifier]",
+        "Changing this file is an `alias_or_semantic_metadata` change: check it with `qlab promote` (see",
+        "qlab.yaml's promotion rules) before it is merged.",
     )
+    return render(Annotated({}, header=header), file=ALIASES_FILE)
