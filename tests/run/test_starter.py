@@ -354,3 +354,23 @@ def test_init_never_sends_credentials_to_a_token_endpoint_the_user_did_not_name(
         f"Not gated: measuring would send the client credentials of auth profile oauth_HOME_and_QLAB_CANARY_ "
         f"to\n{elsewhere.url}, the spec's token endpoint, a host you did not name"
     )
+
+
+def test_init_contacts_no_server_unless_named_and_says_which_first(tmp_path: Path) -> None:
+    """Issue 37, item 3: the spec's server gets no request from a plain init; with --live it does, after init
+    said which host it contacts."""
+    with servers.CountingServer() as api:
+        spec = tmp_path / "spec.yaml"
+        spec.write_text(DEMO_SPEC.read_text().replace("http://127.0.0.1:8765", api.url), encoding="utf-8")
+        said: list[tuple[str, int]] = []
+        outcome = init_from_openapi(
+            str(spec), target=tmp_path / "quiet", progress=lambda m: said.append((m, api.count))
+        )
+        assert api.requests == [] and not outcome.execute_gated
+        assert outcome.figures.execute_note.startswith("Not gated: init sent no request to the API")
+        assert [m for m, _ in said] == ["measuring: build + search of 15 operation(s), from the pinned spec"]
+        said.clear()
+        outcome = init_from_openapi(str(spec), target=tmp_path / "live", live=True,
+                                    progress=lambda m: said.append((m, api.count)))  # fmt: skip
+        assert api.count > 0 and outcome.execute_gated
+        assert said[1] == (f"contacting {api.url}: {outcome.reads} read-only request(s) to {api.url}", 0)
