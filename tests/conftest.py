@@ -73,8 +73,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-DATA = SHARED / "data"
+DATA = ROOT / "tests" / "data"  # real specs and JUnit schemas the tests carry, each with its SOURCE.md
 
 
 @pytest.fixture(scope="session")
@@ -92,8 +91,7 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not DATA.exists():
-        pytest.skip(f"shared data not found at {DATA}")
+    """The real specs the tests carry (``tests/data``: petstore3, kubernetes, RestBench's Spotify and TMDB)."""
     return DATA
 
 

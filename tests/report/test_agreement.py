@@ -18,15 +18,13 @@ from qlab.report import derive, github, junit, markdown
 from qlab.report.html import render_html
 from run import story
 
-CI = Path(__file__).resolve().parents[3] / "shared" / "ci"
+CI = Path(__file__).resolve().parents[1] / "data" / "ci"  # the JUnit XSDs the tests carry
 WAYS = ("unsharded", *story.SHARDS)
 
 
 @pytest.fixture(scope="module")
 def schemas() -> list[xmlschema.XMLSchema]:
     names = ("jenkins-xunit-junit-10.xsd", "windyroad-JUnit.xsd")
-    if not all((CI / n).is_file() for n in names):
-        pytest.skip(f"{CI} holds no JUnit schemas (the shared CI schemas sit beside the repository)")
     return [xmlschema.XMLSchema(str(CI / n)) for n in names]
 
 

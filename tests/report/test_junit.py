@@ -1,4 +1,4 @@
-"""JUnit XML: valid against both XSDs in ../shared/ci, parsed by junitparser, escaping, caps, uniqueness."""
+"""JUnit XML: valid against both XSDs in tests/data/ci, parsed by junitparser, escaping, caps, uniqueness."""
 
 from __future__ import annotations
 
@@ -16,17 +16,14 @@ import artifact_samples as samples
 from qlab.report import junit
 
 ROOT = Path(__file__).resolve().parents[2]
-CI = ROOT.parent / "shared" / "ci"
+CI = ROOT / "tests" / "data" / "ci"  # the JUnit XSDs the tests carry (SOURCE.md there)
 GOLDEN = Path(__file__).parent / "golden" / "junit.xml"
 XSDS = ("jenkins-xunit-junit-10.xsd", "windyroad-JUnit.xsd")
 
 
 @pytest.fixture(scope="module", params=XSDS)
 def schema(request: pytest.FixtureRequest) -> xmlschema.XMLSchema:
-    path = CI / request.param
-    if not path.is_file():
-        pytest.skip(f"{path} not found (the shared CI schemas sit beside the repository)")
-    return xmlschema.XMLSchema(str(path))
+    return xmlschema.XMLSchema(str(CI / request.param))
 
 
 def _artifact() -> dict[str, Any]:
