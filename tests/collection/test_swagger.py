@@ -156,3 +156,20 @@ def test_form_urlencoded_without_files(tmp_path: Path) -> None:
     )
     (tool,) = load_tools(str(write_json(tmp_path / "s.json", doc)))
     assert tool.id == "post_login" and tool.request_content_type == "application/x-www-form-urlencoded"
+
+
+def test_the_media_types_each_response_documents(tmp_path: Path) -> None:
+    """Swagger 2.0: a response with a ``schema`` has the operation's ``produces`` (else the global one); one
+    without documents no body."""
+    spec = {
+        "swagger": "2.0", "info": {"title": "t", "version": "1"}, "produces": ["application/json"],
+        "paths": {"/pets": {
+            "get": {"operationId": "list", "produces": ["application/xml", "application/json"],
+                    "responses": {"200": {"description": "ok", "schema": {"type": "array"}},
+                                  "404": {"description": "none"}}},
+            "post": {"operationId": "add", "responses": {"201": {"description": "made", "schema": {}}}},
+        }},
+    }  # fmt: skip
+    tools = {t.id: t for t in load_tools(str(write_json(tmp_path / "s.json", spec)))}
+    assert tools["list"].response_media == {"200": ("application/xml", "application/json"), "404": ()}
+    assert tools["add"].response_media == {"201": ("application/json",)}

@@ -47,6 +47,7 @@ def tool(
     body: Mapping[str, Any] | None = None,
     content_type: str | None = None,
     responses: Mapping[str, Mapping[str, Any]] | None = None,
+    media: Mapping[str, tuple[str, ...]] | None = None,
     security: tuple[Mapping[str, tuple[str, ...]], ...] = (),
     mutation: MutationClass | None = None,
     kind: str = "openapi",
@@ -65,6 +66,7 @@ def tool(
         request_body=body,
         request_content_type=content_type,
         responses=dict(responses or {}),
+        response_media=dict(media or {}),
         security=security,
         mutation=mutation,
     )

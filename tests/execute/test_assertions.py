@@ -141,6 +141,37 @@ def test_response_schema_against_the_tool() -> None:
     ).passed
 
 
+PET = {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "body", "passed", "said"),
+    [
+        (200, "application/json", b'{"name": "Rex"}', True, ""),
+        (200, "application/json; charset=utf-8", b"{}", False, "'name' is a required property"),
+        (200, "application/xml", b"<pet><name>Rex</name></pet>", True, ""),  # documented XML: not checked
+        (200, "text/html", b"<html>login</html>", False, "['application/json', 'application/xml']"),
+        (204, "", b"", True, ""),  # documented without a body
+        (202, "", b"", True, ""),  # `202: {description}`: no body documented, none sent
+        (202, "application/json", b'{"queued": true}', True, ""),
+        (200, "application/json", b"", False, "body is empty"),  # a JSON body documented, none sent
+        (201, "text/plain", b"created", True, ""),  # `text/*` documented
+    ],
+)
+def test_response_schema_reads_the_content_type_the_spec_documents(
+    status: int, content_type: str, body: bytes, passed: bool, said: str
+) -> None:
+    """Petstore's shapes: JSON and XML for 200, no body for 204 and 202, text for 201."""
+    pet = tool(
+        "getPet",
+        responses={"200": PET, "201": {"type": "string"}, "202": {}, "204": {}},
+        media={"200": ("application/json", "application/xml"), "201": ("text/*",), "202": (), "204": ()},
+    )
+    headers = Headers({"Content-Type": content_type} if content_type else {})
+    result = evaluate(a("response_schema"), ResponseView(status, headers, body, 1, pet))
+    assert (result.passed, said in result.message) == (passed, True), result.message
+
+
 def test_nullable_and_boolean_exclusive_bounds_are_understood() -> None:
     t = tool(
         "t",

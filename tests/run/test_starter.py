@@ -305,7 +305,7 @@ def test_spec_text_comes_back_as_data_and_adds_no_key(
                                                                  "[*].tags"}  # fmt: skip
     assert _keys(docs["gates/execute_read/reads.yaml"]) - {f"[*].provided_entities.{h}" for h in HOSTILE} == {
         "[*].id", "[*].query", "[*].expected_target", "[*].provided_entities", "[*].mutation_safety",
-        "[*].assertions", "[*].assertions[*].type", "[*].assertions[*].range", "[*].tags"}  # fmt: skip
+        "[*].assertions", "[*].assertions[*].type", "[*].assertions[*].in", "[*].tags"}  # fmt: skip
     assert docs["gates/aliases.yaml"] == {}
 
     # the same strings, as data, after interpolation
@@ -372,5 +372,80 @@ def test_init_contacts_no_server_unless_named_and_says_which_first(tmp_path: Pat
         said.clear()
         outcome = init_from_openapi(str(spec), target=tmp_path / "live", live=True,
                                     progress=lambda m: said.append((m, api.count)))  # fmt: skip
-        assert api.count > 0 and outcome.execute_gated
+        assert api.count > 0  # (its answers do not match the demo's schemas: execute is not gated)
         assert said[1] == (f"contacting {api.url}: {outcome.reads} read-only request(s) to {api.url}", 0)
+
+
+class _Shop(http.server.BaseHTTPRequestHandler):
+    """A small API: a JSON pet (its body set by the test), an XML catalogue, a text feed and a 204 ping."""
+
+    pet: bytes = b'{"id": 1, "name": "Rex"}'
+    answers = {
+        "/pet": ("application/json", None),
+        "/catalogue": ("application/xml", b"<pets><pet>Rex</pet></pets>"),
+        "/feed": ("text/plain; charset=utf-8", b"Rex was adopted"),
+    }
+
+    def do_GET(self) -> None:
+        if self.path not in self.answers:  # /ping, and init's probe of the base URL
+            self.send_response(204)
+            self.end_headers()
+            return
+        media, body = self.answers[self.path]
+        body = body if body is not None else type(self).pet
+        self.send_response(200)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+SHOP_SPEC = {
+    "openapi": "3.0.3",
+    "info": {"title": "shop", "version": "1"},
+    "paths": {
+        "/pet": {"get": {"operationId": "getPet", "summary": "Show the pet of the day", "responses": {"200": {
+            "description": "ok", "content": {"application/json": {"schema": {
+                "type": "object", "required": ["id", "name"],
+                "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}}}}}},
+        "/catalogue": {"get": {"operationId": "getCatalogue", "summary": "List the catalogue as XML",
+                               "responses": {"200": {"description": "ok", "content": {"application/xml": {
+                                   "schema": {"type": "object"}}}}}}},
+        "/feed": {"get": {"operationId": "getFeed", "summary": "Read the adoption feed", "responses": {"200": {
+            "description": "ok", "content": {"text/plain": {"schema": {"type": "string"}}}}}}},
+        "/ping": {"get": {"operationId": "ping", "summary": "Check the shop is open",
+                          "responses": {"204": {"description": "open"}}}},
+    },
+}  # fmt: skip
+
+
+def test_read_cases_assert_the_documented_response_and_catch_a_dropped_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 37, item 8: documented XML, text and 204 responses pass their read cases; a JSON body that drops
+    a required field blocks (it passed on the status code alone before)."""
+    (tmp_path / "spec.json").write_text(json.dumps(SHOP_SPEC), encoding="utf-8")
+    handler = type("Shop", (_Shop,), {})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        outcome = init_from_openapi(str(tmp_path / "spec.json"), target=tmp_path / "shop", base_url=url)
+        assert outcome.execute_gated and outcome.figures.execute is not None
+        assert outcome.figures.execute.figures["execute_read_success_rate"] == 1.0, outcome.figures.execute
+        reads = (tmp_path / "shop" / "gates" / "execute_read" / "reads.yaml").read_text()
+        assert reads.count("type: response_schema") == 3 and "in: [204]" in reads  # not for the 204 ping
+        config = str(tmp_path / "shop" / "qlab.yaml")
+        code, out, err = qlab(["run", "-q", "--config", config], capsys)
+        assert (code, out) == (0, "PASS (exit 0)\n"), err
+        handler.pet = b'{"id": 1}'  # the server drops a required field
+        code, out, err = qlab(["run", "--config", config], capsys)
+        assert code == 1 and "execute-read-001 at execute (schema_mismatch)" in out, out + err
+        result = (tmp_path / "shop" / ".qlab" / "out" / "result.json").read_text()
+        assert "'name' is a required property" in result
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -39,6 +39,11 @@ class Parameter:
     description: str = ""
 
 
+def is_json_media(media: str) -> bool:
+    """``application/json``, ``application/problem+json; charset=utf-8``, ``text/json``: a JSON media type."""
+    return media.split(";", 1)[0].strip().lower().endswith(("/json", "+json"))
+
+
 @dataclass(frozen=True, slots=True)
 class Tool:
     """One callable target: an operation, an MCP tool or a Python callable."""
@@ -58,6 +63,8 @@ class Tool:
     responses: Mapping[str, Mapping[str, Any]] = field(
         default_factory=dict
     )  # status ("200", "2XX", "default") -> schema
+    # status -> the media types its response documents, () for none (a 204, a Swagger response without schema)
+    response_media: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     security: tuple[Mapping[str, tuple[str, ...]], ...] = ()  # OpenAPI security requirement objects
     mutation: MutationClass = MutationClass.READ_ONLY
     aliases: tuple[str, ...] = ()

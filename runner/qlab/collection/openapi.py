@@ -83,6 +83,7 @@ def read_document(doc: Document, *, source_name: str) -> SourceTools:
 
     is_swagger = kind == "swagger"
     consumes = swagger.consumes(data)
+    produces = swagger.produces(data)
     root_security = security(data.get("security"))
     tools: list[Tool] = []
     for path, raw_item in paths.items():
@@ -101,7 +102,9 @@ def read_document(doc: Document, *, source_name: str) -> SourceTools:
                 raise error_at(where, f"an operation must be an object, not {_kind(op)}")
             shared = item.get("parameters")
             if is_swagger:
-                parts = swagger.operation_parts(op, shared, where=where, error_at=error_at, consumes=consumes)
+                parts = swagger.operation_parts(
+                    op, shared, where=where, error_at=error_at, consumes=consumes, produces=produces
+                )
             else:
                 parts = openapi3.operation_parts(op, shared, where=where, error_at=error_at)
             op_security = security(op["security"]) if "security" in op else root_security
@@ -173,6 +176,7 @@ def _tool(
         request_body=parts.request_body,
         request_content_type=parts.request_content_type,
         responses=parts.responses,
+        response_media=parts.response_media,
         security=security_,
         mutation=mutation_of(method),
         aliases=aliases(op.get("x-qlab-aliases")),

@@ -15,6 +15,7 @@ from qlab.collection.operations import (
     merged_parameters,
     parameter,
     parameter_example,
+    response_media,
     responses,
 )
 from qlab.collection.schemas import pick_media
@@ -78,6 +79,7 @@ def operation_parts(op: Mapping[str, Any], shared: Any, *, where: Where, error_a
     parts.responses = responses(
         op.get("responses"), where=(*where, "responses"), error_at=error_at, schema_of=_response_schema
     )
+    parts.response_media = response_media(op.get("responses"), lambda r: list(r.get("content") or ()))
     return parts
 
 

@@ -41,6 +41,7 @@ class Parts:
     request_body: Mapping[str, Any] | None = None
     request_content_type: str | None = None
     responses: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    response_media: dict[str, tuple[str, ...]] = field(default_factory=dict)
     examples: dict[str, Any] = field(default_factory=dict)
 
 
@@ -155,6 +156,20 @@ def responses(
         schema = schema_of(response)
         out[str(status)] = schema if isinstance(schema, Mapping) else {}
     return out
+
+
+def response_media(
+    value: Any, media_of: Callable[[Mapping[str, Any]], Sequence[str]]
+) -> dict[str, tuple[str, ...]]:
+    """status → the media types the response documents (none: it documents no body); read after
+    :func:`responses` has checked the shape."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {
+        str(status): tuple(str(m) for m in media_of(response))
+        for status, response in value.items()
+        if not str(status).startswith("x-") and isinstance(response, Mapping)
+    }
 
 
 def security(value: Any) -> tuple[Mapping[str, tuple[str, ...]], ...]:

@@ -15,6 +15,7 @@ from qlab.collection.operations import (
     merged_parameters,
     parameter,
     parameter_example,
+    response_media,
     responses,
 )
 
@@ -43,9 +44,16 @@ _MULTIPART = "multipart/form-data"
 
 
 def operation_parts(
-    op: Mapping[str, Any], shared: Any, *, where: Where, error_at: ErrorAt, consumes: Sequence[str]
+    op: Mapping[str, Any],
+    shared: Any,
+    *,
+    where: Where,
+    error_at: ErrorAt,
+    consumes: Sequence[str],
+    produces: Sequence[str] = (),
 ) -> Parts:
-    """Parameters, body, responses and examples of one resolved 2.0 operation; ``consumes`` is the global list."""
+    """Parameters, body, responses and examples of one resolved 2.0 operation; ``consumes`` and ``produces``
+    are the global lists (a response with a ``schema`` has the operation's ``produces``, else those)."""
     parts = Parts()
     own_consumes = op.get("consumes")
     media_types = [str(c) for c in own_consumes] if isinstance(own_consumes, list) else list(consumes)
@@ -113,6 +121,9 @@ def operation_parts(
         error_at=error_at,
         schema_of=lambda r: r.get("schema"),
     )
+    own_produces = op.get("produces")
+    produced = [str(p) for p in own_produces] if isinstance(own_produces, list) else list(produces)
+    parts.response_media = response_media(op.get("responses"), lambda r: produced if "schema" in r else ())
     return parts
 
 
@@ -155,6 +166,11 @@ def servers(data: Mapping[str, Any]) -> tuple[list[str], str]:
 
 def consumes(data: Mapping[str, Any]) -> list[str]:
     value = data.get("consumes")
+    return [str(c) for c in value] if isinstance(value, list) else []
+
+
+def produces(data: Mapping[str, Any]) -> list[str]:
+    value = data.get("produces")
     return [str(c) for c in value] if isinstance(value, list) else []
 
 

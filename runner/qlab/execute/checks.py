@@ -9,8 +9,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from qlab import jsonpath
+from qlab.collection.model import is_json_media
 from qlab.execute.response import ResponseView
-from qlab.execute.schema_check import response_schema_for, validate
+from qlab.execute.schema_check import (
+    media_matches,
+    media_type,
+    response_media_for,
+    response_schema_for,
+    validate,
+)
 from qlab.results import AssertionResult
 
 
@@ -163,7 +170,15 @@ class JsonPathCount:
         )
 
 
+NO_BODY = frozenset({204, 205, 304})  # statuses whose responses carry no body (RFC 9110)
+
+
 class ResponseSchema:
+    """The body against the response the spec documents for the status, as its content type says: a JSON body
+    is validated against the schema; an empty body passes where none is documented (a 204); a non-JSON body
+    (XML, text) passes when its media type is one the spec documents for the status (JSON Schema describes
+    JSON only), and fails when it is not."""
+
     name, stage, needs_json = "response_schema", "execute", True
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
@@ -173,6 +188,16 @@ class ResponseSchema:
         status = int(args.get("status", response.status))
         tool_id = response.tool.id if response.tool else "?"
         schema = response_schema_for(response.tool, status) if response.tool else None
+        documented = response_media_for(response.tool, status) if response.tool else None
+        media = media_type(response.headers.get("Content-Type", ""))
+        if schema is not None and not response.body and (status in NO_BODY or documented == ()):
+            return _ok(self.name, f"no body for {tool_id} {status}", "no body", "$")
+        if schema is not None and documented and media and not is_json_media(media):
+            if any(media_matches(media, d) for d in documented):
+                return _ok(self.name, f"{media} for {tool_id} {status} (not JSON: its schema is not checked)",
+                           media, "$")  # fmt: skip
+            return _fail(self.name, f"a documented content type for {tool_id} {status}: ", list(documented),
+                         media, "$")  # fmt: skip
         if schema is None:
             return AssertionResult(
                 self.name,

@@ -32,13 +32,31 @@ class SchemaIssue:
         return f"{self.path}: {self.message}"
 
 
+def _documented(status: int) -> tuple[str, ...]:
+    """Where a spec documents ``status``, most specific first: the exact code, then ``2XX``, then ``default``."""
+    return (str(status), f"{status // 100}XX", f"{status // 100}xx", "default")
+
+
 def response_schema_for(tool: Tool, status: int) -> Mapping[str, Any] | None:
-    """The schema the tool documents for ``status``: the exact code, then ``2XX``, then ``default``."""
-    responses = tool.responses
-    for key in (str(status), f"{status // 100}XX", f"{status // 100}xx", "default"):
-        if key in responses:
-            return responses[key]
-    return None
+    """The schema the tool documents for ``status`` (see ``_documented``), or None."""
+    return next((tool.responses[key] for key in _documented(status) if key in tool.responses), None)
+
+
+def response_media_for(tool: Tool, status: int) -> tuple[str, ...] | None:
+    """The media types the tool documents for ``status``, () for no body; None when the collection does not
+    say (a tool built by hand, an MCP or Python tool)."""
+    return next((tool.response_media[key] for key in _documented(status) if key in tool.response_media), None)
+
+
+def media_type(content_type: str) -> str:
+    """``Application/XML; charset=utf-8`` → ``application/xml``."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def media_matches(media: str, documented: str) -> bool:
+    """Whether a response's ``media`` type is one the spec ``documented`` (``*/*`` and ``text/*`` match)."""
+    wanted = media_type(documented)
+    return wanted in ("*/*", media) or (wanted.endswith("/*") and media.startswith(wanted[:-1]))
 
 
 def validate(instance: Any, schema: Mapping[str, Any]) -> list[SchemaIssue]:

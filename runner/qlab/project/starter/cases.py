@@ -60,8 +60,15 @@ def search_cases(tools: Sequence[Tool], *, spec_label: str) -> str:
 
 
 def read_assertions(tool: Tool) -> list[dict[str, Any]]:
-    """What a read case checks of the response."""
-    return [{"type": "http_status", "range": "2xx"}]
+    """What a read case checks of the response: the status codes the spec documents for success (any 2xx
+    when it names none), and, when a success response documents a body, the documented response
+    (``response_schema``: a JSON body against its schema, another body's content type against the
+    documented ones)."""
+    success = [s for s in tool.responses if s.upper() == "2XX" or (s.isdigit() and 200 <= int(s) < 300)]
+    codes = sorted(int(s) for s in success if s.isdigit())
+    status: dict[str, Any] = {"type": "http_status", **({"in": codes} if codes else {"range": "2xx"})}
+    bodies = any(tool.response_media.get(s) for s in success)
+    return [status, {"type": "response_schema"}] if bodies else [status]
 
 
 def read_cases(reads: Sequence[tuple[Tool, Mapping[str, Any]]], *, tools: Sequence[Tool], found: int) -> str:
