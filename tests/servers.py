@@ -155,9 +155,18 @@ def ensure_npm(package: str, bin_name: str) -> Path:
     """Install an npm package under .qlab/node once (the tests install what they need; nothing by hand) and
     return its executable. NotInstalled where node or npm is absent; ServerFailed (with npm's output) when npm
     could not install it — the registry unreachable, a broken package: see ``infrastructure``."""
-    found = npm_bin(bin_name)
-    if found is not None:
-        return found
+    return _npm_install(package, NODE_DIR / "node_modules" / ".bin" / bin_name)
+
+
+def ensure_npm_file(package: str, relative: str) -> Path:
+    """A file of an npm package (``@octokit/openapi@23.0.2``, ``@octokit/openapi/generated/x.json``),
+    installed under .qlab/node once, as :func:`ensure_npm` does."""
+    return _npm_install(package, NODE_DIR / "node_modules" / relative)
+
+
+def _npm_install(package: str, wanted: Path) -> Path:
+    if wanted.exists():
+        return wanted
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         raise NotInstalled(f"node and npm are needed for {package} (not installed here)")
@@ -169,13 +178,12 @@ def ensure_npm(package: str, bin_name: str) -> Path:
         timeout=600,
         check=False,
     )
-    found = npm_bin(bin_name)
-    if done.returncode != 0 or found is None:
+    if done.returncode != 0 or not wanted.exists():
         output = (done.stdout + done.stderr).strip()[-LOG_TAIL:] or "(npm wrote nothing)"
         raise ServerFailed(
             f"npm could not install {package} (exit {done.returncode})\n--- npm's output ---\n{output}"
         )
-    return found
+    return wanted
 
 
 @contextmanager
