@@ -1,10 +1,14 @@
 """docs/your-api.md, walked as a reader would: every ``sh`` block runs as written, in order, in one shell
-session (its working folder and exports carry over), against a real httpbin under gunicorn on 127.0.0.1.
+session (its working folder, exports and activated virtual environment carry over), from an empty folder with
+no qlab on the PATH: step 1 makes a fresh virtual environment and installs exactly the page's install line,
+then every command runs against a real httpbin under gunicorn on 127.0.0.1.
 
-Blocks the page marks ``<!-- guide-test: skip (why) -->`` are not run (the install block: this test already runs
-in a virtual environment with qlab, httpbin and gunicorn, and has no network). A ``yaml`` block marked
+Nothing is published under the distribution's name yet, so pip takes ``qualitylab`` from this checkout's wheel
+(built here, ``tests/wheels.py``, offered with ``PIP_FIND_LINKS``) and the rest (httpbin, flasgger, gunicorn)
+from the package index: the install line stays the page's. A ``yaml`` block marked
 ``<!-- guide-test: merge into FILE at a.b.0.c -->`` is merged into that place of the file, as the page tells
-the reader to do. The only thing the test chooses is ``API_PORT``: a free port instead of 8080.
+the reader to do. Blocks marked ``<!-- guide-test: skip (why) -->`` are not run (there are none). The only
+thing the test chooses is ``API_PORT``: a free port instead of 8080.
 """
 
 from __future__ import annotations
@@ -57,24 +61,31 @@ def merge(folder: Path, mark: str, body: str) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
-def test_the_guide_marks_every_block_it_does_not_run() -> None:
-    kinds = [kind for kind, _, _ in steps(GUIDE.read_text(encoding="utf-8"))]
-    assert kinds.count("skip") == 1, "only the install block may be skipped"
-    assert kinds.count("run") >= 8 and kinds.count("merge") >= 3
+def test_the_guide_runs_every_block_and_installs_with_one_line() -> None:
+    found = steps(GUIDE.read_text(encoding="utf-8"))
+    kinds = [kind for kind, _, _ in found]
+    assert kinds.count("skip") == 0, "every block of the guide runs, the install too"
+    assert kinds.count("run") >= 9 and kinds.count("merge") >= 3
+    install = [line for _, _, body in found for line in body.splitlines() if "pip install" in line]
+    assert len(install) == 1 and install[0].startswith("pip install qualitylab "), install
 
 
 @pytest.mark.slow
-def test_the_guide_runs_as_written_against_a_real_httpbin(tmp_path: Path) -> None:
+def test_the_guide_runs_as_written_against_a_real_httpbin(tmp_path: Path, built_wheel: Path) -> None:
     if shutil.which("curl") is None:
         pytest.skip("curl is not installed: the guide waits for the API with it")
-    bin_dir = Path(sys.executable).parent
     state = tmp_path / "state"
     state.mkdir()
+    here = Path(sys.executable).parent  # this test's virtual environment: not on the reader's PATH
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != here)
     env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": path,
         "HOME": str(tmp_path),
         "API_PORT": str(servers.free_port()),
         "LANG": "C.UTF-8",
+        "PIP_FIND_LINKS": str(built_wheel.parent),  # qualitylab from this checkout (see the module docstring)
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip")),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     (state / "env").write_text("", encoding="utf-8")
     (state / "cwd").write_text(str(tmp_path / "work"), encoding="utf-8")

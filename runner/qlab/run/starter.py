@@ -34,7 +34,7 @@ from qlab.project import load_project
 from qlab.project.scaffold import schema_files, write_files
 from qlab.project.starter import cases as starter_cases
 from qlab.project.starter.auth import Profile, collection_profile, profiles
-from qlab.project.starter.config import ENVIRONMENT, READS_SUITE, SEARCH_SUITE, config_text
+from qlab.project.starter.config import AUTH_REASONS, ENVIRONMENT, READS_SUITE, SEARCH_SUITE, config_text
 from qlab.project.starter.model import Figures, Measured, Starter, Threshold, clean_url
 from qlab.project.starter.queries import siblings
 from qlab.run import thresholds
@@ -282,25 +282,25 @@ def _rejected(measured: Measured, made: Sequence[Profile]) -> str:
     """The reads the API rejected (counted per status) or that could not authenticate, with what to do; ""
     when every read that failed failed for another reason."""
     said, hints = [], []
+    of = f"of {measured.cases} reads"
     if measured.rejected:
-        counts = ", ".join(f"{status} x{n}" for status, n in measured.rejected.items())
         said.append(
-            f"{sum(measured.rejected.values())} of {measured.cases} read case(s) rejected by the API ({counts})"
+            f"rejected by the API: {', '.join(f'{s} x{n}' for s, n in measured.rejected.items())} {of}"
         )
         if any(status in (401, 403) for status in measured.rejected):
+            variables = ", ".join(v for p in made for v in p.env)
             hints.append(
-                f"check the credentials in {', '.join(v for p in made for v in p.env)}"
+                f"check the credentials in {variables}"
                 if made
-                else "add an auth profile (auth_profiles) and set environments.api.auth to it (docs/your-api.md, Auth)"
+                else f"add an auth profile (auth_profiles, environments.{ENVIRONMENT}.auth)"
             )
         if any(status >= 500 for status in measured.rejected):
             hints.append("a 5xx is the server failing: see its log")
-    unready = {r: n for r, n in measured.reasons.items() if r.startswith("auth_")}
+    unready = {r: n for r, n in measured.reasons.items() if r in AUTH_REASONS}
     if unready:
-        counts = ", ".join(f"{reason} x{n}" for reason, n in sorted(unready.items()))
-        said.append(f"{sum(unready.values())} of {measured.cases} not sent: auth not ready ({counts})")
+        said.append(f"not sent: {', '.join(f'{r} x{n}' for r, n in sorted(unready.items()))} {of}")
         if made:
             hints.append(f"set {', '.join(v for p in made for v in p.env)}")
     if not said:
         return ""
-    return f"{'; '.join(said)}: {'; '.join([*hints, 'then raise this threshold'])}"
+    return f"{'; '.join(said)}: {', '.join([*hints, 'then raise this threshold'])}"
