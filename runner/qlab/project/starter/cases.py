@@ -10,6 +10,7 @@ never YAML syntax, and the comments name the spec only through ``comment_text``.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,13 +51,17 @@ def search_cases(tools: Sequence[Tool], *, spec_label: str) -> str:
         _tagged({"id": f"search-core-{n:03d}", "query": asked[tool.id], "expected_target": tool.id}, tool)
         for n, tool in enumerate(tools, start=1)
     ]
-    header = (
-        CASES_MODELINE,
-        f"One search case per operation of {spec_label}, phrased from its summary (or description). Operations",
-        "that say the same thing also name their method and path. Rewrite the queries the way your users ask;",
-        "keep expected_target.",
+    about = (
+        f"One search case per operation of {spec_label}, phrased from its summary (or description). Operations "
+        "that say the same thing also name their method and path. Rewrite the queries the way your users ask; "
+        "keep expected_target."
     )
-    return render(Annotated(cases, header=header), file=SEARCH_FILE)
+    return _case_file(cases, about, file=SEARCH_FILE)
+
+
+def _case_file(cases: list[dict[str, Any]], about: str, *, file: str) -> str:
+    """A case file: the schema modeline, what the cases are (wrapped to comment lines), the cases."""
+    return render(Annotated(cases, header=(CASES_MODELINE, *textwrap.wrap(about, 104))), file=file)
 
 
 def read_assertions(tool: Tool) -> list[dict[str, Any]]:
@@ -84,13 +89,13 @@ def read_cases(reads: Sequence[tuple[Tool, Mapping[str, Any]]], *, tools: Sequen
         case["mutation_safety"] = "read_only"
         case["assertions"] = read_assertions(tool)
         cases.append(_tagged(case, tool))
-    header = (
-        CASES_MODELINE,
-        f"Read-only execute cases{more}: GET operations qlab can call without inventing an input (required",
-        "inputs with a `default` in the spec use it). Each runs search → select → plan → one request against",
-        "the suite's environment; add assertions on what the response must say (json_path_equals, ...).",
+    about = (
+        f"Read-only execute cases{more}: GET operations qlab can call without inventing an input (required "
+        "inputs with a `default` in the spec use it). Each runs search → select → plan → one request against "
+        "the suite's environment and checks the documented response; add assertions on what the response must "
+        "say (json_path_equals, ...)."
     )
-    return render(Annotated(cases, header=header), file=READS_FILE)
+    return _case_file(cases, about, file=READS_FILE)
 
 
 def aliases_file(spec_label: str) -> str:
