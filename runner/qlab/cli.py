@@ -197,7 +197,7 @@ def _annotate(exc: QlabError) -> None:
             else [("", 0, 0, "error", str(exc))]
         )
     for line in github.config_annotations(items, workspace=workspace(), cwd=Path.cwd()):
-        click.echo(line)
+        scrub.workflow_command(line)
 
 
 def _report_internal(exc: BaseException) -> None:

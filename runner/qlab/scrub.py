@@ -18,6 +18,12 @@ a secret that straddles two pieces whole).
 Long strings are truncated after redaction (so a secret is never cut in half and left partly visible), saying
 how much was cut. ``find_leaks`` is the scrub check: it scans final artifacts for every known secret; the learn
 gate fails with ``scrub_failed`` on a hit.
+
+Text qlab prints or logs line by line (the console, run.log, dev-server logs) also has every workflow command
+made inert (``neutralize_commands``): GitHub's runner obeys ``::cmd::`` at the start of any line a step prints,
+and the old ``##[cmd]`` anywhere in one, so text from outside (a spec, a response, a case file) could otherwise
+mask values, set outputs or forge annotations. qlab's own annotations are the one exception
+(``workflow_command``), whether or not ``GITHUB_ACTIONS`` is set.
 """
 
 from __future__ import annotations
@@ -427,6 +433,41 @@ def _files(paths: Iterable[Path]) -> Iterable[Path]:
             yield path
 
 
+# ---------------------------------------------------------------------------------------- workflow commands
+
+# Characters a culture-aware .NET comparison passes over (controls, format characters, variation selectors,
+# other default-ignorable code points): GitHub's runner looks for ``::`` and ``##[`` with such comparisons, so to
+# it ``#\u200b#[`` is ``##[``. Wider than .NET's own set on purpose: an extra character costs nothing here.
+_SKIPPED = (
+    "[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+    "\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+# the old form, obeyed wherever it stands in a line: ``##[name …]data``
+_OLD_FORM = re.compile(f"(#{_SKIPPED}*#{_SKIPPED}*)\\[")
+# the current form, obeyed at the start of a line (after white space): ``::name …::data``; a line ends at \n
+# or \r, as the runner reads them
+_LINE_FORM = re.compile(f"(?:^|(?<=\r))((?:\\s|{_SKIPPED})*:{_SKIPPED}*):", re.M)
+
+
+def neutralize_commands(text: str) -> str:
+    """``text`` with every workflow command GitHub's runner would obey made inert, visibly: a backslash goes
+    before the ``[`` of ``##[`` (anywhere) and before the second ``:`` of a line's leading ``::`` (``:\\:error::``).
+    Idempotent; text without ``#`` or ``:`` is returned as it is."""
+    if "#" in text:
+        text = _OLD_FORM.sub(r"\1\\[", text)
+    if ":" in text:
+        text = _LINE_FORM.sub(r"\1\\:", text)
+    return text
+
+
+def log_line(text: str, secrets: SecretSet | None = None) -> str:
+    """A line for a log file (run.log, a dev server's log): every known secret replaced, every workflow command
+    made inert (a CI step that prints the log must not obey what a server or a response wrote)."""
+    return neutralize_commands(secrets.text(text) if secrets else text)
+
+
 # ---------------------------------------------------------------------------------------------- the console
 
 _WATCHED: list[SecretSet] = []  # the secret sets of this invocation's runs (see ``console``)
@@ -449,24 +490,41 @@ def console_text(text: str) -> str:
 class ScrubbedStream(io.TextIOBase):
     """A console stream whose text passes the scrubber of every watched secret set, a whole line at a time (a
     line ends at ``\n``, or at ``\r`` for a progress line that redraws itself), so a secret written in two
-    pieces is still found."""
+    pieces is still found; every workflow command in it is made inert (``neutralize_commands``), except the
+    lines qlab writes as its own commands (``command``)."""
 
     def __init__(self, inner: TextIO) -> None:
         super().__init__()
         self.inner = inner
         self._pending = ""
+        self._line = ""  # the current line as far as it was written: the context of the next piece
 
     def write(self, text: str) -> int:
         self._pending += text
         cut = max(self._pending.rfind("\n"), self._pending.rfind("\r"))
         if cut >= 0:
             done, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
-            self.inner.write(console_text(done))
+            self._emit(done)
         return len(text)
+
+    def _emit(self, text: str) -> None:
+        # made inert together with what the line already holds (a ``#`` flushed before its ``#[``); what was
+        # written is inert already, so every insertion falls in the new text
+        clean = neutralize_commands(self._line + console_text(text))[len(self._line) :]
+        end = max(clean.rfind("\n"), clean.rfind("\r"))
+        self._line = self._line + clean if end < 0 else clean[end + 1 :]
+        self.inner.write(clean)
+
+    def command(self, line: str) -> None:
+        """Write one of qlab's own workflow commands (an annotation, a stop-commands marker) as a line of its
+        own: secrets are scrubbed and ``##[`` made inert as everywhere, its leading ``::`` is kept."""
+        if self._pending or self._line:
+            self.write("\n")
+        self.inner.write(_OLD_FORM.sub(r"\1\\[", console_text(line)) + "\n")
 
     def flush(self) -> None:
         if self._pending:
-            self.inner.write(console_text(self._pending))
+            self._emit(self._pending)
             self._pending = ""
         self.inner.flush()
 
@@ -486,6 +544,16 @@ class ScrubbedStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+
+def workflow_command(line: str) -> None:
+    """Print ``line``, one of qlab's own workflow commands (``qlab.report.github.command``), on stdout: the one
+    kind of line whose leading ``::`` the console leaves alone."""
+    stream = sys.stdout
+    if isinstance(stream, ScrubbedStream):
+        stream.command(line)
+    else:  # no console installed (qlab used as a library): nothing is made inert anywhere
+        stream.write(line + "\n")
 
 
 @contextmanager

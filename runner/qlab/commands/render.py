@@ -15,6 +15,7 @@ from typing import IO, Any
 
 import click
 
+from qlab import scrub
 from qlab.errors import InputError
 from qlab.report import console, derive, github, markdown
 from qlab.run.outputs import OutputPaths
@@ -38,7 +39,7 @@ class RunLog:
 
     def __call__(self, message: str) -> None:
         if self._handle is not None:
-            self._handle.write(self.secrets.text(message.rstrip("\n")) + "\n")
+            self._handle.write(scrub.log_line(message.rstrip("\n"), self.secrets) + "\n")
             self._handle.flush()
 
     def __exit__(
@@ -92,10 +93,13 @@ def render_outcome(
     root = case_root(artifact, config_path)
     if github.in_actions():
         for line in github.annotation_lines(artifact, root=root):
-            click.echo(line)
+            scrub.workflow_command(line)
         details = _failure_details(artifact)
         if details and not quiet:
-            click.echo(github.stop_commands(details))  # downstream text cannot act as a workflow command
+            start, end = github.stop_commands()
+            scrub.workflow_command(start)
+            click.echo(details)  # downstream text: the console makes any workflow command in it inert too
+            scrub.workflow_command(end)
     elif not quiet:
         for line in github.plain_lines(artifact, root=root):
             click.echo(line, err=True)

@@ -7,8 +7,10 @@
   request's file also when qlab.yaml sits in a subfolder. Errors of the configuration (exit 2) are annotated at
   their ``file:line:col`` too (``config_annotations``). GitHub shows at most 10 per level per step, so at most
   10 are printed per level and one notice counts the rest.
-- Raw downstream text (response excerpts, engine messages) is wrapped in ``::stop-commands::<token>`` …
-  ``::<token>::`` with a random token, so a line starting ``::`` in it cannot act as a command.
+- Raw downstream text (response excerpts, engine messages) is printed between ``::stop-commands::<token>`` and
+  ``::<token>::`` with a random token. That is a second fence: the console makes every workflow command in text
+  from outside inert anyway (``qlab.scrub.neutralize_commands``); only these lines, printed with
+  ``qlab.scrub.workflow_command``, act as commands.
 - ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values).
 """
 
@@ -188,10 +190,11 @@ def run_url(environ: Mapping[str, str] | None = None) -> str | None:
     return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}"
 
 
-def stop_commands(text: str, *, token: str | None = None) -> str:
-    """``text`` between ``::stop-commands::<token>`` and ``::<token>::`` so GitHub does not run commands in it."""
+def stop_commands(*, token: str | None = None) -> tuple[str, str]:
+    """The two command lines to print around raw text, ``::stop-commands::<token>`` and ``::<token>::``, so
+    GitHub runs no command in between (the token is random: the text cannot end the fence)."""
     marker = token or secrets.token_hex(16)
-    return f"::stop-commands::{marker}\n{text}\n::{marker}::"
+    return f"::stop-commands::{marker}", f"::{marker}::"
 
 
 def _output_lines(name: str, value: str) -> str:

@@ -39,7 +39,7 @@ from qlab.project.model import Config
 from qlab.report import junit, markdown
 from qlab.run.artifact import chunks
 from qlab.run.shard import ShardSpec
-from qlab.scrub import SecretSet
+from qlab.scrub import SecretSet, neutralize_commands
 
 SETS = ".qlab-sets"
 ROLES = ("result", "junit", "summary")
@@ -219,7 +219,7 @@ def rescrub_logs(paths: Iterable[Path], secrets: SecretSet) -> None:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        scrubbed = clean.text(text)
+        scrubbed = neutralize_commands(clean.text(text))
         if scrubbed != text:
             with contextlib.suppress(OSError):
                 write_atomic(path, scrubbed)

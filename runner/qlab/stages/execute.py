@@ -33,7 +33,7 @@ from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
 from qlab.project.model import Case, Environment
 from qlab.results import CaseResult
-from qlab.scrub import SecretSet, scrub_text
+from qlab.scrub import SecretSet, neutralize_commands, scrub_text
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 from qlab.stages.plan import plan_case
 
@@ -147,9 +147,11 @@ def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool
     log_path = log_dir / f"server-{env.name}.log"
     try:
         # each line through the scrubber of the secrets known when it is written (the logs are scrubbed again
-        # with all of them before the learn gate scans them)
+        # with all of them before the learn gate scans them), every workflow command in it made inert (a CI
+        # step may print the log)
         secrets = ctx.secrets
-        scrub = secrets.text if isinstance(secrets, SecretSet) else (lambda line: scrub_text(line, secrets))
+        known = secrets.text if isinstance(secrets, SecretSet) else (lambda line: scrub_text(line, secrets))
+        scrub = lambda line: neutralize_commands(known(line))  # noqa: E731
         state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
     except QlabError as exc:
         ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
