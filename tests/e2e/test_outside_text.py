@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import gfm
 from actions_runner import Command, commands
 from qlab.cli import main
 
@@ -156,6 +158,24 @@ def _project(folder: Path, port: int) -> Path:
     return config
 
 
+class _Elements(HTMLParser):
+    """The HTML report's elements: ``forged`` lists any that outside text made (an image, a link to the hostile
+    host, an event handler attribute)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forged: list[str] = []
+        self.text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = " ".join(f"{k}={v}" for k, v in attrs)
+        if tag == "img" or "127.0.0.1:9" in values or "onerror" in values:
+            self.forged.append(f"<{tag} {values}>")
+
+    def handle_data(self, data: str) -> None:
+        self.text += data
+
+
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     with pytest.raises(SystemExit) as stopped:
         main(argv)
@@ -164,6 +184,7 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]
     return (code if isinstance(code, int) else 0), captured.out + captured.err
 
 
+OWN_LINKS = ("result.json", "junit.xml", "summary.md")
 OWN = {"error", "warning", "notice"}  # qlab's annotations; the stop-commands fence is checked apart
 
 
@@ -228,6 +249,7 @@ def test_no_outside_text_commands_the_runner(
         (["plan", "get item", "--entity", "id=##[add-mask]FORGED-entity", "--config", str(config)], {0, 1}),
         (["run", "--config", str(config)], {1, 2}),
         (["report", str(result), "--markdown", "-"], {0}),
+        (["report", str(result), "--html", str(tmp_path / "report.html")], {0}),
         (["learn", "signals", "--config", str(config), "--result", str(result)], {0}),
         (["propose-case", "--config", str(config), "--result", str(result), "--case", "r-1"], {0}),
         (
@@ -261,3 +283,13 @@ def test_no_outside_text_commands_the_runner(
     assert "FORGED" in run_log and commands(run_log) == []
     if actions:
         assert "::error " in printed[f"run --config {config}"]  # qlab's own annotations still act
+    # the summary, wherever it goes, is inert as GitHub renders it; the HTML report escapes
+    summaries = [(tmp_path / "out" / "summary.md").read_text(encoding="utf-8")]
+    summaries.append(printed[f"report {result} --markdown -"])
+    if actions:
+        summaries.append(summary_file.read_text(encoding="utf-8"))
+    for summary in summaries:
+        assert "FORGED" in summary and gfm.live(summary, "FORGED", own_links=OWN_LINKS) == [], summary
+    page = _Elements()
+    page.feed((tmp_path / "report.html").read_text(encoding="utf-8"))
+    assert "FORGED" in page.text and not page.forged

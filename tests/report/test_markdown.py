@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 import artifact_samples as samples
+import gfm
 from qlab.report import markdown
 
 
@@ -111,3 +114,70 @@ def test_since_the_last_run() -> None:
     assert "| search hit@K | 0.857 | 0.500 | -0.357 |" in block
     assert "Nothing changed since run" in markdown.render(before, previous=before)
     assert "Since the last run" not in markdown.render(before)
+
+
+# outside text as an attacker writes it for a job summary: images, links, HTML, headings, table breakers, fences
+HOSTILE = [
+    "![FORGED](http://127.0.0.1:9/pixel.png)",
+    "[FORGED](http://127.0.0.1:9/phish)",
+    "<img src=x onerror=alert(1)>FORGED",
+    "<details><summary>FORGED</summary>",
+    "FORGED http://127.0.0.1:9/autolink www.example.com FORGED@example.com",
+    "FORGED | injected | cell |",
+    "FORGED\n# fake heading\n\n| a | b |\n|---|---|\n| c | d |",
+    "FORGED ``` fence ` tick `` ",
+    "`x` ![FORGED](http://127.0.0.1:9/i.png) `y`",
+    " FORGED\r\n***\n<script>alert(1)</script>",
+]
+
+
+def _hostile(text: str) -> dict[str, Any]:
+    """An artifact with ``text`` in every field the summary shows that could come from outside."""
+    art = samples.full(samples.result())
+    previous = copy.deepcopy(art)
+    art["project"] = art["run_id"] = text
+    art["shard"] = {"index": text, "total": text}
+    art["decision"]["reasons"] = [text, text]
+    for gate in art["gates"]:
+        gate.update(name=text, stage=text, status=text, reasons=[text])
+        gate["thresholds"] = [{"metric": text, "op": text, "value": text, "actual": text, "suite": text}]
+    for case in art["cases"]:
+        case.update(case_id=text, suite=text, file=text, line=text, passes=text, attempts=text)
+        if case.get("failure"):
+            case["failure"] = {"stage": text, "reason": text, "message": text}
+    art["cases"][0].update(status="passed", passes=1, attempts=2)  # a flaky pass
+    art["cases"].append({"case_id": text, "suite": text, "status": "blocked", "failure": {"stage": text}})
+    art["cases"].append({**art["cases"][3], "flaky": True})  # a non-gating failure
+    art["skipped_suites"] = [{"suite": text, "reason": text}]
+    art["metrics"] = {text: text, "latency_ms": {text: {"p50": text, "p95": text}}}
+    art["scorecard"] = {text: text}
+    art["categories"] = {text: {"counts": {"total": 1, "passed": text}, "pass_rate": text}}
+    art["guards"] = [
+        {"guard": text, "stage": text, "mode": text, "passed": False, "message": text, "subject": text}
+    ]
+    previous["run_id"] = text
+    return {"art": art, "previous": previous}
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_outside_text_is_inert_as_github_renders_the_summary(text: str) -> None:
+    """Images, links, HTML, headings and table breakers from a response, a spec or a case file reach the summary as
+    text in code spans: nothing of them is live on GitHub's page (cmark-gfm, the renderer GitHub uses)."""
+    made = _hostile(text)
+    url = "https://github.com/acme/api/actions/runs/42"
+    summary = markdown.render(
+        made["art"], links={"result": "result.json"}, run_url=url, previous=made["previous"]
+    )
+    assert "FORGED" in summary
+    assert gfm.live(summary, "FORGED", own_links=(url,)) == []
+    headings = gfm.read(summary, "FORGED").headings
+    assert headings[0].startswith("❌ qlab: BLOCK") and all(h.startswith(("❌", "Failing", "Trouble", "Since",
+           "Artifacts", "Non-gating", "Acceptance", "By eval", "Checks")) for h in headings)  # fmt: skip
+    trend = markdown.trend([made["previous"], made["art"]])
+    assert gfm.live(trend, "FORGED") == []
+
+
+def test_the_check_sees_live_markdown() -> None:
+    """The test's own premise: each hostile text is live when written into Markdown as it is."""
+    for text in HOSTILE:
+        assert gfm.live(f"| a |\n|---|\n| {text} |\n\n- {text}\n", "FORGED"), text

@@ -5,10 +5,17 @@ troubleshooting hint per failure class (via ``qlab.reasons``); what changed sinc
 artifact links (plain paths and the run's page in Actions: a relative link 404s there); non-gating findings;
 metrics; guards. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
 lowest-priority sections are cut first, then the failing-case table is shortened, always with a notice.
+
+Every text the summary takes from the artifact is inert Markdown: messages, reasons, ids and anything that is
+not a plain name come as code spans on one line (``_code``, ``_cell``), so a response, a spec or a case file
+cannot put an image, a link, HTML, a heading or a table row into the page; a plain name (letters, digits, ``-``
+and inner ``_``: nothing GitHub's Markdown acts on) is shown as it is (``_word``). Only qlab's own words and the
+run's page (from GitHub's environment) are Markdown.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -19,16 +26,46 @@ MAX_BYTES = 1_000_000  # GitHub's limit is 1 MiB per step summary; keep a margin
 GATE_ICON = {"passed": "✅", "warned": "⚠️", "blocked": "❌", "skipped": "⏭️", "error": "⛔"}
 
 
+MAX_CELL = 300  # characters of outside text in one cell or span
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
+_BREAKS = re.compile(r"\r\n|[\r\n]")
+_TICKS = re.compile(r"`+")
+
+
+def _code(value: Any) -> str:
+    """Outside text as an inline code span: on one line, cut to MAX_CELL characters, fenced by more backticks
+    than it holds (so nothing in it can close the span), padded when it starts or ends with one. Inside a code
+    span Markdown makes no link, image, HTML, emphasis or heading. None or empty text is ``—``."""
+    text = _BREAKS.sub(" ", "" if value is None else str(value))
+    if not text.strip():
+        return "—"
+    if len(text) > MAX_CELL:
+        text = text[: MAX_CELL - 1] + "…"
+    fence = "`" * (max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(value: Any) -> str:
-    """A table cell: pipes escaped, newlines flattened, long text cut."""
-    text = str(value if value is not None else "—").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-    return text if len(text) <= 300 else text[:297] + "…"
+    """A table cell of outside text: ``_code`` with its pipes escaped (the table is split before the span is
+    read, so an unescaped ``|`` would end the cell even inside a code span)."""
+    return _code(value).replace("|", "\\|")
+
+
+def _word(value: Any) -> str:
+    """A name from the artifact (a gate, a stage, a suite, a status): as it is when it is a plain name, else as
+    a code span (table-safe)."""
+    text = "" if value is None else str(value)
+    return text if _NAME.fullmatch(text) else _cell(value)
 
 
 def _num(value: Any) -> str:
+    """A number as the tables show it; anything else in its place (a tampered artifact) as a code span."""
     if value is None:
         return "—"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value) if isinstance(value, int) else _cell(value)
 
 
 def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -48,28 +85,41 @@ def _header(artifact: Mapping[str, Any]) -> list[str]:
     verdict = derive.verdict(decision).upper()
     icon = {"PASS": "✅", "BLOCK": "❌", "ERROR": "⛔"}.get(verdict, "❔")
     shard = artifact.get("shard")
-    where = f" · shard {shard.get('index')}/{shard.get('total')}" if shard and shard.get("index") else ""
+    where = (
+        f" · shard {_num(shard.get('index'))}/{_num(shard.get('total'))}"
+        if shard and shard.get("index")
+        else ""
+    )
     lines = [
-        f"## {icon} qlab: {verdict} — {artifact.get('project', '')}",
+        f"## {icon} qlab: {verdict} — {_word(artifact.get('project', ''))}",
         "",
-        f"run `{artifact.get('run_id', '')}`{where} · exit code {decision.get('exit_code')}"
+        f"run {_code(artifact.get('run_id', ''))}{where} · exit code {_num(decision.get('exit_code'))}"
         + (" (advisory: --exit-zero)" if decision.get("advisory") else ""),
         "",
     ]
-    lines += [f"- {_cell(r)}" for r in decision.get("reasons") or ()]
+    lines += [f"- {_code(r)}" for r in decision.get("reasons") or ()]
     lines += ["", counts_line(artifact)]
     lines += ["", "| gate | stage | status | numbers | reasons |", "|---|---|---|---|---|"]
     for gate in artifact.get("gates") or ():
-        numbers = ", ".join(
-            f"{t.get('metric')}{'[' + t['suite'] + ']' if t.get('suite') else ''} {_num(t.get('actual'))} {t.get('op')} {t.get('value')}"
-            for t in gate.get("thresholds") or ()
-        )
+        numbers = ", ".join(_threshold(t) for t in gate.get("thresholds") or ())
         status = str(gate.get("status"))
         lines.append(
-            f"| {_cell(gate.get('name'))} | {gate.get('stage')} | {GATE_ICON.get(status, '')} {status} | "
-            f"{_cell(numbers or '—')} | {_cell('; '.join(gate.get('reasons') or ()) or '—')} |"
+            f"| {_word(gate.get('name'))} | {_word(gate.get('stage'))} | {GATE_ICON.get(status, '')} "
+            f"{_word(status)} | {numbers or '—'} | {_cell('; '.join(map(str, gate.get('reasons') or ())))} |"
         )
     return [*lines, ""]
+
+
+_OPS = frozenset({">=", "<=", ">", "<", "==", "!="})
+
+
+def _threshold(row: Mapping[str, Any]) -> str:
+    """``metric[suite] actual op value``, each part as a name, a number or a code span."""
+    suite = f"[{_word(row['suite'])}]" if row.get("suite") else ""
+    op, value = row.get("op"), row.get("value")
+    shown_op = op if op in _OPS else _cell(op)
+    shown_value = str(value) if isinstance(value, (int, float)) else _cell(value)  # as qlab.yaml states it
+    return f"{_word(row.get('metric'))}{suite} {_num(row.get('actual'))} {shown_op} {shown_value}"
 
 
 def counts_line(artifact: Mapping[str, Any]) -> str:
@@ -90,10 +140,10 @@ def _case_rows(cases: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES
     used = 0
     for case in cases:
         failure = case.get("failure") or {}
-        where = f"`{case.get('file')}:{case.get('line', 0)}`" if case.get("file") else "—"
+        where = _cell(f"{case.get('file')}:{case.get('line', 0)}") if case.get("file") else "—"
         rows.append(
-            f"| `{_cell(case.get('case_id'))}` | {_cell(case.get('suite'))} | {_cell(failure.get('stage'))} | "
-            f"`{_cell(failure.get('reason'))}` | {_cell(failure.get('message', ''))} | {where} |"
+            f"| {_cell(case.get('case_id'))} | {_word(case.get('suite'))} | {_word(failure.get('stage'))} | "
+            f"{_cell(failure.get('reason'))} | {_cell(failure.get('message', ''))} | {where} |"
         )
         used += len(rows[-1]) + 1  # characters: never more than the UTF-8 bytes
         if used > max_bytes:
@@ -127,7 +177,7 @@ def _hints(artifact: Mapping[str, Any]) -> list[str]:
     for reason, n in sorted(classes.items(), key=lambda kv: (-kv[1], kv[0])):
         known = REASONS.get(reason)
         lines.append(
-            f"| `{reason}` | {n} | {known.stage if known else '—'} | {_cell(hint(reason) or 'unclassified failure')} |"
+            f"| {_cell(reason)} | {n} | {known.stage if known else '—'} | {hint(reason) or 'unclassified failure'} |"
         )
     return [*lines, ""]
 
@@ -155,7 +205,7 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
             stage = str((case.get("failure") or {}).get("stage"))
             by[stage] = by.get(stage, 0) + 1
         lines += [
-            f"**Blocked cases:** {', '.join(f'{n} by {s}' for s, n in by.items())} (they never ran).",
+            f"**Blocked cases:** {', '.join(f'{n} by {_word(s)}' for s, n in by.items())} (they never ran).",
             "",
         ]
     cases = artifact.get("cases") or ()
@@ -165,12 +215,12 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
     shaky = [c for c in cases if c.get("status") == "passed" and derive.unstable(c)]
     if shaky:
         shown = ", ".join(
-            f"`{_cell(c.get('case_id'))}` {c.get('passes')}/{c.get('attempts')}" for c in shaky[:20]
+            f"{_code(c.get('case_id'))} {_num(c.get('passes'))}/{_num(c.get('attempts'))}" for c in shaky[:20]
         )
         more = f" and {len(shaky) - 20} more" if len(shaky) > 20 else ""
         lines += [f"**Flaky, passed only some repeats ({len(shaky)}):** {shown}{more}.", ""]
     for skipped in artifact.get("skipped_suites") or ():
-        lines += [f"**Skipped suite** `{_cell(skipped.get('suite'))}`: {_cell(skipped.get('reason'))}", ""]
+        lines += [f"**Skipped suite** {_code(skipped.get('suite'))}: {_code(skipped.get('reason'))}", ""]
     return lines
 
 
@@ -179,18 +229,22 @@ def _metrics(artifact: Mapping[str, Any]) -> list[str]:
     lines = ["### Acceptance metrics", "", "| metric | value |", "|---|---|"]
     for key, value in m.items():
         if key != "latency_ms":
-            lines.append(f"| {key} | {_num(value)} |")
+            lines.append(f"| {_word(key)} | {_num(value)} |")
     latency = m.get("latency_ms") or {}
     if latency:
         lines += ["", "| stage | p50 ms | p95 ms |", "|---|---|---|"]
-        lines += [f"| {s} | {_num(v.get('p50'))} | {_num(v.get('p95'))} |" for s, v in latency.items()]
+        lines += [
+            f"| {_word(s)} | {_num(v.get('p50'))} | {_num(v.get('p95'))} |"
+            for s, v in latency.items()
+            if isinstance(v, Mapping)
+        ]
     card = artifact.get("scorecard") or {}
     if card:
         lines += [
             "",
             "| scorecard | value |",
             "|---|---|",
-            *(f"| {k} | {_num(v)} |" for k, v in card.items()),
+            *(f"| {_word(k)} | {_num(v)} |" for k, v in card.items()),
         ]
     return [*lines, ""]
 
@@ -203,7 +257,7 @@ def _categories(artifact: Mapping[str, Any]) -> list[str]:
         if not counts.get("total"):
             continue
         rows.append(
-            f"| {_cell(name)} | {_num(counts.get('total'))} | {_num(counts.get('passed'))} | "
+            f"| {_word(name)} | {_num(counts.get('total'))} | {_num(counts.get('passed'))} | "
             f"{_num(counts.get('failed'))} | {_num(counts.get('error'))} | {_num(counts.get('blocked'))} | "
             f"{_num(entry.get('pass_rate'))} |"
         )
@@ -223,7 +277,7 @@ def _guards(artifact: Mapping[str, Any]) -> list[str]:
         return [f"All {len(artifact.get('guards') or ())} pre-run and in-run checks passed.", ""]
     lines = ["### Checks that failed", "", "| check | stage | mode | message |", "|---|---|---|---|"]
     lines += [
-        f"| {_cell(derive.check_name(g))} | {g.get('stage')} | {g.get('mode')} | {_cell(g.get('message'))} |"
+        f"| {_cell(derive.check_name(g))} | {_word(g.get('stage'))} | {_word(g.get('mode'))} | {_cell(g.get('message'))} |"
         for g in failing
     ]
     return [*lines, ""]
@@ -235,7 +289,7 @@ def _links(links: Mapping[str, str], run_url: str | None = None) -> list[str]:
     if not links:
         return []
     if run_url:
-        named = [f"- {name}: `{path}`" for name, path in links.items()]
+        named = [f"- {name}: {_code(path)}" for name, path in links.items()]
         return [
             "### Artifacts",
             "",
@@ -244,7 +298,12 @@ def _links(links: Mapping[str, str], run_url: str | None = None) -> list[str]:
             f"Uploaded artifacts are listed on [this run's page]({run_url}).",
             "",
         ]
-    return ["### Artifacts", "", *(f"- {name}: [`{path}`]({path})" for name, path in links.items()), ""]
+    return [
+        "### Artifacts",
+        "",
+        *(f"- {name}: [{_code(path)}]({path})" for name, path in links.items()),
+        "",
+    ]
 
 
 MAX_CHANGES = 20  # cases listed per class in the "since the last run" block
@@ -252,7 +311,7 @@ MAX_CHANGES = 20  # cases listed per class in the "since the last run" block
 
 def since_last_lines(change: derive.SinceLast) -> list[str]:
     """The "since the last run" block: newly failing and newly passing cases, and the metrics that moved."""
-    before = f"`{_cell(change.previous_run)}` ({change.previous_verdict.upper()})"
+    before = f"{_code(change.previous_run)} ({change.previous_verdict.upper()})"
     if change.quiet:
         return ["### Since the last run", "", f"Nothing changed since run {before}.", ""]
     lines = [
@@ -266,8 +325,8 @@ def since_last_lines(change: derive.SinceLast) -> list[str]:
         if not items:
             continue
         shown = ", ".join(
-            f"`{_cell(c.case_id)}`"
-            + (f" (`{_cell(c.after_reason)}`)" if c.after_reason else "")
+            _code(c.case_id)
+            + (f" ({_code(c.after_reason)})" if c.after_reason else "")
             + (" new" if c.kind == "new_failing" else "")
             for c in items[:MAX_CHANGES]
         )
@@ -376,7 +435,7 @@ def trend(runs: Sequence[Mapping[str, Any]]) -> str:
         counts = derive.status_counts(run)
         metrics = derive.as_mapping(run.get("metrics"))
         cells = [
-            f"`{_cell(run.get('run_id'))}`",
+            _cell(run.get("run_id")),
             _cell(run.get("started_at")),
             derive.verdict(run.get("decision")).upper(),
             str(sum(counts.values())),
