@@ -218,3 +218,56 @@ def test_the_runs_read_are_out_of_the_gcs_walks_while_learning_runs(
     assert code == 0, err
     assert frozen == [True, True]
     assert gc.get_freeze_count() == before
+
+
+@pytest.mark.parametrize(
+    "name", ["../../../outside/evil", "{outside}/abs-evil", "x/../../../../outside/evil2"]
+)
+def test_a_tampered_suggestion_writes_nowhere_outside_its_folder(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An eval_case suggestion whose proposal id is a path (``../``, absolute) wrote JSON there before anything
+    was validated; now it is refused (exit 2, the suggestion and the id named) and nothing is written."""
+    project = tmp_path / "project"
+    project.mkdir()
+    config = _setup(project)
+    outside = tmp_path / "outside"
+    tampered = {
+        "id": "sg-0000000000ee",
+        "kind": "eval_case",
+        "status": "pending_review",
+        "evidence": [],
+        "sandbox": {"qualityGate": {"passed": True, "checks": []}},  # forged too
+        "proposal": {"id": name.format(outside=outside), "status": "pending_review", "case": {"id": "x"}},
+    }
+    suggestions = project / ".qlab" / "suggestions.json"
+    write_json(suggestions, {"version": 1, "suggestions": [tampered]})
+    before = suggestions.read_bytes(), _files(project)
+    code, _, err = _cli(
+        ["learn", "accept", "sg-0000000000ee", "--by", "eve", "--config", str(config)], capsys
+    )
+    assert code == 2, err
+    assert "suggestion sg-0000000000ee: $.proposal.id" in err and "leads outside" in err
+    assert not outside.exists() and not list(tmp_path.glob("*.json"))
+    assert (suggestions.read_bytes(), _files(project)) == before
+
+
+def test_an_invalid_proposal_in_a_suggestion_is_refused_before_it_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _setup(tmp_path)
+    tampered = {
+        "id": "sg-0000000000ff",
+        "kind": "eval_case",
+        "status": "pending_review",
+        "evidence": [],
+        "sandbox": {"qualityGate": {"passed": True, "checks": []}},
+        "proposal": {"id": "prop-0123456789ab", "status": "pending_review"},
+    }
+    write_json(tmp_path / ".qlab" / "suggestions.json", {"version": 1, "suggestions": [tampered]})
+    before = _files(tmp_path)
+    code, _, err = _cli(
+        ["learn", "accept", "sg-0000000000ff", "--by", "eve", "--config", str(config)], capsys
+    )
+    assert code == 2 and "suggestion sg-0000000000ff: not a valid regression case proposal" in err, err
+    assert _files(tmp_path) == before

@@ -111,3 +111,19 @@ def test_a_record_file_is_read_without_a_digest(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(records, "sha256_digest", refused)
     assert records.read_json(path, what="suggestions file") == {"version": 1, "suggestions": []}
+
+
+def test_a_name_from_a_record_stays_inside_its_folder(tmp_path: Path) -> None:
+    from qlab.errors import InputError
+    from qlab.governance.records import inside
+
+    folder = tmp_path / "gates" / "proposals"
+    folder.mkdir(parents=True)
+    assert inside(folder, "prop-1.json", what="x") == folder / "prop-1.json"
+    assert inside(folder, "sub/../prop-2.json", what="x") == folder / "prop-2.json"
+    (folder / "link").symlink_to(tmp_path)  # a symbolic link inside that leads out
+    for name in ("../x.json", "../../x.json", str(tmp_path / "x.json"), "link/x.json", "", "."):
+        with pytest.raises(InputError) as refused:
+            inside(folder, name, what="suggestion sg-1: $.proposal.id")
+        assert refused.value.exit_code == 2 and "suggestion sg-1: $.proposal.id" in str(refused.value)
+        assert repr(name) in str(refused.value)

@@ -3,7 +3,8 @@
 A result artifact is read whole, checked for the few keys governance relies on, and identified by the sha256
 of its bytes (an approval names that digest, so "the evaluated result" is exactly those bytes). Records
 (suggestions, approvals, release history, proposals) are JSON written atomically: a temporary file in the
-same folder, then a rename, so a crash never leaves half a record.
+same folder, then a rename, so a crash never leaves half a record. A file named after something a record holds
+is confined to its folder (``inside``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,6 +162,20 @@ def write_json(path: str | Path, data: Any) -> None:
 def write_text(path: str | Path, text: str) -> None:
     """Write ``text`` atomically, creating parent folders (``qlab.atomic``)."""
     write_atomic(path, text)
+
+
+def inside(folder: Path, name: str, *, what: str) -> Path:
+    """``folder / name`` (normalised) for a file whose name comes from a record (a proposal's id, a case id): it must lie
+    inside ``folder`` once ``..``, an absolute name and symbolic links are followed. Otherwise an InputError (exit
+    2) names ``what`` and the name, before anything is written: a tampered record must not write elsewhere."""
+    base = Path(os.path.realpath(folder))
+    target = Path(os.path.realpath(base / name))
+    if base not in target.parents:
+        raise InputError(
+            f"{what}: {name!r} leads outside {folder}; refusing to write there (was the record edited by "
+            "hand?), nothing was written"
+        )
+    return folder / target.relative_to(base)
 
 
 def resolve(config_path: str, relative: str) -> Path:

@@ -26,9 +26,10 @@ from typing import Any
 
 from qlab.errors import ConfigError, InputError, UsageError
 from qlab.fuzzy import did_you_mean
-from qlab.governance.records import now_iso, write_json, write_text
+from qlab.governance.records import inside, now_iso, write_json, write_text
 from qlab.project import load_project, messages, resolve, schemas
 from qlab.project.case_edit import set_case_field
+from qlab.project.document import format_path
 from qlab.project.files import display_path, has_magic, read_document
 from qlab.project.model import LIFECYCLES, Case, Suite
 from qlab.project.yaml_emit import dump
@@ -57,6 +58,15 @@ def load_proposal(path: Path) -> dict[str, Any]:
         raise ConfigError(messages.diagnostics(issues, document))
     data: dict[str, Any] = document.data
     return data
+
+
+def proposal_problems(data: Any) -> list[str]:
+    """What makes ``data`` no proposal (``schemas/proposal.schema.json``), each as ``$.path: message``; for a
+    proposal held in another record (a learning suggestion), which has no file and so no line numbers."""
+    return [
+        f"$.proposal{format_path(path)[1:]}: {message}"
+        for path, message, _ in messages.explain_all(schemas.validate(data, "proposal"))
+    ]
 
 
 def accept_case(
@@ -272,7 +282,8 @@ def _case_file(config_path: str, suite: Suite, case_id: str) -> Path:
         literal.append(part)
     suffix = ".json" if pattern.endswith(".json") else ".yaml"
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in case_id)
-    return resolve(config_path, Path(*literal, f"{safe}{suffix}"))
+    folder = resolve(config_path, Path(*literal))
+    return inside(folder, f"{safe}{suffix}", what=f"the proposal's case id {case_id!r}")
 
 
 def _case_text(target: Path, config_path: str, case: dict[str, Any], provenance: str) -> str:

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from qlab.errors import InputError
-from qlab.governance.learning.accept import ActivationCheck, accept_case
+from qlab.governance.learning.accept import ActivationCheck, accept_case, proposal_problems
 from qlab.governance.learning.aliases_file import add_aliases, load_mapping
 from qlab.governance.learning.apply import policy_edit, type_of
-from qlab.governance.records import resolve, write_json, write_text
+from qlab.governance.records import inside, resolve, write_json, write_text
 from qlab.project.model import Config
 from qlab.project.yaml_emit import scalar
 from qlab.project.yamlio import parse_yaml
@@ -82,7 +82,14 @@ def publish(
     if kind == "eval_case":
         record = dict(proposal["proposal"])
         folder = resolve(config.path, config.learning.proposals_dir)
-        path = folder / f"{record['id']}.json"
+        where = f"{config.learning.suggestions_file}: suggestion {proposal.get('id')}"
+        # before anything is written: its file inside the proposals folder, its content a valid proposal
+        path = inside(folder, f"{record.get('id')}.json", what=f"{where}: $.proposal.id")
+        problems = proposal_problems(record)
+        if problems:
+            raise InputError(
+                f"{where}: not a valid regression case proposal, nothing was written: {problems[0]}"
+            )
         write_json(path, record)  # the proposal file is the audit trail accept-case keeps
         accepted = accept_case(path, config_path=Path(config.path), by=by, check=check)
         return Published(str(accepted.file), (accepted.case_id,), case_id=accepted.case_id)
