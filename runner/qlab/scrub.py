@@ -4,9 +4,11 @@ Two rules, applied to any JSON-like object (dicts, lists, strings, numbers):
 
 - **by value**: every occurrence of a known secret (auth tokens, header values, passwords, cookies) inside any
   string is replaced by ``[REDACTED]``, also in the encoded forms a secret takes in our outputs (JSON escaped,
-  URL encoded, HTML/XML escaped);
+  URL encoded, HTML/XML escaped, base64 with the partial groups at its ends, hex and every-byte ``%XX`` in any
+  letter case) and when a line break (with the next line's indent) cuts it in two;
 - **by key**: the value under a secret-bearing key (``Authorization``, ``Cookie``, ``Set-Cookie``,
-  ``access_token``, ...) or a configured sensitive field (``email``, ``userId``) is replaced whatever it is.
+  ``access_token``, ...) or a sensitive field (``IDENTITY_FIELDS`` by default, and each one qlab.yaml names)
+  is replaced whatever it is.
 
 A secret is registered once, in a run's :class:`SecretSet`, with the parts it carries (``secret_parts``: the
 values of a ``Cookie: sid=…; csrf=…`` string, the credentials after ``Bearer``/``Basic``, a URL's userinfo).
@@ -34,6 +36,7 @@ import io
 import json
 import re
 import sys
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -75,6 +78,34 @@ SECRET_KEYS = frozenset(
 )
 
 
+# Identity-like fields: sensitive in every output unless qlab.yaml says ``output.identity_fields: kept``. Matched
+# as every key is (case, ``-`` and ``_`` ignored: ``userId`` is also ``user_id`` and ``USER-ID``).
+IDENTITY_FIELDS = (
+    "userId",
+    "username",
+    "customerId",
+    "accountId",
+    "email",
+    "emailAddress",
+    "phone",
+    "phoneNumber",
+    "mobile",
+    "mobileNumber",
+    "firstName",
+    "lastName",
+    "fullName",
+    "dateOfBirth",
+    "birthDate",
+    "address",
+    "streetAddress",
+    "ipAddress",
+    "ssn",
+    "nationalId",
+    "passportNumber",
+    "taxId",
+)
+
+
 def normalize_key(key: str) -> str:
     return key.lower().replace("-", "").replace("_", "")
 
@@ -83,13 +114,29 @@ _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
 _PAIRS = re.compile(r"[;&]")
 _SCHEMES = ("bearer ", "basic ", "token ", "digest ")
 _URLSAFE = str.maketrans("+/", "-_")
+# a line break where an API wraps a long value (raw, or JSON-escaped), with the next line's indent: between two
+# characters of a token, so the breaks of pretty-printed JSON (after ``,`` ``{`` ``"``, before ``}``) are not
+# joined and most multi-line text is scanned once. Each break comes first and looks back at the character before
+# it, so a search jumps from break to break.
+_TOKEN = r"[^\s\"',;{}\[\]()<>]"
+_BREAKS = (r"\r\n", r"\r", r"\n", r"\\r\\n", r"\\n", r"\\r")
+_WRAP = re.compile("(?:" + "|".join(rf"{b}(?<={_TOKEN}{b})" for b in _BREAKS) + rf")[ \t]*(?={_TOKEN})")
 
 
 def secret_variants(secret: str) -> set[str]:
-    """The forms ``secret`` takes in our outputs: raw, JSON-escaped, URL-encoded, HTML/XML-escaped, and (for a
-    secret of MIN_ENCODED_CHARS or more) base64 — standard and URL-safe, at each of the three alignments it can
-    have inside a longer encoded text (a Basic header, a JWT, a logged blob)."""
-    variants = {
+    """The forms ``secret`` takes in our outputs, as plain text to look for: raw, JSON-escaped, URL-encoded,
+    HTML/XML-escaped; for a secret of MIN_PART_CHARS or more its hex and every-byte ``%XX`` forms (lower and
+    upper case); for one of MIN_ENCODED_CHARS or more its base64 — standard and URL-safe, at each of the three
+    alignments it can have inside a longer encoded text (a Basic header, a JWT, a logged blob). The scrubber
+    matches more than these (``_patterns``)."""
+    variants = _text_forms(secret) | _base64_forms(secret)
+    for form in _byte_forms(secret):
+        variants |= {form, form.upper()}
+    return variants
+
+
+def _text_forms(secret: str) -> set[str]:
+    forms = {
         secret,
         json.dumps(secret)[1:-1],
         json.dumps(secret, ensure_ascii=False)[1:-1],
@@ -97,22 +144,85 @@ def secret_variants(secret: str) -> set[str]:
         quote_plus(secret),  # safe="" already
         html.escape(secret),  # quotes too
     }
-    variants |= _base64_forms(secret)
-    return {v for v in variants if v}
+    return {f for f in forms if f}
+
+
+def _byte_forms(secret: str) -> set[str]:
+    """Hex and every-byte ``%XX`` of the secret's UTF-8 bytes, in lower case (an API that echoes a token as a
+    byte dump or fully percent-encoded). None for a short secret: its hex would match noise (digests)."""
+    raw = secret.encode()
+    if len(raw) < MIN_PART_CHARS:
+        return set()
+    hexed = raw.hex()
+    return {hexed, "".join(f"%{hexed[i : i + 2]}" for i in range(0, len(hexed), 2))}
 
 
 def _base64_forms(secret: str) -> set[str]:
     """The part of base64(secret) that does not depend on what precedes or follows it, at each alignment: the
     complete 4-character groups made of the secret's bytes only."""
-    raw = secret.encode()
+    cores = {core for _, _, core, _, _ in _base64_parts(secret.encode())}
+    return cores | {core.translate(_URLSAFE) for core in cores}
+
+
+@lru_cache(maxsize=256)
+def _base64_parts(raw: bytes) -> tuple[tuple[str, str, str, str, str], ...]:
+    """At each alignment of ``raw`` in a base64 text: (the characters the leading partial group may show where it
+    carries some of the secret's bits, that group's characters made of its bits only, the complete groups, the
+    trailing partial group's characters made of its bits only, the characters its next one may show)."""
     if len(raw) < MIN_ENCODED_CHARS:
-        return set()
-    forms: set[str] = set()
+        return ()
+    out = []
     for shift in range(3):
         encoded = base64.b64encode(b"\0" * shift + raw).decode()
         core = encoded[4 if shift else 0 : 4 * ((shift + len(raw)) // 3)]  # 12 characters at least
-        forms |= {core, core.translate(_URLSAFE)}
-    return forms
+        lead_some = lead = ""
+        if shift:  # the first group: ``shift`` bytes of what precedes, then the secret's first bytes
+            first = raw[: 3 - shift]
+            lead = base64.b64encode(b"\0" * shift + first).decode()[shift + 1 :]
+            lead_some = "".join(
+                sorted({base64.b64encode(bytes([b]) * shift + first).decode()[shift] for b in range(256)})
+            )
+        trail = trail_some = ""
+        rest = (shift + len(raw)) % 3  # the secret's bytes in the last group, before what follows
+        if rest:
+            last = raw[len(raw) - rest :]
+            trail = base64.b64encode(last + b"\0" * (3 - rest)).decode()[:rest]
+            trail_some = "".join(
+                sorted({base64.b64encode(last + bytes([b]) * (3 - rest)).decode()[rest] for b in range(256)})
+            )
+        out.append((lead_some, lead, core, trail, trail_some))
+    return tuple(out)
+
+
+Leads = dict[
+    str, tuple[str, str]
+]  # a base64 core's first 12 characters -> the leading partial group's (some, own)
+
+
+def _patterns(secret: str) -> tuple[dict[str, int], Leads]:
+    """Every form of ``secret`` the scrubber replaces, as a regex and the length of text it matches (longest
+    first wins): the text forms (a number only as a whole number), hex and ``%XX`` in any letter case, and
+    base64 in both alphabets with every character of the partial groups at its two ends that carries a bit of the
+    secret (a group is 4 characters for 3 bytes: cutting at the complete groups left up to 3 characters of it).
+    The leading group is looked for before a match (``Scrubber._spans``), so that every pattern still starts with
+    its literal core: a character class first would be tried at nearly every position of every text."""
+    out = {_form_pattern(form): len(form) for form in _text_forms(secret)}
+    # each letter as a class, not as a case-insensitive group: that would be tried at every position of a text
+    out.update({_any_case(form): len(form) for form in _byte_forms(secret)})
+    leads: Leads = {}
+    for parts in _base64_parts(secret.encode()):
+        length = sum(map(len, parts[1:4])) + 2  # the partial characters at both ends
+        for lead_some, lead, core, trail, trail_some in (parts, tuple(p.translate(_URLSAFE) for p in parts)):
+            tail = f"(?:{re.escape(trail)}[{re.escape(trail_some)}])?" if trail_some else ""
+            out[re.escape(core) + tail] = length
+            if lead_some:
+                leads[core[:MIN_ENCODED_CHARS]] = (lead_some, lead)
+    return out, leads
+
+
+def _any_case(form: str) -> str:
+    """A hex or ``%XX`` form as a regex that matches it in any letter case."""
+    return "".join(f"[{c}{c.upper()}]" if c.isalpha() else re.escape(c) for c in form)
 
 
 def secret_parts(secret: str) -> set[str]:
@@ -157,11 +267,14 @@ class SecretSet(set[str]):
 
     Adding is safe from worker threads (each ``add`` is one set operation under the GIL)."""
 
-    __slots__ = ("_built",)
+    __slots__ = ("_built", "fields")
 
-    def __init__(self, values: Iterable[str] = ()) -> None:
+    def __init__(self, values: Iterable[str] = (), *, fields: Iterable[str] = ()) -> None:
         super().__init__()
-        self._built: dict[int, tuple[int, Scrubber]] = {}  # max_chars -> (size when built, scrubber)
+        # max_chars -> (size and fields when built, scrubber)
+        self._built: dict[int, tuple[tuple[int, tuple[str, ...]], Scrubber]] = {}
+        # the sensitive fields every scrubber of the set redacts by key (``qlab.project.model.Config``)
+        self.fields: tuple[str, ...] = tuple(fields)
         self.update(values)
 
     def add(self, value: str) -> None:
@@ -179,12 +292,12 @@ class SecretSet(set[str]):
         """The scrubber for every secret known now: by value only and never truncating unless asked (for
         logs, files and the console). Rebuilt only after something was added (a log line each costs nothing)."""
         if key_rules:
-            return scrubber(frozenset(self), max_chars=max_chars)
+            return scrubber(frozenset(self), sensitive_fields=self.fields, max_chars=max_chars)
         built = self._built.get(max_chars)
-        if built is None or built[0] != len(self):
+        if built is None or built[0] != (len(self), self.fields):
             built = self._built[max_chars] = (
-                len(self),
-                scrubber(frozenset(self), max_chars=max_chars, key_rules=False),
+                (len(self), self.fields),
+                scrubber(frozenset(self), sensitive_fields=self.fields, max_chars=max_chars, key_rules=False),
             )
         return built[1]
 
@@ -196,10 +309,21 @@ class SecretSet(set[str]):
 class Scrubber:
     """A compiled scrubber: build once per set of secrets, apply to many objects."""
 
-    __slots__ = ("_hold", "_key_cache", "_key_texts", "_keys", "_max_chars", "_numbers", "_pattern")
+    __slots__ = (
+        "_hold",
+        "_key_cache",
+        "_key_names",
+        "_key_texts",
+        "_keys",
+        "_leads",
+        "_max_chars",
+        "_numbers",
+        "_pattern",
+        "fields",
+    )
 
-    # ``key_rules=False`` gives a scrubber by value only: the writers' last pass over a whole artifact, whose own
-    # keys (``headers: ["Authorization"]``, ``tokens``) are not secrets
+    # ``key_rules=False`` leaves the secret-bearing keys alone (only ``sensitive_fields`` apply): the writers' last
+    # pass over a whole artifact, whose own keys (``headers: ["Authorization"]``, ``tokens``) are not secrets
 
     def __init__(
         self,
@@ -208,28 +332,47 @@ class Scrubber:
         sensitive_fields: Iterable[str] = (),
         max_chars: int = DEFAULT_MAX_CHARS,
         key_rules: bool = True,
+        json_numbers: bool = True,
     ):
-        variants: set[str] = set()
+        patterns: dict[str, int] = {}
+        self._leads: Leads = {}
+        numbers: set[str] = set()
         for secret in secrets:
             if secret:
-                variants |= secret_variants(secret)
+                forms, leads = _patterns(secret)
+                patterns.update(forms)
+                self._leads.update(leads)
+                numbers |= {form for form in _text_forms(secret) if _NUMBER.fullmatch(form)}
         # Longest first, so a secret that contains another is replaced whole.
-        ordered = sorted(variants, key=lambda v: (-len(v), v))
-        self._pattern = re.compile("|".join(_form_pattern(v) for v in ordered)) if ordered else None
-        # a JSON number equal to a numeric secret is replaced as well (a sensitive userId: 42)
-        self._numbers = frozenset(v for v in variants if _NUMBER.fullmatch(v))
+        ordered = sorted(patterns, key=lambda p: (-patterns[p], p))
+        self._pattern = re.compile("|".join(ordered)) if ordered else None
+        # a JSON number equal to a numeric secret is replaced as well (a sensitive userId: 42), unless asked not to
+        # (a value that is only sensitive in text: the number would also be a rank, a count or a status code)
+        self._numbers = frozenset(numbers) if json_numbers else frozenset()
         # Scrubber.stream holds back this many characters: a match starting before them is complete (the
         # longest form, plus the two characters a number's look-ahead reads)
-        self._hold = (len(ordered[0]) + 2) if ordered else 0
-        self._keys = (
-            frozenset(SECRET_KEYS | {normalize_key(f) for f in sensitive_fields})
-            if key_rules
-            else frozenset()
+        self._hold = (patterns[ordered[0]] + 2) if ordered else 0
+        fields = {normalize_key(f) for f in sensitive_fields}
+        self._keys = frozenset(SECRET_KEYS | fields if key_rules else fields)
+        # a key of them as it may be written in JSON text (any case, with or without - and _): a member kept as
+        # JSON text is decoded and scrubbed only when it holds a secret or one of these keys
+        self._key_names = (
+            re.compile(
+                '"(?:'
+                + "|".join(
+                    "[-_]?".join(f"[{c}{c.upper()}]" if c.isalpha() else re.escape(c) for c in k)
+                    for k in sorted(self._keys)
+                )
+                + ')"\\s*:'
+            )
+            if self._keys
+            else None
         )
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
         self._max_chars = max_chars
+        self.fields = tuple(sensitive_fields)
         self._key_texts: dict[str, str] = {}  # key -> the key with secrets replaced (a secret can be a key)
 
     @property
@@ -240,8 +383,63 @@ class Scrubber:
     def text(self, value: str) -> str:
         """``value`` with every secret replaced and truncated to ``max_chars``."""
         if self._pattern is not None:
-            value = self._pattern.sub(REDACTED, value)
+            value = self._across_lines(self._redact(value))
         return truncate(value, self._max_chars)
+
+    def _spans(self, text: str, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """Where the secrets are in ``text`` from ``pos`` on, in order: each match, begun earlier by the leading
+        partial group of a base64 form when the characters before it are that group's."""
+        assert self._pattern is not None
+        done = pos
+        for match in self._pattern.finditer(text, pos):
+            start = match.start()
+            lead = self._leads.get(match.group()[:MIN_ENCODED_CHARS]) if self._leads else None
+            if lead is not None:
+                some, own = lead
+                begin = start - len(own) - 1
+                if begin >= done and text[begin] in some and text[begin + 1 : start] == own:
+                    start = begin
+            yield start, match.end()
+            done = match.end()
+
+    def _redact(self, text: str) -> str:
+        assert self._pattern is not None
+        if not self._pattern.search(text):
+            return text  # the common case, decided in C
+        out: list[str] = []
+        done = 0
+        for start, end in self._spans(text):
+            out += [text[done:start], REDACTED]
+            done = end
+        return "".join(out) + text[done:] if out else text
+
+    def _across_lines(self, text: str) -> str:
+        """``text`` with every secret a line break cuts in two (``_WRAP``: an API that wraps a long token, a
+        base64 blob at 76 columns) replaced whole, the break with it."""
+        assert self._pattern is not None
+        if ("\n" not in text and "\r" not in text and "\\" not in text) or not _WRAP.search(text):
+            return text
+        joined = _WRAP.sub("", text)
+        if not self._pattern.search(joined):
+            return text  # the common cases, decided in C
+        starts: list[tuple[int, int]] = []  # (start in the joined text, start in ``text``) of each piece
+        position = length = 0
+        for wrap in _WRAP.finditer(text):
+            starts.append((length, position))
+            length += wrap.start() - position
+            position = wrap.end()
+        starts.append((length, position))
+
+        def original(at: int) -> int:
+            piece = bisect_right(starts, (at, len(text))) - 1
+            return starts[piece][1] + at - starts[piece][0]
+
+        out: list[str] = []
+        done = 0
+        for start, end in self._spans(joined):
+            out += [text[done : original(start)], REDACTED]
+            done = original(end - 1) + 1
+        return "".join(out) + text[done:]
 
     def stream(self, pieces: Iterable[str]) -> Iterator[str]:
         """The pieces of one text with every secret replaced, never truncated: a secret split between two
@@ -256,23 +454,22 @@ class Scrubber:
             if len(buffer) - start < STREAM_BLOCK + self._hold:
                 continue
             text, end = self._block(buffer, start, len(buffer) - self._hold)
-            yield text
+            yield self._across_lines(text)
             keep = end - 2  # end >= STREAM_BLOCK
             buffer, start = buffer[keep:], end - keep
         if len(buffer) > start:
-            yield self._block(buffer, start, len(buffer))[0]
+            yield self._across_lines(self._block(buffer, start, len(buffer))[0])
 
     def _block(self, buffer: str, start: int, limit: int) -> tuple[str, int]:
         """``buffer[start:]`` scrubbed up to ``limit`` (or the end of a match that starts before it): the text
         and where it ends."""
-        assert self._pattern is not None
         out: list[str] = []
         pos = start
-        for match in self._pattern.finditer(buffer, start):
-            if match.start() >= limit:
+        for begin, end in self._spans(buffer, start):
+            if begin >= limit:
                 break
-            out += [buffer[pos : match.start()], REDACTED]
-            pos = match.end()
+            out += [buffer[pos:begin], REDACTED]
+            pos = end
         end = max(limit, pos)
         out.append(buffer[pos:end])
         return "".join(out), end
@@ -282,7 +479,7 @@ class Scrubber:
         assert self._pattern is not None
         clean = self._key_texts.get(key)  # pragma: no mutate (a cache: a miss computes the same text)
         if clean is None:
-            clean = self._key_texts[key] = self._pattern.sub(REDACTED, key)
+            clean = self._key_texts[key] = self._redact(key)
         return clean
 
     def __call__(self, obj: Any) -> Any:
@@ -315,10 +512,12 @@ class Scrubber:
         if kind is list or kind is tuple:
             return [self(item) for item in obj]
         if is_json_text(obj):  # a stage object's member kept as JSON text (packed or not): keep it JSON
-            if self._pattern is None:
+            if self._pattern is None and self._key_names is None:
                 return obj  # nothing to look for: a packed text is not even unpacked
             text = str(json_text(obj))
-            if not self._pattern.search(text):
+            if not (self._pattern and self._pattern.search(text)) and not (
+                self._key_names and self._key_names.search(text)
+            ):
                 return obj
             return (CheckedJSON if checked(obj) else EncodedJSON).of(self(json.loads(text)))
         if isinstance(obj, str):  # a str subclass (an Enum value): its text, as json.dumps writes it
@@ -348,8 +547,12 @@ def truncate(text: str, max_chars: int) -> str:
 
 
 @lru_cache(maxsize=64)
-def _cached(secrets: frozenset[str], fields: tuple[str, ...], max_chars: int, key_rules: bool) -> Scrubber:
-    return Scrubber(secrets, sensitive_fields=fields, max_chars=max_chars, key_rules=key_rules)
+def _cached(
+    secrets: frozenset[str], fields: tuple[str, ...], max_chars: int, key_rules: bool, json_numbers: bool
+) -> Scrubber:
+    return Scrubber(
+        secrets, sensitive_fields=fields, max_chars=max_chars, key_rules=key_rules, json_numbers=json_numbers
+    )
 
 
 def scrubber(
@@ -358,10 +561,11 @@ def scrubber(
     sensitive_fields: Iterable[str] = (),
     max_chars: int = DEFAULT_MAX_CHARS,
     key_rules: bool = True,
+    json_numbers: bool = True,
 ) -> Scrubber:
     """A (cached) Scrubber for these secrets and fields."""
     fields = tuple(sorted(set(sensitive_fields)))
-    return _cached(frozenset(s for s in secrets if s), fields, max_chars, key_rules)
+    return _cached(frozenset(s for s in secrets if s), fields, max_chars, key_rules, json_numbers)
 
 
 def scrub(

@@ -223,7 +223,11 @@ def test_base64_at_every_alignment_hides_no_part_of_the_secret(
 
 def test_base64_forms_only_for_secrets_of_twelve_bytes_or_more() -> None:
     """A short secret's base64 core would match unrelated text: only from MIN_ENCODED_CHARS (12) bytes on."""
-    assert not any(len(v) >= 8 and v.isalnum() and v != "elevenchars" for v in secret_variants("elevenchars"))
+    hexed = b"elevenchars".hex()
+    assert not any(
+        len(v) >= 8 and v.isalnum() and v not in ("elevenchars", hexed, hexed.upper())
+        for v in secret_variants("elevenchars")
+    )
     twelve = "twelve-chars"
     assert base64.b64encode(twelve.encode()).decode() in secret_variants(twelve)
 
@@ -458,8 +462,9 @@ def test_the_console_holds_a_line_until_it_ends(capsys: pytest.CaptureFixture[st
 
 def test_the_forms_of_a_secret_exactly() -> None:
     """Rule: a secret is known in every form our outputs give it — raw, JSON-escaped with and without
-    ``ensure_ascii``, URL-encoded (``%20`` and ``+``, ``/`` encoded too), HTML-escaped, and base64 (standard and
-    URL-safe) at each of the three alignments, keeping only the groups made of the secret's own bytes."""
+    ``ensure_ascii``, URL-encoded (``%20`` and ``+``, ``/`` encoded too), HTML-escaped, base64 (standard and
+    URL-safe) at each of the three alignments, keeping only the groups made of the secret's own bytes, and its
+    bytes in hex and every-byte ``%XX`` (lower and upper case)."""
     assert secret_variants('pä"ss/wörd <&>+1') == {
         'pä"ss/wörd <&>+1',
         'p\\u00e4\\"ss/w\\u00f6rd <&>+1',
@@ -471,6 +476,10 @@ def test_the_forms_of_a_secret_exactly() -> None:
         "pCJzcy93w7ZyZCA8Jj4r",  # after one byte: the first and last groups mix in the neighbours
         "w6Qic3Mvd8O2cmQgPCY+",  # after two bytes
         "w6Qic3Mvd8O2cmQgPCY-",  # ... in the URL-safe alphabet
+        "70c3a42273732f77c3b67264203c263e2b31",  # its bytes in hex, lower and upper case
+        "70C3A42273732F77C3B67264203C263E2B31",
+        "%70%c3%a4%22%73%73%2f%77%c3%b6%72%64%20%3c%26%3e%2b%31",  # every byte %XX-encoded
+        "%70%C3%A4%22%73%73%2F%77%C3%B6%72%64%20%3C%26%3E%2B%31",
     }
 
 
@@ -530,7 +539,7 @@ def test_find_leaks_of_no_secrets_and_of_a_secret_one_byte_into_a_block(
     in the previous block; a scan for no secret finds nothing (and does not fail)."""
     monkeypatch.setattr("qlab.scrub.SCAN_BLOCK", 16)
     path = tmp_path / "log.txt"
-    secret = "tok-SECRET1"  # 11 bytes, no character to escape: every form is the raw one
+    secret = "SECR1"  # 5 bytes, no character to escape: every form is the raw one
     assert secret_variants(secret) == {secret}
     for start in range(0, 34):
         path.write_bytes(b"x" * start + secret.encode() + b"y" * 20)
@@ -595,3 +604,91 @@ def test_the_console_writes_each_complete_line_at_once() -> None:
     stream.flush()
     assert inner.getvalue().endswith("\r100 %\rend")
     assert stream.isatty() is True and ScrubbedStream(io.StringIO()).isatty() is False
+
+
+# ------------------------------------------------------------------------- the forms an API echoes a secret in
+
+
+def test_hex_and_every_byte_percent_forms_in_any_letter_case(tmp_path: Path) -> None:
+    """A token echoed as a byte dump (hex) or fully percent-encoded reached the outputs: now replaced in lower,
+    upper and mixed case, and the scrub check finds them too. A short secret has no such form (its hex would
+    match digests)."""
+    secret = "tok-CANARY-hex-77"
+    hexed = secret.encode().hex()
+    percent = "".join(f"%{hexed[i : i + 2]}" for i in range(0, len(hexed), 2))
+    mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(hexed))
+    for form in (hexed, hexed.upper(), mixed, percent, percent.upper(), percent.replace("%6", "%6").title()):
+        assert scrub_text(f"<{form}>", [secret]) == f"<{REDACTED}>", form
+    path = tmp_path / "log.txt"
+    path.write_text(f"echo {percent.upper()}\n")
+    assert find_leaks([path], [secret]) == [Leak(path, 0)]
+    assert scrub_text("digest 6162636465", ["abcde"]) == "digest 6162636465"
+
+
+@pytest.mark.parametrize("prefix", [b"", b"u", b"us", b"user:", b"user:pw"])
+@pytest.mark.parametrize("suffix", [b"", b"!", b"!?", b"!?#"])
+def test_base64_of_a_secret_leaves_no_character_that_carries_its_bits(prefix: bytes, suffix: bytes) -> None:
+    """Cut at the complete 4-character groups, base64 redaction left up to 3 characters at each end that hold
+    bits of the secret (a Basic header kept the last 4 characters): now every character from the first bit of
+    the secret to its last is replaced, in both alphabets."""
+    secret = "tok-CANARY-b64-edge-1"
+    encoded = base64.b64encode(prefix + secret.encode() + suffix).decode()
+    first = len(prefix) * 8 // 6  # the first character holding a bit of the secret
+    last = ((len(prefix) + len(secret)) * 8 - 1) // 6  # the last one
+    assert scrub_text(encoded, [secret]) == encoded[:first] + REDACTED + encoded[last + 1 :]
+    safe = base64.urlsafe_b64encode(prefix + secret.encode() + suffix).decode()
+    assert scrub_text(safe, [secret]) == safe[:first] + REDACTED + safe[last + 1 :]
+
+
+@pytest.mark.parametrize("wrap", ["\n", "\r\n", "\n    ", "\r", "\\n", "\\r\\n", "\\n  "])
+def test_a_secret_cut_by_a_line_break_is_replaced_whole(wrap: str) -> None:
+    """An API that wraps a long token (raw, or in JSON-escaped text) left both halves readable; now the token
+    and the break inside it are one match, in text and in the stream."""
+    secret = "tok-CANARY-wrapped-42"
+    for cut in (1, 7, len(secret) - 1):
+        text = f"a {secret[:cut]}{wrap}{secret[cut:]} b{wrap}next line"
+        assert scrub_text(text, [secret]) == f"a {REDACTED} b{wrap}next line", cut
+        pieces = [text[:5], text[5:]]
+        assert "".join(Scrubber([secret], max_chars=0).stream(pieces)) == f"a {REDACTED} b{wrap}next line"
+
+
+def test_base64_wrapped_at_76_columns() -> None:
+    secret = "tok-CANARY-mime-9"
+    blob = base64.encodebytes(b"x" * 50 + secret.encode() + b"y" * 40).decode()  # MIME: a break every 76
+    encoded = blob.replace("\n", "")
+    first, last = 50 * 8 // 6, ((50 + len(secret)) * 8 - 1) // 6
+    assert first < 76 < last  # the break falls inside the secret's characters
+    out = scrub_text(blob, [secret])
+    assert out.replace("\n", "") == encoded[:first] + REDACTED + encoded[last + 1 :]
+
+
+def test_a_secret_set_s_fields_are_redacted_by_key_in_the_final_pass() -> None:
+    """The writers' last pass (``SecretSet.scrubber()``) redacts the sensitive fields by key, leaving the
+    artifact's own secret-looking keys (``token``, ``headers``) alone."""
+    secrets = SecretSet(["tok-CANARY-fields-1"], fields=("userId",))
+    doc = {"plan": {"arguments": {"user_id": 42, "q": "x"}}, "token": True, "headers": ["Authorization"]}
+    assert secrets.scrubber()(doc) == {
+        "plan": {"arguments": {"user_id": REDACTED, "q": "x"}},
+        "token": True,
+        "headers": ["Authorization"],
+    }
+    secrets.fields = ("email",)  # a changed set of fields is a new scrubber
+    assert secrets.scrubber()({"userId": 1, "Email": "a@b.c"}) == {"userId": 1, "Email": REDACTED}
+
+
+def test_a_member_kept_as_json_text_is_scrubbed_by_key_and_a_text_only_number_spares_json_numbers() -> None:
+    """A stage object's member kept as JSON text was decoded only when it held a secret value: a sensitive field
+    in it stayed. And a value sensitive only as text (a case's numeric entity) leaves a JSON number equal to it (a
+    rank, a count) alone."""
+    from qlab.results import EncodedJSON, json_text
+
+    clean = Scrubber([], sensitive_fields=["userId"], key_rules=False)
+    out = clean({"plan": EncodedJSON.of({"arguments": {"USER_ID": "u-1", "q": 1}})})
+    assert json.loads(str(json_text(out["plan"]))) == {"arguments": {"USER_ID": REDACTED, "q": 1}}
+    untouched = EncodedJSON.of({"arguments": {"user": "u-1"}})
+    assert clean({"plan": untouched})["plan"] is untouched  # nothing to look for: not even decoded
+    text_only = Scrubber(["90817263"], json_numbers=False)
+    assert text_only({"rank": 90817263, "msg": "user 90817263"}) == {
+        "rank": 90817263,
+        "msg": f"user {REDACTED}",
+    }

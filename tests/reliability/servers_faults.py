@@ -21,6 +21,9 @@ Routes (any method unless said otherwise; ``<n>`` is a number):
 ``/wrong-type``             200 ``text/html`` page
 ``/json-as-text``           200 valid JSON sent as ``text/plain``
 ``/echo`` (``/anything``)   200 JSON echo of method, path, query, headers, cookies and body (like httpbin)
+``/encoded``                200 echo of the ``X-Session-Token`` header in the forms an API may give a token: hex,
+                            every byte ``%XX`` (mixed case), cut by a line break, base64 after a prefix (MIME,
+                            76 columns)
 ``/login``                  200 that sets ``Set-Cookie: session=<cookie value>`` and echoes the value in the body
 ``/profile``                200 ``{"data": {"user_id": <n>, "owner": <n>, ...}}`` with ``<n>`` the number in
                             ``FAULT_USER_ID`` (a sensitive field's value, as a JSON number)
@@ -235,6 +238,8 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b'{"data": {"ok": true}}', content_type="text/plain")
             elif path in ("/echo", "/anything", "/headers"):
                 self._echo(path, query, body, headers)
+            elif path == "/encoded":
+                self._encoded(headers.get("X-Session-Token", ""))
             elif path == "/login":
                 value = state.secrets.cookie_value
                 self._json(
@@ -312,6 +317,17 @@ def _handler(state: _State) -> type[BaseHTTPRequestHandler]:
                     "data": {"echo": True},
                 },
             )
+
+        def _encoded(self, token: str) -> None:
+            hexed = token.encode().hex()
+            percent = "".join(f"%{hexed[i : i + 2]}" for i in range(0, len(hexed), 2))
+            forms = {
+                "hex": hexed.upper(),
+                "percent": "".join(c.upper() if i % 2 else c for i, c in enumerate(percent)),
+                "wrapped": f"{token[:9]}\n  {token[9:]}",
+                "mime": base64.encodebytes(b"session=" + token.encode() + b";x").decode(),
+            }
+            self._json(200, {"data": forms})
 
         def _token(self, headers: Mapping[str, str]) -> None:
             s = state.secrets

@@ -3,13 +3,14 @@
 ``base_url``'s userinfo, in a failing token command's stderr, in a sensitive field's value (a JSON number, under
 another spelling of the field's name), in the text of the engine under test (its plan diagnostics and an error
 it raises) and in a dev server that logs the credentials it receives; echoed back in response bodies (httpbin
-``/headers``, ``/anything``, ``/cookies/set``; the fault server's ``/echo``, ``/login`` and ``/profile``),
+``/headers``, ``/anything``, ``/cookies/set``; the fault server's ``/echo``, ``/login``, ``/profile``, and
+``/encoded``: a header's token as hex, every-byte ``%XX`` in mixed case, cut by a line break, in wrapped base64),
 through a whole ``qlab run``. Redirects point reads and a mutation at a server of another origin.
 
 Afterwards every file the run wrote (result JSON, JUnit, summary, run log, dev-server log, the collection cache,
 GitHub's step summary and outputs, the HTML, Markdown and JUnit reports rendered from the result) and the
 console (stdout + stderr, in plain and in GitHub Actions mode) are searched for every canary, whole, in part,
-base64- and URL-encoded: zero hits. And the server of the other origin saw no mutation and no credential.
+base64-, URL-, hex- and %XX-encoded, in any letter case and across line breaks: zero hits. And the server of the other origin saw no mutation and no credential.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ OPS = [
     Op("login", "GET", "/login", "Log in and receive a session cookie"),
     Op("echoRequest", "GET", "/echo", "Echo the full request with cookies"),
     Op("showProfile", "GET", "/profile", "Show the profile of the signed in user"),
+    Op("showEncoded", "GET", "/encoded", "Show the session token in every encoding"),
     Op(
         "redirectTo",
         "GET",
@@ -228,6 +230,8 @@ def _run(
          "assertions": [{"type": "json_path_equals", "path": "$.data.owner", "equals": 0},
                         {"type": "json_path_equals", "path": "$.data", "equals": {}}]},
         {"id": "explode", "query": "Explode the engine on purpose", "expected_target": "explode"},
+        {"id": "encoded", "query": "Show the session token in every encoding", "expected_target": "showEncoded",
+         "assertions": [{"type": "json_path_equals", "path": "$.data", "equals": {}}]},
     ]  # fmt: skip
     cases["engine"] = [
         {
@@ -289,12 +293,19 @@ def _needles() -> list[tuple[str, set[bytes] | re.Pattern[bytes]]]:
     )
 
 
+_BREAK = re.compile(rb"(?:\r\n|\r|\n|\\r\\n|\\n|\\r)[ \t]*")
+
+
 def _hits(blob: bytes) -> list[str]:
+    """The secrets in ``blob``, in any of their forms, also in any letter case (hex and ``%XX`` echoes) and across
+    line breaks (a wrapped token, a base64 blob at 76 columns)."""
+    lower, joined = blob.lower(), _BREAK.sub(b"", blob)
     found = []
     for secret, forms in _needles():
-        hit = (
-            forms.search(blob) is not None if isinstance(forms, re.Pattern) else any(f in blob for f in forms)
-        )
+        if isinstance(forms, re.Pattern):
+            hit = forms.search(blob) is not None or forms.search(joined) is not None
+        else:
+            hit = any(f in blob or f.lower() in lower or f in joined for f in forms)
         if hit:
             found.append(secret)
     return found
