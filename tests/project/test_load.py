@@ -289,3 +289,41 @@ def test_cases_are_read_with_rarer_full_collections(monkeypatch: pytest.MonkeyPa
     load_project(ROOT / "qlab.yaml")
     assert seen and set(seen) == {(before[0], before[1], before[2] * 10)}
     assert gc.get_threshold() == before
+
+
+def test_identity_fields_are_sensitive_unless_kept(tmp_path: Path) -> None:
+    """Identity-like fields are sensitive in every output by default, with each environment's own fields, in every
+    environment; ``output.identity_fields: kept`` leaves the identity fields out (and nothing else)."""
+    from qlab.scrub import IDENTITY_FIELDS
+
+    shutil.copy(DEMO, tmp_path / "api.yaml")
+    base = (
+        "version: 1\nproject: p\ncollection: {sources: [{name: a, openapi: api.yaml}]}\n"
+        "environments:\n  dev: {base_url: 'http://127.0.0.1:1', sensitive_fields: [memberNo]}\n"
+        "  prod: {base_url: 'http://127.0.0.1:2'}\n"
+        "suites: {s: {mode: search, cases: [c.yaml]}}\ngates: [{name: search, stage: search, suites: [s]}]\n"
+    )
+    (tmp_path / "c.yaml").write_text("- {id: c1, query: q, expected_target: getMember}\n", encoding="utf-8")
+    (tmp_path / "qlab.yaml").write_text(base, encoding="utf-8")
+    config = load_project(tmp_path / "qlab.yaml", environ={}).config
+    assert config.sensitive_fields == (*IDENTITY_FIELDS, "memberNo")
+    assert {"userId", "email", "phone"} <= set(IDENTITY_FIELDS)
+    assert config.environments["prod"].sensitive_fields == config.sensitive_fields  # every environment
+    (tmp_path / "qlab.yaml").write_text(base + "output: {identity_fields: kept}\n", encoding="utf-8")
+    config = load_project(tmp_path / "qlab.yaml", environ={}).config
+    assert config.sensitive_fields == ("memberNo",) == config.environments["dev"].sensitive_fields
+    (tmp_path / "qlab.yaml").write_text(base + "output: {identity_fields: off}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_project(tmp_path / "qlab.yaml", environ={})
+    assert "$.output.identity_fields" in str(refused.value) and "kept" in str(refused.value)
+
+
+def test_the_config_reference_lists_every_identity_field() -> None:
+    from qlab.project.schemas import load_schema
+    from qlab.scrub import IDENTITY_FIELDS
+
+    described = load_schema("config")["properties"]["output"]["properties"]["identity_fields"]["description"]
+    assert all(f"{field}," in described or f"{field}." in described for field in IDENTITY_FIELDS)
+    assert all(
+        field in (ROOT / "docs" / "config.md").read_text(encoding="utf-8") for field in IDENTITY_FIELDS
+    )

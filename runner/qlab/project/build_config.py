@@ -8,7 +8,8 @@ model's dataclasses, each with the origin it was written at.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from qlab.project.document import JsonPath
@@ -33,6 +34,7 @@ from qlab.project.model import (
     Suite,
     Threshold,
 )
+from qlab.scrub import IDENTITY_FIELDS
 
 OriginOf = Callable[[JsonPath], Origin]
 THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*$")
@@ -208,6 +210,16 @@ def _skill(name: str, data: Mapping[str, Any], where: Origin) -> ReleaseSkill:
     return ReleaseSkill(name, permissions=_strings(data.get("permissions")), origin=where, **optional)
 
 
+def sensitive_fields(output: OutputConfig, environments: Iterable[Environment]) -> tuple[str, ...]:
+    """The fields scrubbed from every output of a run: the identity fields (unless ``output.identity_fields:
+    kept``) and every field an environment names in ``sensitive_fields`` (a field sensitive for one environment
+    is sensitive in every case and every output, whatever environment the case runs in, if any)."""
+    fields = list(IDENTITY_FIELDS) if output.identity_fields == "sensitive" else []
+    for env in environments:
+        fields += env.sensitive_fields
+    return tuple(dict.fromkeys(fields))
+
+
 def build_config(
     data: Mapping[str, Any], *, path: str, digest: str, origin: OriginOf, shard_digest: str = ""
 ) -> Config:
@@ -216,13 +228,16 @@ def build_config(
     def named(key: str, make: Callable[[str, Mapping[str, Any], Origin], Any]) -> dict[str, Any]:
         return {name: make(name, item, origin((key, name))) for name, item in (data.get(key) or {}).items()}
 
+    output = OutputConfig(**(data.get("output") or {}))
+    environments: dict[str, Environment] = named("environments", _environment)
+    sensitive = sensitive_fields(output, environments.values())
     return Config(
         version=int(data["version"]),
         project=str(data["project"]),
         path=path,
         collection=_collection(data["collection"], origin),
         engine=_engine(data.get("engine") or {}),
-        environments=named("environments", _environment),
+        environments={name: replace(env, sensitive_fields=sensitive) for name, env in environments.items()},
         auth_profiles=named("auth_profiles", _auth),
         suites=named("suites", _suite),
         gates=tuple(_gate(item, i, origin) for i, item in enumerate(data["gates"])),
@@ -230,7 +245,8 @@ def build_config(
         release=named("release", _skill),
         learning=LearningConfig(**(data.get("learning") or {})),
         budget=Budget(**(data.get("budget") or {})),
-        output=OutputConfig(**(data.get("output") or {})),
+        output=output,
+        sensitive_fields=sensitive,
         digest=digest,
         shard_digest=shard_digest or digest,
         target_version=data.get("target_version"),

@@ -193,7 +193,8 @@ class Environment:
     retries: int = 2
     retry_backoff_sec: float = 0.2
     follow_redirects: bool = True
-    sensitive_fields: tuple[str, ...] = ()  # response/request fields to scrub, e.g. userId
+    # the fields scrubbed from its cases' records: its own sensitive_fields and the project's (Config.sensitive_fields)
+    sensitive_fields: tuple[str, ...] = ()
     headers: Mapping[str, str] = field(default_factory=dict)  # extra static request headers (non-secret)
     origin: Origin = NO_ORIGIN
 
@@ -358,6 +359,9 @@ class OutputConfig:
     result: str = "result.json"
     summary: str = "summary.md"
     history: int = 10  # results of earlier runs kept under dir/history (0: none)
+    identity_fields: str = (
+        "sensitive"  # "kept": the identity fields (qlab.scrub.IDENTITY_FIELDS) are not scrubbed
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +380,9 @@ class Config:
     learning: LearningConfig = LearningConfig()
     budget: Budget = Budget()
     output: OutputConfig = OutputConfig()
+    # the fields scrubbed from every output, by key and (a case's provided entity) by value: the identity fields
+    # unless output.identity_fields is "kept", and every environment's sensitive_fields
+    sensitive_fields: tuple[str, ...] = ()
     digest: str = ""  # sha256 of the raw config bytes after interpolation
     # sha256 the shards of one matrix must share: the interpolated config, but with each environment's base_url,
     # allowed_hosts and server url/command as written (a port or host read from the environment may differ per

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from qlab import metrics, resultschema
+from qlab.execute.verdict import sensitive_values
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult, as_text, checked, decoded, is_json_text, json_text, plain
@@ -239,6 +240,7 @@ def scrub_check(
 
 
 ENGINE_OBJECTS = ("search", "target_selector", "plan")  # what the engine under test's answers become
+CASE_OBJECTS = (*ENGINE_OBJECTS, "execute", "auth_readiness", "learning")  # every stage object of a case
 ENGINE_STAGES = frozenset({"search", "select", "plan"})
 
 
@@ -263,6 +265,38 @@ def scrub_engine_text(results: Sequence[CaseResult], secrets: set[str]) -> None:
                 clean(item.expected),
                 clean(item.actual),
             )
+
+
+def scrub_provided_entities(
+    cases: Sequence[Case], attempts: Callable[[str], Sequence[CaseResult]], fields: Sequence[str]
+) -> None:
+    """A case's provided entity for a sensitive field (``Config.sensitive_fields``: the identity fields unless
+    opted out, and those qlab.yaml names) is replaced by value in everything the case recorded — every stage
+    object, its failure, its assertions — so ``u-777`` given as ``userId`` reaches no output, wherever the case
+    echoes it (a query word, a path, a message); under its key every writer replaces it anyway. A number is
+    replaced in text only, as a whole number: a JSON number equal to it may be a rank, a count or a status."""
+    if not fields:
+        return
+    for case in cases:
+        if not case.provided_entities:
+            continue
+        values = sensitive_values(dict(case.provided_entities), fields)
+        if not values:
+            continue
+        clean = scrubber(values, key_rules=False, max_chars=0, json_numbers=False)
+        for result in attempts(case.id):
+            for key in CASE_OBJECTS:
+                value = getattr(result, key, None)
+                if value is not None:
+                    setattr(result, key, clean(value))
+            if result.failure is not None:
+                result.failure.message = clean.text(result.failure.message)
+            for item in result.assertions:
+                item.message, item.expected, item.actual = (
+                    clean.text(item.message),
+                    clean(item.expected),
+                    clean(item.actual),
+                )
 
 
 def _scanned_text(objects: Sequence[Any]) -> str:

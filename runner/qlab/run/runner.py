@@ -136,6 +136,7 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     state.prerun += prerun.check_auth(config, cases)
     secrets = options.secrets if options.secrets is not None else SecretSet()
     secrets.update(known_secrets(config, os.environ))
+    secrets.fields = config.sensitive_fields  # every writer redacts them by key
     state.prerun += prerun.check_skill_bindings(config, collection)
     ctx = RunContext(
         config=config,
@@ -244,6 +245,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
         report.duration_ms = report.duration_ms or wall / max(1, len(reports))
     attempts = [r for c in gate_cases for r in state.lanes.attempts(c.id)]
     boundary.scrub_engine_text(attempts, ctx.secrets)  # before any check reads it or any byte is written
+    boundary.scrub_provided_entities(gate_cases, state.lanes.attempts, state.config.sensitive_fields)
     guards = [g for r in reports for g in r.guards]
     guards += state.boundary_checks(gate, attempts, ctx.secrets)
     state.record_stage(gate.stage, reports, guards, gate=gate.name)
