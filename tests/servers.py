@@ -11,6 +11,7 @@ with the server's log: CI must never go green on a test that did not run (``infr
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
@@ -217,6 +218,38 @@ def json_server(db: Path) -> Iterator[str]:
     cmd = [str(exe), "--host", "127.0.0.1", "--port", str(port), "--quiet", str(db)]
     with running(cmd, ready_url=f"http://127.0.0.1:{port}/{first}", cwd=db.parent):
         yield f"http://127.0.0.1:{port}"
+
+
+class JSONHandler(http.server.BaseHTTPRequestHandler):
+    """A quiet request handler for ``serving`` with ``send_json``."""
+
+    def send_json(self, status: int, data: object, headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    """``handler`` served on 127.0.0.1 in this process (a thread per request) until the block ends; yields the
+    port."""
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class CountingServer:

@@ -12,10 +12,8 @@ must escape it.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ import pytest
 import gfm
 from actions_runner import Command, commands
 from qlab.cli import main
+from servers import JSONHandler, serving
 
 # what an attacker would print: commands in both forms (disguised too), Markdown and HTML
 COMMANDS = [
@@ -80,33 +79,20 @@ def _dangling(port: int) -> dict[str, Any]:
     return {**_spec(port), "paths": {"/x": {"$ref": "#/##[add-mask]FORGED-ref"}}}
 
 
-class _Hostile(BaseHTTPRequestHandler):
+class _Hostile(JSONHandler):
     def do_GET(self) -> None:
         if self.path == "/dangling.json":
-            body = json.dumps(_dangling(self.server.server_address[1])).encode()
+            data: Any = _dangling(self.server.server_address[1])
         else:
-            body = json.dumps({"name": MANY_LINES, "note": ONE_LINE, "id": "##[add-mask]FORGED-id"}).encode()
-        self.send_response(500 if self.path == "/notes" else 200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("X-Note", "##[add-mask]FORGED-header")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+            data = {"name": MANY_LINES, "note": ONE_LINE, "id": "##[add-mask]FORGED-id"}
+        status = 500 if self.path == "/notes" else 200
+        self.send_json(status, data, {"X-Note": "##[add-mask]FORGED-header"})
 
 
 @pytest.fixture(scope="module")
 def hostile_api() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Hostile) as port:
+        yield port
 
 
 CONFIG = """\

@@ -8,15 +8,14 @@ from the result; ``output.identity_fields: kept`` keeps the identity fields (and
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from qlab.cli import main
+from servers import JSONHandler, serving
 
 USER = "u-777"  # a userId: an identity field, sensitive by default
 EMAIL = "hana.k@example.com"  # an email: the same
@@ -24,31 +23,18 @@ MEMBER = "M-90817"  # memberNo: sensitive because an environment names it
 NUMBER = 90817263  # a numeric userId, under its key
 
 
-class _Echo(BaseHTTPRequestHandler):
+class _Echo(JSONHandler):
     def do_GET(self) -> None:
         user = self.path.rsplit("/", 1)[-1]
-        body = json.dumps(
-            {"data": {"userId": user, "note": f"profile of {user} <{EMAIL}>", "tier": "gold"}}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.send_json(
+            200, {"data": {"userId": user, "note": f"profile of {user} <{EMAIL}>", "tier": "gold"}}
+        )
 
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Echo) as port:
+        yield port
 
 
 def _spec(port: int) -> dict[str, Any]:

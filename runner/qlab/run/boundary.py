@@ -31,7 +31,7 @@ from qlab.execute.verdict import sensitive_values
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult, as_text, checked, decoded, is_json_text, json_text, plain
-from qlab.scrub import SecretSet, scrubber, secret_variants
+from qlab.scrub import Scrubber, SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -253,18 +253,25 @@ def scrub_engine_text(results: Sequence[CaseResult], secrets: set[str]) -> None:
         return
     clean = secrets.scrubber() if isinstance(secrets, SecretSet) else scrubber(secrets, key_rules=False)
     for result in results:
-        for key in ENGINE_OBJECTS:
-            value = getattr(result, key, None)
-            if value is not None:
-                setattr(result, key, clean(value))
-        if result.failure is not None and result.failure.stage in ENGINE_STAGES:
-            result.failure.message = clean.text(result.failure.message)
-        for item in result.assertions:
-            item.message, item.expected, item.actual = (
-                clean.text(item.message),
-                clean(item.expected),
-                clean(item.actual),
-            )
+        engine_failure = result.failure is not None and result.failure.stage in ENGINE_STAGES
+        _clean_result(result, clean, ENGINE_OBJECTS, failure=engine_failure)
+
+
+def _clean_result(result: CaseResult, clean: Scrubber, objects: Sequence[str], *, failure: bool) -> None:
+    """``result``'s stage objects ``objects``, its failure message (when ``failure``) and its assertions
+    through ``clean``, in place."""
+    for key in objects:
+        value = getattr(result, key, None)
+        if value is not None:
+            setattr(result, key, clean(value))
+    if failure and result.failure is not None:
+        result.failure.message = clean.text(result.failure.message)
+    for item in result.assertions:
+        item.message, item.expected, item.actual = (
+            clean.text(item.message),
+            clean(item.expected),
+            clean(item.actual),
+        )
 
 
 def scrub_provided_entities(
@@ -285,18 +292,7 @@ def scrub_provided_entities(
             continue
         clean = scrubber(values, key_rules=False, max_chars=0, json_numbers=False)
         for result in attempts(case.id):
-            for key in CASE_OBJECTS:
-                value = getattr(result, key, None)
-                if value is not None:
-                    setattr(result, key, clean(value))
-            if result.failure is not None:
-                result.failure.message = clean.text(result.failure.message)
-            for item in result.assertions:
-                item.message, item.expected, item.actual = (
-                    clean.text(item.message),
-                    clean(item.expected),
-                    clean(item.actual),
-                )
+            _clean_result(result, clean, CASE_OBJECTS, failure=True)
 
 
 def _scanned_text(objects: Sequence[Any]) -> str:
