@@ -52,6 +52,8 @@ DEFAULT_MAX_CHARS = 4000
 MIN_PART_CHARS = (
     6  # a part of a secret shorter than this ("en" of lang=en) is too common to redact everywhere
 )
+# a sensitive field's value shorter than this is replaced under its key only, not by value
+MIN_VALUE_CHARS = 4
 MIN_ENCODED_CHARS = 12  # base64 forms only for secrets this long: a shorter one's encoded core matches noise
 STREAM_BLOCK = 1 << 16  # characters scrubbed at a time by ``Scrubber.stream``
 

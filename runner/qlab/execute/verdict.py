@@ -20,7 +20,7 @@ from qlab.execute import assertions
 from qlab.execute.assertions import ResponseView
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
-from qlab.scrub import normalize_key
+from qlab.scrub import MIN_VALUE_CHARS, normalize_key
 
 AUTH_STATUSES = frozenset({401, 403})
 EXCERPT_CHARS = 2000
@@ -59,7 +59,9 @@ def assertion_reason(
 
 def sensitive_values(document: Any, fields: Iterable[str]) -> set[str]:
     """Every scalar value found under a key named in ``fields``, anywhere in ``document``, as text (a number
-    too). Keys match as the scrubber's key rule does: case, ``-`` and ``_`` ignored (``userId`` = ``user_id``)."""
+    too), to scrub by value. Keys match as the scrubber's key rule does: case, ``-`` and ``_`` ignored (``userId``
+    = ``user_id``). A value shorter than MIN_VALUE_CHARS is left out: by value it would match inside other words
+    and numbers (``userId: 1`` would take the ``1`` of ``/posts/1``); under its key it is replaced anyway."""
     wanted = {normalize_key(f) for f in fields}
     found: set[str] = set()
     if not wanted:
@@ -77,7 +79,7 @@ def sensitive_values(document: Any, fields: Iterable[str]) -> set[str]:
                 ):
                     whole = isinstance(value, float) and value.is_integer()
                     text = str(int(value)) if whole else str(value)
-                    if text:
+                    if len(text) >= MIN_VALUE_CHARS:
                         found.add(text)
                 elif isinstance(value, (Mapping, list)):
                     stack.append(value)
