@@ -75,13 +75,35 @@ def test_a_blocking_search_gate_blocks_the_later_stages(tmp_path: Path) -> None:
     assert search["stops"][0]["condition"] == "expected_target_absent" and search["stops"][0]["case_ids"] == [
         "s3"
     ]
-    assert [_gate(artifact, n)["status"] for n in ("select", "plan", "execute", "learn")] == ["skipped"] * 4
+    assert [_gate(artifact, n)["status"] for n in ("select", "plan", "execute")] == ["skipped"] * 3
     for case_id in ("p1", "p2", "e1"):
         case = _case(artifact, case_id)
         assert case["status"] == "blocked"
         assert case["failure"]["stage"] == "search" and case["failure"]["reason"] == "blocked_by_stage"
     assert _case(artifact, "s3")["failure"]["reason"] == "expected_target_absent"
     assert _case(artifact, "s1")["status"] == "passed"
+
+
+def test_the_learn_gate_observes_a_blocked_run_and_leaves_its_verdict_alone(tmp_path: Path) -> None:
+    """Rule: the learn stage observes every run that reached a decision: a run blocked at search records the
+    miss as a signal (the run that most needs a proposal), and the decision is the search gate's block alone."""
+    cases = [*f.demo_cases(), f.case("s3", "search_core", "search", "absent:x", line=9)]
+    artifact = _run(tmp_path, cases)
+    learn = _gate(artifact, "learn")
+    assert learn["status"] == "passed", learn
+    signals = artifact["stages"]["learn"]["details"]["signals"]
+    assert [(s["signal"], s["case_ids"]) for s in signals] == [("search_miss", ["s3"])]
+    assert artifact["decision"]["verdict"] == "block"
+    assert all(r.startswith("gate search blocked") for r in artifact["decision"]["reasons"])
+
+
+def test_a_run_stopped_by_an_error_is_not_observed_by_the_learn_gate(tmp_path: Path) -> None:
+    """ERROR decided nothing: no learning from it (its failures are infrastructure faults), only the scrub scan."""
+    cases = [*f.demo_cases()[:4], f.case("e1", "execute_read", "execute", "down:x")]
+    artifact = _run(tmp_path, cases)
+    assert artifact["decision"]["verdict"] == "error"
+    assert _gate(artifact, "learn")["status"] == "skipped"
+    assert "signals" not in artifact["stages"]["learn"]["details"]
 
 
 def test_threshold_breach_blocks_with_the_numbers(tmp_path: Path) -> None:
@@ -237,6 +259,24 @@ def test_budget_exceeded_blocks(tmp_path: Path) -> None:
     assert "budget_exceeded: run time" in _gate(artifact, "build")["reasons"][0]
 
 
+def test_a_budget_overrun_is_judged_once_by_the_gate_that_found_it(tmp_path: Path) -> None:
+    """Rule: the budget is the run's, so the gate whose boundary finds an overrun judges it, in its own mode: with
+    the build gate's budget check set to warn, the later gates record that the run is still over budget and do
+    not block on the same overrun (they used to, each in its own default ``block`` mode)."""
+    gates = list(f.DEFAULT_GATES)
+    gates[0] = dataclasses.replace(gates[0], guards=(Guard("budget", "warn"),))  # type: ignore[arg-type]
+    config = f.config(tmp_path, gates=gates, budget=Budget(max_duration_sec=0.0))
+    artifact = _run(tmp_path, config=config)
+    budget = [g for g in artifact["guards"] if g["guard"] == "budget"]
+    assert [(g["gate"], g["passed"], g["mode"]) for g in budget][:2] == [
+        ("build", False, "warn"),
+        ("search", True, "block"),
+    ]
+    assert "judged at gate build" in budget[1]["message"]
+    assert _gate(artifact, "build")["status"] == "warned"
+    assert artifact["decision"]["verdict"] == "pass", artifact["decision"]
+
+
 def test_a_secret_in_a_stage_object_fails_the_scrub_guard(tmp_path: Path) -> None:
     execute = f.FakeExecute(secrets=("canary-s3cr3t-value",), leak=True)
     artifact = _run(tmp_path, execute=execute)
@@ -264,8 +304,8 @@ def test_learn_gate_scans_the_written_outputs(tmp_path: Path) -> None:
 
 
 def test_a_blocked_run_still_scans_its_outputs_for_secrets(tmp_path: Path) -> None:
-    """The learn gate is skipped after a block, but a blocked run is the likely one to have leaked: the written
-    outputs are scanned anyway and a leak is a failed scrub check; the decision stays the first block."""
+    """A blocked run is the likely one to have leaked: the learn gate that observes it scans the written outputs
+    and a leak is a failed scrub check; the decision stays a block."""
     secret = "canary-blocked-0077"
 
     def emit(art: dict[str, Any]) -> list[Path]:
@@ -277,9 +317,9 @@ def test_a_blocked_run_still_scans_its_outputs_for_secrets(tmp_path: Path) -> No
     execute = f.FakeExecute(secrets=(secret,), leak=True)  # blocks the execute gate
     artifact = _run(tmp_path, execute=execute, emit=emit)
     assert (
-        _gate(artifact, "execute")["status"] == "blocked" and _gate(artifact, "learn")["status"] == "skipped"
+        _gate(artifact, "execute")["status"] == "blocked" and _gate(artifact, "learn")["status"] == "blocked"
     )
-    scrub = [g for g in artifact["guards"] if g["guard"] == "scrub" and g["stage"] == "learn"]
+    scrub = [g for g in artifact["guards"] if g["guard"] == "scrub" and g.get("subject") == "written outputs"]
     assert len(scrub) == 1 and scrub[0]["passed"] is False and "server-dev.log" in scrub[0]["message"]
     assert artifact["stages"]["learn"]["stops"][0]["condition"] == "scrub_failed"
     assert artifact["decision"]["exit_code"] == 1 and secret not in scrub[0]["message"]

@@ -143,7 +143,9 @@ def _judge(
     specs = [gates.GateSpec.from_record(g) for g in first["gates"]]
     for index, spec in enumerate(specs):
         mine = [d["gates"][index] for d in shards]
-        if blocked is not None:
+        # the learn gate observes a blocked run as a single run's does (not one stopped by an error)
+        observes = spec.stage == "learn" and blocked is not None and not blocked[3]
+        if blocked is not None and not observes:
             stopped = (
                 f"stopped: gate {blocked[2]} could not decide"
                 if blocked[3]

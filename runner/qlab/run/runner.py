@@ -5,8 +5,9 @@
         in-run checks at the boundary (schema, policy, budget), judge thresholds and stop_if
       → artifact (metrics, gates, scorecard, decision)
 
-A blocking gate stops the later stages: their cases are reported ``blocked`` by that stage, never as failures of
-their own. A gate that could not decide (an infrastructure fault: ``error``) stops them too; their cases are
+A blocking gate stops the later case stages: their cases are reported ``blocked`` by that stage, never as failures
+of their own; the learn gate still observes the blocked run (signals and proposals from its failing cases, its
+own scrub check), and never changes its verdict but by that scrub check. A gate that could not decide (an infrastructure fault: ``error``) stops them too; their cases are
 ``skipped`` (``stopped_by_error``): the run is ERROR, nothing in it is a verdict on the product. Nothing here
 prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
 """
@@ -192,7 +193,9 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
         return None
     report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
     guards = list(report.guards)
-    budget = boundary.budget_check(state.config, "build", [], started=state.started, gate=gate)
+    budget = boundary.budget_check(
+        state.config, "build", [], started=state.started, gate=gate, judged=state.budget
+    )
     guards += [budget] if budget else []
     state.record_stage("build", [report], guards, gate=gate.name)
     record = state.judge(spec, cases=[], report=report, guards=guards)
@@ -214,7 +217,10 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
 
 def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     spec = GateSpec.from_config(gate, suites=state.selected.gate_suites.get(gate.name, ()))
-    if state.blocked_by is not None:
+    # the learn gate observes every run that reached a decision, a blocked one too (its failing cases are what
+    # the learning loop learns from); a run stopped by an error decided nothing: only its outputs are scanned
+    observes = gate.stage == "learn" and not state.stopped_by_error
+    if state.blocked_by is not None and not observes:
         state.skip(spec, state.stopped_reason())
         if gate.stage == "learn":
             _scrub_only(state, ctx, gate)
@@ -297,9 +303,9 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
 
 
 def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
-    """A blocked run skips the learn gate, but what it wrote may still hold a secret (a blocked run is the likely
-    one to have leaked): the outputs are scanned all the same, and a leak is recorded as a failed ``scrub``
-    check of the learn stage. The decision stays the block that came first."""
+    """A run a gate could not decide (ERROR) skips the learn gate, but what it wrote may still hold a secret: the
+    outputs are scanned all the same, and a leak is recorded as a failed ``scrub`` check of the learn stage. The
+    decision stays the error that came first."""
     ctx.gate = gate
     module = importlib.import_module("qlab.stages.learn")
     if not ctx.secrets:  # nothing to look for: the check is recorded all the same, nothing is written to scan
