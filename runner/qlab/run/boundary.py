@@ -327,24 +327,41 @@ def llm_usage(results: Sequence[CaseResult]) -> tuple[float, int]:
 
 
 def budget_check(
-    config: Config, stage: str, results: Sequence[CaseResult], *, started: float, gate: Gate | None
+    config: Config,
+    stage: str,
+    results: Sequence[CaseResult],
+    *,
+    started: float,
+    gate: Gate | None,
+    judged: dict[str, str] | None = None,
 ) -> GuardResult | None:
-    """The run's budget so far; None when qlab.yaml sets no budget."""
+    """The run's budget so far; None when qlab.yaml sets no budget.
+
+    A limit the run went over is judged once, by the gate whose boundary found it first, in that gate's mode:
+    the budget is the run's, so a later gate would otherwise find the same overrun again and block where the gate
+    that found it was set to ``warn``. ``judged`` (limit → gate name) keeps track across the run's gates; a later
+    gate's check names the limit still exceeded and passes, unless it finds a limit crossed since."""
     budget = config.budget
     if budget.max_llm_cost_usd is None and budget.max_llm_tokens is None and budget.max_duration_sec is None:
         return None
     cost, tokens = llm_usage(results)
     elapsed = time.monotonic() - started
-    over = []
+    over: dict[str, str] = {}
     if budget.max_llm_cost_usd is not None and cost > budget.max_llm_cost_usd:
-        over.append(f"LLM cost ${cost:.4f} > ${budget.max_llm_cost_usd:g}")
+        over["max_llm_cost_usd"] = f"LLM cost ${cost:.4f} > ${budget.max_llm_cost_usd:g}"
     if budget.max_llm_tokens is not None and tokens > budget.max_llm_tokens:
-        over.append(f"LLM tokens {tokens} > {budget.max_llm_tokens}")
+        over["max_llm_tokens"] = f"LLM tokens {tokens} > {budget.max_llm_tokens}"
     if budget.max_duration_sec is not None and elapsed > budget.max_duration_sec:
-        over.append(f"run time {elapsed:.1f}s > {budget.max_duration_sec:g}s")
-    message = (
-        "budget_exceeded: " + "; ".join(over)
-        if over
-        else (f"within budget: ${cost:.4f}, {tokens} tokens, {elapsed:.1f}s")
-    )
-    return GuardResult("budget", stage, not over, _mode(gate, "budget"), message)
+        over["max_duration_sec"] = f"run time {elapsed:.1f}s > {budget.max_duration_sec:g}s"
+    seen = judged if judged is not None else {}
+    new = [key for key in over if key not in seen]
+    for key in new:
+        seen[key] = gate.name if gate is not None else stage
+    if new:
+        message = "budget_exceeded: " + "; ".join(over[k] for k in new)
+    elif over:
+        where = ", ".join(f"{over[k]} (judged at gate {seen[k]})" for k in over)
+        message = f"still over budget, judged once where it was found: {where}"
+    else:
+        message = f"within budget: ${cost:.4f}, {tokens} tokens, {elapsed:.1f}s"
+    return GuardResult("budget", stage, not new, _mode(gate, "budget"), message)

@@ -91,6 +91,7 @@ class RunState:
     stopped_by_error: bool = False
     judged: list[GateSpec] = field(default_factory=list)  # the gates that judged, in order (decision rule 2)
     provisional: dict[str, Any] | None = None  # the learn gate's copy; finish() only concludes it again
+    budget: dict[str, str] = field(default_factory=dict)  # budget limit exceeded → the gate that judged it
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -192,7 +193,7 @@ class RunState:
             out += boundary.claims_checks(self.config, gate, claimed)
         out.append(boundary.scrub_check(gate.stage, attempts, secrets, gate))
         budget = boundary.budget_check(
-            self.config, gate.stage, self.lanes.results(), started=self.started, gate=gate
+            self.config, gate.stage, self.lanes.results(), started=self.started, gate=gate, judged=self.budget
         )
         return out + ([budget] if budget else [])
 
