@@ -299,6 +299,13 @@ REASONS: dict[str, Reason] = {
 
 # the codes that mean "qlab could not judge": a run with one of them is ERROR (exit 2), never BLOCK
 INFRA_REASONS: frozenset[str] = frozenset(code for code, r in REASONS.items() if r.outcome == "error")
+# auth readiness failed before any request (no request was sent) ...
+AUTH_PREFLIGHT: frozenset[str] = frozenset(
+    {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"}
+)
+# ... or at run time, the API rejecting the request (401/403): every one is an auth failure for the
+# ``auth_not_ready`` stop condition and for the learning loop's readiness drift
+AUTH_FAILURES: frozenset[str] = AUTH_PREFLIGHT | {"auth_failed"}
 
 
 def hint(code: str) -> str:

@@ -205,3 +205,21 @@ def test_the_message_names_only_the_reasons_of_the_stops_own_cases() -> None:
                  "target_selector": {"ambiguous": True}}  # fmt: skip
     # a case that fired it without failing has no reason to show: no empty brackets
     assert _stops([("ambiguous_critical", None)], [ambiguous])[0]["message"] == "1 case(s): k"
+
+
+def test_401_and_403_at_run_time_fire_the_auth_stop() -> None:
+    """Rule: requests the API rejected (401/403, ``auth_failed``) are run-time auth failures for
+    ``auth_not_ready``, as the preflight codes are: a gate that tolerates failures no longer passes with every
+    request rejected."""
+    rejected = [_c(f"e{i}", stage="execute", reason="auth_failed") for i in range(3)]
+    (hit,) = _stops([("auth_not_ready", None)], rejected, stage="execute")
+    assert hit["case_ids"] == ["e0", "e1", "e2"] and hit["gating"] and "auth_failed" in hit["message"]
+
+
+def test_an_execute_gate_that_tolerates_failures_blocks_when_every_request_is_rejected() -> None:
+    from qlab.run.gates import GateSpec, SuiteRule, evaluate
+
+    spec = GateSpec("execute", "execute", ("s",), stop_if=(("auth_not_ready", None),), max_failures=5)
+    cases = [_c(f"e{i}", stage="execute", reason="auth_failed", mode="execute") for i in range(3)]
+    record = evaluate(spec, cases=cases, suite_metrics={"s": {}}, stage_metrics={}, rules={"s": SuiteRule()})
+    assert record["status"] == "blocked" and record["stops"][0]["condition"] == "auth_not_ready"

@@ -10,15 +10,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from qlab.metrics import Case, gating
+from qlab.reasons import AUTH_FAILURES
 
 # stop condition -> the failure reasons (at the gate's stage) that fire it
 STOP_REASONS: dict[str, frozenset[str]] = {
     "expected_target_absent": frozenset({"expected_target_absent", "expected_target_unknown"}),
     "ambiguous_critical": frozenset({"ambiguous_critical"}),
     "required_fields_unsatisfied": frozenset({"required_fields_unsatisfied"}),
-    "auth_not_ready": frozenset(
-        {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"}
-    ),
+    "auth_not_ready": AUTH_FAILURES,  # preflight, and 401/403 at run time
     "mutation_unsafe": frozenset(
         {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
     ),

@@ -32,13 +32,13 @@ from qlab.execute.credentials import display_url
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
 from qlab.project.model import Case, Environment
+from qlab.reasons import AUTH_FAILURES
 from qlab.results import CaseResult
 from qlab.scrub import SecretSet, neutralize_commands, scrub_text
 from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
 from qlab.stages.plan import plan_case
 
 STAGE = "execute"
-AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
 SAFETY_REASONS = frozenset(
     {"mutation_not_allowed", "host_not_allowed", "cleanup_missing", "redirect_refused"}
 )
@@ -273,7 +273,7 @@ def _report(
         if failure is not None and failure.stage == STAGE:
             reasons.setdefault(failure.reason, []).append(case.id)
     for condition, codes in (
-        ("auth_not_ready", AUTH_REASONS),
+        ("auth_not_ready", AUTH_FAILURES),
         ("mutation_unsafe", SAFETY_REASONS),
         ("assertion_failed", ASSERTION_REASONS),
     ):

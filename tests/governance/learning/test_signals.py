@@ -76,10 +76,32 @@ def test_auth_readiness_drift_from_the_previous_run_the_prerun_check_or_coverage
         "schema_coverage_before": 0.95,
         "schema_coverage_now": 0.9,
     }
-    prerun = artifact(
-        [], prerun=[{"guard": "auth_readiness", "stage": "pre-run", "passed": False, "message": "x"}]
+    check = {"guard": "auth_readiness", "stage": "pre-run", "message": "x", "subject": "dev"}
+    failing, passing = (
+        artifact([], prerun=[{**check, "passed": False}]),
+        artifact([], prerun=[{**check, "passed": True}]),
     )
-    assert _names(detect(prerun)) == ["auth_readiness_drift"]
+    assert _names(detect(failing, previous=passing)) == ["auth_readiness_drift"]
+
+
+def test_drift_is_a_change_not_a_state() -> None:
+    """Rule: drift is reported only on a change. A case rejected 401/403 in both runs, a pre-run auth check
+    failing in both, and a first run with nothing before it are no drift (each was reported on every run);
+    a case that passed before and gets 401 now is."""
+    ready = {"status": "ready", "profile": "b", "headers": ["Authorization"], "reason_codes": []}
+    rejected = {"stage": "execute", "reason": "auth_failed", "message": "HTTP 401"}
+
+    def run(status: str, **extra: Any) -> dict[str, Any]:
+        case = {"case_id": "e-1", "suite": "x", "mode": "execute", "status": status, "auth_readiness": ready}
+        return {**case, **extra}
+
+    check = {"guard": "auth_readiness", "stage": "pre-run", "passed": False, "message": "x", "subject": "dev"}
+    before = artifact([run("failed", failure=rejected)], prerun=[check])
+    now = artifact([run("failed", failure=rejected)], prerun=[check])
+    assert detect(now, previous=before) == []
+    assert detect(now) == []
+    (drift,) = detect(now, previous=artifact([run("passed")]))
+    assert (drift["case_ids"], drift["evidence"]["reasons"]) == (["e-1"], ["auth_failed"])
 
 
 def test_a_failed_budget_check_is_a_breach_and_other_failed_checks_are_violations() -> None:

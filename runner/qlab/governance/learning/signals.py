@@ -12,7 +12,7 @@ docs/governance.md says which):
 | ``user_correction`` | the same, but its case file changed between the runs: a person corrected the case's input or expectation | ``eval_case`` |
 | ``selector_override`` | the target selector overrode the LLM's target and was wrong, or could not tell candidates apart | ``collection_metadata`` (an alias that tells the expected tool apart), else a selector-policy note |
 | ``search_miss`` | a case's expected tool is not in its Top-K (every case and missing phrase counted: repeated misses group) | ``collection_metadata`` (an alias), and ``memory`` (a query rewrite) when one word misses two tools |
-| ``auth_readiness_drift`` | an execute case's auth readiness was ready in the previous run and is not now, the pre-run auth check failed, or the collection's schema coverage fell | ``policy`` (stop on ``auth_not_ready`` / on the coverage the previous run had) |
+| ``auth_readiness_drift`` | a change since the previous run: an execute case ready then fails auth now (preflight or 401/403), a pre-run auth check that passed then fails now, or the schema coverage fell | ``policy`` (stop on ``auth_not_ready`` / on the coverage the previous run had) |
 | ``budget_breach`` | an in-run ``budget`` check failed (LLM cost, tokens or run time over qlab.yaml's budget) | ``policy`` (the breached limit, raised to cover what the run used) |
 | ``guard_violation`` | any other in-run check failed (output schema, mutation safety, host allowlist, scrub, citation coverage, evidence quality) | ``policy`` (``warn`` → ``block`` for a guard that only warned) |
 | ``reviewer_reject`` | a person rejected a proposal or a release review, or asked to regenerate a result | none: it counts in human_acceptance and a rejected proposal is never proposed again |
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from qlab.reasons import is_infrastructure
+from qlab.reasons import AUTH_FAILURES, is_infrastructure
 
 SIGNALS: tuple[str, ...] = (
     "failed_then_succeeded",
@@ -35,9 +35,7 @@ SIGNALS: tuple[str, ...] = (
     "guard_violation",
     "reviewer_reject",
 )
-AUTH_REASONS = frozenset(
-    {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed", "auth_failed"}
-)
+AUTH_REASONS = AUTH_FAILURES
 OWN_SIGNAL_GUARDS = frozenset({"budget"})  # guards with a signal of their own
 MAX_CASES = 50
 
@@ -115,30 +113,38 @@ def flips(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> li
     return out
 
 
+def _auth_failure(case: Mapping[str, Any] | None) -> bool:
+    """The case failed for an auth reason: preflight (no request sent) or 401/403 at run time."""
+    return ((case or {}).get("failure") or {}).get("reason") in AUTH_REASONS
+
+
+def _auth_prerun(artifact: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    return [g for g in (artifact or {}).get("prerun") or () if g.get("guard") == "auth_readiness"]
+
+
 def auth_readiness_drift(artifact: Mapping[str, Any], previous: Mapping[str, Any] | None) -> list[Signal]:
-    """Auth readiness lost since the previous run, a failed pre-run auth check, or schema coverage that fell."""
+    """Auth readiness lost since the previous run: a case ready and not failing for an auth reason then, failing
+    for one now (preflight or 401/403), or a pre-run auth check that passed then and fails now; or schema
+    coverage that fell. Drift is a change: a case failing auth in both runs, or a pre-run check failing in both,
+    is not one (and without a previous run there is nothing to drift from)."""
     out: list[Signal] = []
     # only a case failing for an auth reason now can have lost its readiness (case ids are unique in a run)
-    now = {
-        case_id: c
-        for case_id, c in _iter_cases(artifact)
-        if ((c.get("failure") or {}) or {}).get("reason") in AUTH_REASONS
-    }
+    now = {case_id: c for case_id, c in _iter_cases(artifact) if _auth_failure(c)}
     lost = []
     for case_id, old in _iter_cases(previous):
-        case = now.get(case_id)
-        was_ready = (old.get("auth_readiness") or {}).get("status") in ("ready", "not_required")
-        reason = (case or {}).get("failure", {}) or {}
-        if case is not None and was_ready and reason.get("reason") in AUTH_REASONS:
+        if case_id not in now or _auth_failure(old):
+            continue
+        if (old.get("auth_readiness") or {}).get("status") in ("ready", "not_required"):
             lost.append(case_id)
+    passed_before = {str(g.get("subject")) for g in _auth_prerun(previous) if g.get("passed")}
     prerun = [
-        g for g in artifact.get("prerun") or () if g.get("guard") == "auth_readiness" and not g.get("passed")
+        g for g in _auth_prerun(artifact) if not g.get("passed") and str(g.get("subject")) in passed_before
     ]
     if lost or prerun:
         text = (
             f"auth readiness drifted: {len(lost)} case(s) ready in the previous run are not now"
             if lost
-            else "auth readiness drifted: the pre-run auth check failed"
+            else "auth readiness drifted: the pre-run auth check passed in the previous run and fails now"
         )
         out.append(
             _signal(

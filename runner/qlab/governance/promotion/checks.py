@@ -15,10 +15,9 @@ from qlab.governance.promotion.changes import CaseChange
 from qlab.governance.promotion.metrics import MetricCheck
 from qlab.governance.promotion.rules import selection_correct
 from qlab.governance.records import Artifact
+from qlab.reasons import AUTH_FAILURES
 
-AUTH_REASONS = frozenset(
-    {"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed", "auth_failed"}
-)
+AUTH_REASONS = AUTH_FAILURES
 READY_STATES = frozenset({"ready", "not_required"})
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 READINESS_KEYS: tuple[str, ...] = ("schema_coverage", "contract_coverage")

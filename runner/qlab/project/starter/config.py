@@ -21,11 +21,12 @@ from qlab.project.interpolate import literal
 from qlab.project.starter.auth import Profile
 from qlab.project.starter.cases import ALIASES_FILE
 from qlab.project.starter.model import Figures, Starter, Threshold
+from qlab.reasons import AUTH_FAILURES, AUTH_PREFLIGHT
 
 SEARCH_SUITE = "search_core"
 READS_SUITE = "execute_read"
 ENVIRONMENT = "api"
-AUTH_REASONS = frozenset({"auth_context_required", "auth_profile_missing", "auth_header_resolution_failed"})
+AUTH_REASONS = AUTH_PREFLIGHT  # auth not ready: no request was sent
 FILE = "qlab.yaml"
 
 
@@ -142,7 +143,8 @@ def _gates(out: _File, figures: Figures | None, *, reads: bool, gated: bool, not
         rows = thresholds.get("execute", ())
         if figures is not None:
             _with_thresholds(out, 2, execute, rows)
-            auth_failed = measured is not None and any(r in AUTH_REASONS for r in measured.reasons)
+            # what fires auth_not_ready (preflight, or 401/403): a stop the first run on this spec would hit
+            auth_failed = measured is not None and any(r in AUTH_FAILURES for r in measured.reasons)
             execute["stop_if"] = ["mutation_unsafe"] if auth_failed else ["auth_not_ready", "mutation_unsafe"]
         return
     # not gated: the gate is written commented out, after the reason and how to turn it on
