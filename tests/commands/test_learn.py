@@ -271,3 +271,25 @@ def test_an_invalid_proposal_in_a_suggestion_is_refused_before_it_is_written(
     )
     assert code == 2 and "suggestion sg-0000000000ff: not a valid regression case proposal" in err, err
     assert _files(tmp_path) == before
+
+
+def test_accept_refuses_a_proposal_whose_sandbox_shows_a_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule: an alias that fixes the miss but sends another case elsewhere is refused, the case named, and
+    nothing is written (the execute case never ran in the stored run: it is judged on the stages replayed)."""
+    from governance.builders import STEALING_ALIAS, blocked_at_search, honest_project, write
+
+    config = honest_project(tmp_path, plan_cases=False)
+    write_json(tmp_path / ".qlab" / "suggestions.json", {"version": 1, "suggestions": [STEALING_ALIAS]})
+    (tmp_path / ".qlab" / "out").mkdir(parents=True)
+    write(tmp_path / ".qlab" / "out" / "result.json", blocked_at_search("e-order"))
+    aliases = (tmp_path / "gates" / "aliases.yaml").read_text()
+    code, out, err = _cli(
+        ["learn", "accept", STEALING_ALIAS["id"], "--by", "alice", "--config", str(config)], capsys
+    )
+    assert code == 2, out + err
+    assert "cannot be published: its sandbox eval shows a regression: e-order (passed through plan" in err
+    assert (tmp_path / "gates" / "aliases.yaml").read_text() == aliases
+    code, out, _ = _cli(["learn", "list", "--config", str(config)], capsys)
+    assert "regressionCheck:  FAILED; e-order passed through plan (execute not replayed) → failed" in out

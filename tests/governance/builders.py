@@ -205,3 +205,83 @@ def make_project(
             encoding="utf-8",
         )
     return tmp_path / "qlab.yaml"
+
+
+# a project whose alias proposal fixes a search miss and sends other cases elsewhere (the sandbox's honesty)
+HONEST = """\
+version: 1
+project: honest-sandbox
+collection:
+  sources:
+    - name: demo
+      openapi: api.yaml
+  aliases: gates/aliases.yaml
+environments:
+  dev:
+    base_url: http://127.0.0.1:9
+suites:
+  search_core:
+    mode: search
+    cases: [gates/search_core/*.yaml]
+  plan_e2e:
+    mode: plan
+    cases: [gates/plan_e2e/*.yaml]
+  execute_read:
+    mode: execute
+    cases: [gates/execute_read/*.yaml]
+    environment: dev
+gates:
+  - name: search
+    stage: search
+    suites: [search_core]
+    stop_if: [expected_target_absent]
+  - name: plan
+    stage: plan
+    suites: [plan_e2e]
+  - name: execute
+    stage: execute
+    suites: [execute_read]
+learning:
+  suggestions_file: .qlab/suggestions.json
+"""
+STEALING_ALIAS = {"id": "sg-00000000000a", "status": "pending_review", "type": "collection_metadata", "kind": "alias",
+          "tool_id": "cancelOrder", "aliases": ["show order"], "evidence": []}  # fmt: skip
+
+
+def honest_project(tmp_path: Path, *, plan_cases: bool = True) -> Path:
+    for folder in ("search_core", "plan_e2e", "execute_read"):
+        (tmp_path / "gates" / folder).mkdir(parents=True)
+    shutil.copy(DEMO_API, tmp_path / "api.yaml")
+    (tmp_path / "gates" / "aliases.yaml").write_text("getHealth:\n  - service health\n", encoding="utf-8")
+    (tmp_path / "qlab.yaml").write_text(HONEST, encoding="utf-8")
+    (tmp_path / "gates" / "search_core" / "cases.yaml").write_text(
+        "- id: s-miss\n  query: show order\n  expected_target: cancelOrder\n  expected_top_k: 1\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "gates" / "execute_read" / "cases.yaml").write_text(
+        "- id: e-order\n  query: Show order O-9001\n  expected_target: getOrder\n"
+        "  provided_entities: {orderId: O-9001}\n  mutation_safety: read_only\n"
+        "  assertions:\n    - {type: http_status, in: [200]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "gates" / "plan_e2e" / "cases.yaml").write_text(
+        "- id: p-order\n  query: show order O-9002 please\n  expected_target: getOrder\n"
+        "  provided_entities: {orderId: O-9002}\n"
+        if plan_cases
+        else "- id: p-health\n  query: check the service health\n  expected_target: getHealth\n",
+        encoding="utf-8",
+    )
+    return tmp_path / "qlab.yaml"
+
+
+def blocked_at_search(*ids: str) -> dict[str, Any]:
+    """A stored run the search miss blocked: the later cases it holds (``ids``: e-order, p-order) never ran, and
+    have no execute outcome."""
+    blocked = {"stage": "search", "reason": "blocked_by_stage", "message": "the search gate blocked the run"}
+    later = [
+        {"case_id": i, "suite": s, "mode": m, "status": "blocked", "failure": blocked, "latency_ms": {}}
+        for i, s, m in (("e-order", "execute_read", "execute"), ("p-order", "plan_e2e", "plan"))
+        if i in ids
+    ]
+    miss = search_case("s-miss", rank=None, top=["getOrder"], top_k=1)
+    return artifact([miss, *later], decision={"verdict": "block", "reasons": [], "exit_code": 1})

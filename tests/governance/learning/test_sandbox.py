@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from governance.builders import artifact, make_project, search_case, write
+from governance.builders import (
+    STEALING_ALIAS,
+    artifact,
+    blocked_at_search,
+    honest_project,
+    make_project,
+    search_case,
+    write,
+)
 from qlab.governance.env import collection_and_engines
 from qlab.governance.learning.proposals import propose
 from qlab.governance.learning.proposers import proposal
@@ -160,3 +168,42 @@ def test_no_history_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(QlabError, match="no historical run to replay"):
         run_sandbox(ALIAS, history=History((), ()), base=base_subject(config, collection))
     assert os.path.exists(tmp_path / "qlab.yaml")
+
+
+def _replay(tmp_path: Path, item: dict[str, Any], data: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    config_path = honest_project(tmp_path, **kw)
+    stored = write(tmp_path / "last.json", data)
+    project = load_project(config_path)
+    collection, _factory = collection_and_engines(project.config)
+    return run_sandbox(
+        item,
+        history=History((load_artifact(stored),), tuple(project.cases)),
+        base=base_subject(project.config, collection),
+    )
+
+
+def test_an_alias_that_breaks_a_case_the_stored_run_never_executed_is_a_regression(tmp_path: Path) -> None:
+    """Rule: both sides replay the same stages. The execute case never ran in the stored run (blocked at search):
+    as is, it passes search, select and plan; with the alias the selector takes cancelOrder. It used to be
+    "not replayed" before and "failed" after, which counted as neither, and the quality gate passed."""
+    out = _replay(tmp_path, STEALING_ALIAS, blocked_at_search("e-order"), plan_cases=False)
+    check = out["regressionCheck"]
+    assert not check["passed"], check
+    (regressed,) = check["regressed"]
+    assert (regressed["case_id"], regressed["after"]) == ("e-order", "failed")
+    assert regressed["before"] == "passed through plan (execute not replayed)"
+    assert not out["qualityGate"]["passed"]
+
+
+def test_an_alias_is_replayed_on_the_cases_it_affects_that_no_stored_run_holds(tmp_path: Path) -> None:
+    """Rule: every case a proposal can affect is replayed, those of suites the stored run did not select too: the
+    run that missed ran only the search suite, and the plan and execute cases' queries hold the alias's words."""
+    out = _replay(
+        tmp_path, STEALING_ALIAS, artifact([search_case("s-miss", rank=None, top=["getOrder"], top_k=1)])
+    )
+    regressed = out["regressionCheck"]["regressed"]
+    assert {(r["run_id"], r["case_id"]) for r in regressed} == {
+        ("(cases no stored run holds)", "p-order"),
+        ("(cases no stored run holds)", "e-order"),
+    }
+    assert not out["qualityGate"]["passed"]

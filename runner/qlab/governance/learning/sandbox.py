@@ -7,9 +7,12 @@ and the stored result artifacts of earlier runs (the history):
   (``qlab.governance.learning.apply``: a copy of the collection with the aliases, of the knowledge with the
   rewrite, of the config with the policy change, or the cases plus the proposed one). No file is written.
 - Both sides replay the same inputs: every search, plan and execute case of the history that the project still
-  has goes through the real search, select and plan stages on a fresh engine (the engine against itself, so
-  the only difference is the proposal). qlab never sends a request in the sandbox: an execute case keeps the
-  execute outcome of its latest stored run when B's plan calls the same tools; otherwise it is ``not_replayed``.
+  has, and every case of the project the proposal can affect that no stored run holds (``affected``), goes
+  through the real search, select and plan stages on a fresh engine (the engine against itself, so the only
+  difference is the proposal). qlab never sends a request in the sandbox: an execute case keeps the execute
+  outcome of its latest stored run when the plan calls the same tools; otherwise it is ``not_replayed`` and
+  judged, on both sides alike, on the stages replayed ("passed through plan"): passing them as is and failing
+  them with the proposal is a regression like any other.
   A policy proposal changes no case: both sides judge the stored cases of each run, under the two policies.
 - Each side is judged like a run (gates of its config, tolerances, thresholds, budget) and scored (the
   scorecard), and the comparison gives the five figures of the sandbox eval: ``scorecardDelta`` (B - A per
@@ -35,6 +38,7 @@ from qlab import metrics
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
+from qlab.engine.text import Analyzer
 from qlab.errors import QlabError
 from qlab.governance.learning import quality
 from qlab.governance.learning.apply import Subject, applicable, subject_with, type_of
@@ -50,6 +54,8 @@ from qlab.run.selection import gate_suites
 from qlab.stages.base import RunContext
 
 REPLAYED_STAGES = ("search", "select", "plan")
+# the side of the cases a proposal affects that no stored run holds (a suite the stored runs did not select)
+OUTSIDE = "(cases no stored run holds)"
 EVALUATED = frozenset({"passed", "failed", "error"})
 VERDICT_ORDER = {"pass": 0, "block": 1, "error": 2}
 MakeEngine = Callable[[Subject], Engine]
@@ -273,9 +279,20 @@ def run_sandbox(
     else:
         cases, stored, gone = history.replayable()
         head["not_in_project"] = gone[:20]
-        a_cases = replay(base, cases, stored=stored, make_engine=make_engine)
-        b_cases = replay(after, [*cases, *after.extra_cases], stored=stored, make_engine=make_engine)
-        sides = [_replayed_sides(run, a_cases, b_cases, base.config, after.config) for run in history.runs]
+        held = {c.id for c in cases}
+        outside = affected(
+            proposal, [c for c in history.cases if c.id not in held and c.status != "archived"]
+        )
+        a_cases = replay(base, [*cases, *outside], stored=stored, make_engine=make_engine)
+        b_cases = replay(
+            after, [*cases, *outside, *after.extra_cases], stored=stored, make_engine=make_engine
+        )
+        runs = [(run.run_id, {str(c["case_id"]) for c in run.cases}) for run in history.runs]
+        if outside:
+            runs.append((OUTSIDE, {c.id for c in outside}))
+        sides = [
+            _replayed_sides(name, ids, a_cases, b_cases, base.config, after.config) for name, ids in runs
+        ]
     out = {**head, **compare(sides, extra=[c.id for c in after.extra_cases])}
     out["qualityGate"] = quality.gate(proposal, out, sides=sides, base=base, after=after, secrets=secrets)
     return out
@@ -295,18 +312,48 @@ def _case_of(data: Mapping[str, Any], config: Config) -> Case:
 Side = tuple[str, dict[str, Any], dict[str, Any]]  # (run id, A artifact, B artifact)
 
 
+def affected(proposal: Mapping[str, Any], cases: Sequence[Case]) -> list[Case]:
+    """The ``cases`` a proposal can change: for an alias, each case whose query holds a word of the alias or that
+    expects the aliased tool (as its target or in its plan); for a query rewrite, each whose query holds the
+    rewritten word; for an entity default, each plan or execute case that does not give that entity itself."""
+    kind = proposal.get("kind")
+    change = proposal.get("change") or {}
+    analyzer = Analyzer()
+    if kind == "alias":
+        tool = str(proposal.get("tool_id"))
+        terms = {t for alias in proposal.get("aliases") or () for t in analyzer.terms(str(alias))}
+        return [
+            c
+            for c in cases
+            if c.expected_target == tool
+            or tool in (c.expected_plan_tools or ())
+            or terms & set(analyzer.terms(c.query))
+        ]
+    if kind == "query_rewrite":
+        words = {str(w).lower() for w in change.get("query_rewrites") or {}}
+        return [c for c in cases if words & {w.lower() for w, _term in analyzer.words(c.query)}]
+    if kind == "entity_default":
+        names = set(change.get("entity_defaults") or {})
+        return [c for c in cases if c.mode != "search" and names - set(c.provided_entities or {})]
+    return []
+
+
 def _replayed_sides(
-    run: Artifact, a_cases: list[dict[str, Any]], b_cases: list[dict[str, Any]], a: Config, b: Config
+    run_id: str,
+    mine: set[str],
+    a_cases: list[dict[str, Any]],
+    b_cases: list[dict[str, Any]],
+    a: Config,
+    b: Config,
 ) -> Side:
-    """One historical run's share of the replay: its cases (and, on B, the proposed ones)."""
-    mine = {str(c["case_id"]) for c in run.cases}
+    """One historical run's share of the replay (``mine``: the ids of its cases), and on B the proposed cases."""
     known = {str(c["case_id"]) for c in a_cases}
     a_mine = [c for c in a_cases if c["case_id"] in mine]
     b_mine = [c for c in b_cases if c["case_id"] in mine or c["case_id"] not in known]
     return (
-        run.run_id,
-        judged(a, _copies(a_mine), duration_ms=_time(a_mine), run_id=f"{run.run_id}/A"),
-        judged(b, _copies(b_mine), duration_ms=_time(b_mine), run_id=f"{run.run_id}/B"),
+        run_id,
+        judged(a, _copies(a_mine), duration_ms=_time(a_mine), run_id=f"{run_id}/A"),
+        judged(b, _copies(b_mine), duration_ms=_time(b_mine), run_id=f"{run_id}/B"),
     )
 
 
@@ -370,13 +417,11 @@ def compare(sides: Sequence[Side], *, extra: Sequence[str] = ()) -> dict[str, An
                 if case_id in extra:
                     new_cases.append(_outcome(run_id, case_id, None, case))
                 continue
-            if (
-                metrics.gating(case)
-                and old.get("status") == "passed"
-                and case.get("status") in ("failed", "error")
-            ):
+            # like with like: an execute case the sandbox cannot execute is judged on the stages it replays,
+            # on both sides (passing search, select and plan as is, failing select with the proposal: worse)
+            if metrics.gating(case) and _passes(old) and _fails(case):
                 regressed.append(_outcome(run_id, case_id, old, case))
-            elif old.get("status") in ("failed", "error") and case.get("status") == "passed":
+            elif _fails(old) and _passes(case):
                 improved.append(_outcome(run_id, case_id, old, case))
         verdicts = (a["decision"]["verdict"], b["decision"]["verdict"])
         decisions.append({"run_id": run_id, "before": verdicts[0], "after": verdicts[1]})
@@ -413,12 +458,31 @@ def compare(sides: Sequence[Side], *, extra: Sequence[str] = ()) -> dict[str, An
     }
 
 
+NOT_EXECUTED = "passed through plan (execute not replayed)"
+
+
+def state(case: Mapping[str, Any] | None) -> str | None:
+    """A replayed case's outcome as both sides can judge it: its status, or for an execute case the sandbox
+    could not execute (``not_replayed``), that it passed every stage the sandbox replays."""
+    if case is None:
+        return None
+    failure = case.get("failure") or {}
+    if case.get("status") == "skipped" and failure.get("reason") == "not_replayed":
+        return NOT_EXECUTED
+    return str(case.get("status"))
+
+
+def _passes(case: Mapping[str, Any]) -> bool:
+    return state(case) in ("passed", NOT_EXECUTED)
+
+
+def _fails(case: Mapping[str, Any]) -> bool:
+    return case.get("status") in ("failed", "error")
+
+
 def _outcome(
     run_id: str, case_id: str, old: Mapping[str, Any] | None, new: Mapping[str, Any]
 ) -> dict[str, Any]:
-    def state(case: Mapping[str, Any] | None) -> str | None:
-        return None if case is None else str(case.get("status"))
-
     failure = new.get("failure") or {}
     out = {"run_id": run_id, "case_id": case_id, "before": state(old), "after": state(new)}
     if failure:

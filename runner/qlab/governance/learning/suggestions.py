@@ -138,14 +138,10 @@ def accept(
     _must_be_pending(target)
     outcome = dict(sandbox) if sandbox is not None else target.get("sandbox")
     if applicable(target):
-        gate = (outcome or {}).get("qualityGate") or {}
-        if not gate.get("passed"):
-            failed = [c["name"] for c in gate.get("checks") or () if not c.get("passed")]
-            why = (
-                f"its quality gate failed ({', '.join(failed)})" if outcome else "it has no sandbox eval yet"
-            )
+        refused = _refusal(outcome)
+        if refused:
             raise InputError(
-                f"proposal {target['id']} cannot be published: {why}; see `qlab learn sandbox {target['id']}`"
+                f"proposal {target['id']} cannot be published: {refused}; see `qlab learn sandbox {target['id']}`"
             )
     comment = f"accepted by {reviewer} at {stamp} (suggestion {target['id']})"
     published = publish(config, target, comment=comment, by=reviewer, check=check)
@@ -158,6 +154,35 @@ def accept(
         target["edit"] = published.edit
     _replace(path, items, target)
     return Review(target, published.added, published.written_to, published.edit)
+
+
+def _refusal(outcome: Mapping[str, Any] | None) -> str:
+    """Why a proposal with this sandbox eval may not be published ("" when it may): no sandbox eval, a
+    regression (a case that passed as is and fails with the proposal, or a decision that gets worse), or a
+    quality gate that failed."""
+    if not outcome:
+        return "it has no sandbox eval yet"
+    regression = outcome.get("regressionCheck") or {}
+    if regression.get("passed") is False:
+        worse = [
+            f"{r['case_id']} ({r.get('before')} → {r.get('after')})"
+            for r in regression.get("regressed") or ()
+        ]
+        worse += [
+            f"run {d['run_id']} ({d['before']} → {d['after']})"
+            for d in regression.get("decisions_worse") or ()
+        ]
+        worse += [
+            f"the proposed case {c['case_id']} ({c.get('after')})"
+            for c in regression.get("new_failing") or ()
+        ]
+        shown = ", ".join(worse[:5]) + (f" and {len(worse) - 5} more" if len(worse) > 5 else "")
+        return f"its sandbox eval shows a regression: {shown}"
+    gate = outcome.get("qualityGate") or {}
+    if not gate.get("passed"):
+        failed = [c["name"] for c in gate.get("checks") or () if not c.get("passed")]
+        return f"its quality gate failed ({', '.join(failed)})"
+    return ""
 
 
 def store_sandbox(config: Config, suggestion_id: str, outcome: Mapping[str, Any]) -> dict[str, Any]:
