@@ -277,6 +277,19 @@ def test_a_budget_overrun_is_judged_once_by_the_gate_that_found_it(tmp_path: Pat
     assert artifact["decision"]["verdict"] == "pass", artifact["decision"]
 
 
+def test_a_build_gate_qlab_yaml_does_not_list_that_stops_the_run_is_in_the_decision(tmp_path: Path) -> None:
+    """The build stage runs whether qlab.yaml lists a build gate or not; when it stops the run (here its budget
+    check), its record must reach the artifact: the later gates were skipped because of it, and the run used to
+    say PASS with every gate skipped."""
+    gates = [g for g in f.DEFAULT_GATES if g.stage != "build"]
+    artifact = _run(tmp_path, config=f.config(tmp_path, gates=gates, budget=Budget(max_duration_sec=0.0)))
+    assert artifact["decision"]["verdict"] == "block"
+    assert [(g["name"], g["status"]) for g in artifact["gates"]][:2] == [
+        ("build", "blocked"),
+        ("search", "skipped"),
+    ]
+
+
 def test_a_secret_in_a_stage_object_fails_the_scrub_guard(tmp_path: Path) -> None:
     execute = f.FakeExecute(secrets=("canary-s3cr3t-value",), leak=True)
     artifact = _run(tmp_path, execute=execute)

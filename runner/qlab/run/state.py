@@ -257,6 +257,7 @@ class RunState:
             )
             for g in self.config.gates
         ]
+        records = self.implicit_build() + records
         in_run = {c.suite for c in self.selected.cases}
         counts: dict[str, int] = {}
         for case in cases:
@@ -326,6 +327,14 @@ class RunState:
             reviews=self.reviews() if final else (),
         )
 
+    def implicit_build(self) -> list[dict[str, Any]]:
+        """The build gate qlab.yaml does not list, when it stopped the run (its budget check or its sources):
+        its record is the reason the later gates were skipped, and the decision must see it."""
+        if any(g.stage == "build" for g in self.config.gates):
+            return []
+        record = self.gates.get("build")
+        return [record] if record is not None and record["status"] in ("blocked", "error") else []
+
     def archived_entry(self, case: Case) -> dict[str, Any]:
         """An archived case as the artifact lists it (it did not run)."""
         file = relative(Path(self.config.path).parent / case.file, self.repo.root) if case.file else ""
@@ -352,7 +361,9 @@ class RunState:
             result["ended_at"] = _iso(datetime.now(timezone.utc))
             result["duration_ms"] = round((time.monotonic() - self.started) * 1000, 3)
             result["stages"] = self.stages
-            result["gates"] = [self.gates[g.name] for g in self.config.gates if g.name in self.gates]
+            result["gates"] = self.implicit_build() + [
+                self.gates[g.name] for g in self.config.gates if g.name in self.gates
+            ]
             result["prerun"] = once(guard_dict(g) for g in self.prerun)
             result["metrics"] = dict(result["metrics"])
             result = artifact.conclude(
