@@ -195,29 +195,28 @@ def test_every_scorecard_dimension_recomputed_by_hand(demo: Path) -> None:
 def test_policy_proposals_from_a_budget_breach_and_a_check_that_only_warned(
     demo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The first run's result, as if it had run 400 s against its 300 s budget and its citation check only
-    warned: the learning loop proposes a budget and a guard-mode change (policy), and the sandbox re-judges the
-    stored run under each — the budget one lets it through, qlab.yaml stays as it is."""
+    """The first run's result, as if it had run 400 s against its 300 s budget (which blocked it at the learn
+    gate) and its citation check had only warned: the learning loop proposes a budget and a guard-mode change
+    (policy), and the sandbox judges the stored run again under each: the budget one lets it through (block →
+    pass), the citation one makes it block where it passed; qlab.yaml stays as it is."""
     result = _result(demo)
     result["duration_ms"] = 400_000.0
-    warned = [
-        {
-            "guard": "budget",
-            "stage": "execute",
-            "passed": False,
-            "mode": "warn",
-            "message": "run time 400s > 300s",
-        },
-        {
-            "guard": "citation_coverage",
-            "stage": "execute",
-            "passed": False,
-            "mode": "warn",
-            "message": "e-1 0.5 < 1",
-        },
-    ]
-    result["stages"]["execute"]["guards"] += warned
-    result["guards"] += warned
+    over = {"guard": "budget", "stage": "learn", "passed": False, "mode": "block", "gate": "learn",
+            "message": "budget_exceeded: run time 400.0s > 300s"}  # fmt: skip
+    below = {"guard": "citation_coverage", "stage": "execute", "passed": False, "mode": "warn",
+             "gate": "execute", "message": "e-1 0.5 < 1"}  # fmt: skip
+    gates = {g["name"]: g for g in result["gates"]}
+    gates["learn"]["guards"] = [g for g in gates["learn"]["guards"] if g["guard"] != "budget"] + [over]
+    gates["learn"]["status"] = "blocked"
+    gates["execute"]["guards"].append(below)
+    gates["execute"]["status"] = "warned"
+    result["stages"]["learn"]["guards"] = [
+        g for g in result["stages"]["learn"]["guards"] if g["guard"] != "budget"
+    ] + [over]
+    result["stages"]["execute"]["guards"].append(below)
+    result["guards"] += [over, below]
+    passed = dict(result["decision"])
+    result["decision"] = {"verdict": "block", "reasons": ["gate learn blocked: guard budget"], "exit_code": 1}
     stored = demo.parent / "slow.json"
     stored.write_text(json.dumps(result), encoding="utf-8")
     code, text = _cli(["learn", "shadow", "--result", str(stored), "--config", str(demo), "--json"], capsys)
@@ -256,6 +255,22 @@ def test_policy_proposals_from_a_budget_breach_and_a_check_that_only_warned(
         and "make this edit in qlab.yaml (qlab never edits it):\nbudget:\n  max_duration_sec: 500" in text
     )
     assert demo.read_text() == config_before
+    # the citation check that only warned, in a run that passed: blocking on it makes that run BLOCK
+    result["decision"] = passed
+    gates["learn"]["guards"][-1] = {**over, "passed": True, "message": "within budget"}
+    gates["learn"]["status"] = "passed"
+    warned = demo.parent / "warned.json"
+    warned.write_text(json.dumps(result), encoding="utf-8")
+    code, text = _cli(
+        ["learn", "sandbox", proposals["guard_mode"]["id"], "--result", str(warned), "--config", str(demo),
+         "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, text
+    (outcome,) = json.loads(text).values()
+    assert outcome["decisions"] == [{"run_id": result["run_id"], "before": "pass", "after": "block"}]
+    # what a stricter policy is for: the run it would stop is shown as stopped, not as a regression
+    assert outcome["regressionCheck"]["passed"] and outcome["improvementCheck"]["decisions_stopped"]
 
 
 def test_the_learning_loop_from_signal_to_a_published_memory_write(

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from qlab import metrics, resultschema
 from qlab.execute.verdict import sensitive_values
 from qlab.metrics import STAGE_OBJECTS
-from qlab.project.model import Case, Config, Gate
+from qlab.project.model import Budget, Case, Config, Gate
 from qlab.results import CaseResult, as_text, checked, decoded, is_json_text, json_text, plain
 from qlab.scrub import Scrubber, SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
@@ -335,33 +335,45 @@ def budget_check(
     gate: Gate | None,
     judged: dict[str, str] | None = None,
 ) -> GuardResult | None:
-    """The run's budget so far; None when qlab.yaml sets no budget.
+    """The run's budget so far; None when qlab.yaml sets no budget (see ``over_budget``)."""
+    budget = config.budget
+    if budget.max_llm_cost_usd is None and budget.max_llm_tokens is None and budget.max_duration_sec is None:
+        return None
+    cost, tokens = llm_usage(results)
+    passed, message = over_budget(
+        budget,
+        cost=cost,
+        tokens=tokens,
+        seconds=time.monotonic() - started,
+        where=gate.name if gate is not None else stage,
+        judged=judged,
+    )
+    return GuardResult("budget", stage, passed, _mode(gate, "budget"), message)
+
+
+def over_budget(
+    budget: Budget, *, cost: float, tokens: int, seconds: float, where: str, judged: dict[str, str] | None
+) -> tuple[bool, str]:
+    """The budget check at gate ``where`` after ``cost`` USD, ``tokens`` and ``seconds``: (passed, message).
 
     A limit the run went over is judged once, by the gate whose boundary found it first, in that gate's mode:
     the budget is the run's, so a later gate would otherwise find the same overrun again and block where the gate
     that found it was set to ``warn``. ``judged`` (limit → gate name) keeps track across the run's gates; a later
     gate's check names the limit still exceeded and passes, unless it finds a limit crossed since."""
-    budget = config.budget
-    if budget.max_llm_cost_usd is None and budget.max_llm_tokens is None and budget.max_duration_sec is None:
-        return None
-    cost, tokens = llm_usage(results)
-    elapsed = time.monotonic() - started
     over: dict[str, str] = {}
     if budget.max_llm_cost_usd is not None and cost > budget.max_llm_cost_usd:
         over["max_llm_cost_usd"] = f"LLM cost ${cost:.4f} > ${budget.max_llm_cost_usd:g}"
     if budget.max_llm_tokens is not None and tokens > budget.max_llm_tokens:
         over["max_llm_tokens"] = f"LLM tokens {tokens} > {budget.max_llm_tokens}"
-    if budget.max_duration_sec is not None and elapsed > budget.max_duration_sec:
-        over["max_duration_sec"] = f"run time {elapsed:.1f}s > {budget.max_duration_sec:g}s"
+    if budget.max_duration_sec is not None and seconds > budget.max_duration_sec:
+        over["max_duration_sec"] = f"run time {seconds:.1f}s > {budget.max_duration_sec:g}s"
     seen = judged if judged is not None else {}
     new = [key for key in over if key not in seen]
     for key in new:
-        seen[key] = gate.name if gate is not None else stage
+        seen[key] = where
     if new:
-        message = "budget_exceeded: " + "; ".join(over[k] for k in new)
-    elif over:
-        where = ", ".join(f"{over[k]} (judged at gate {seen[k]})" for k in over)
-        message = f"still over budget, judged once where it was found: {where}"
-    else:
-        message = f"within budget: ${cost:.4f}, {tokens} tokens, {elapsed:.1f}s"
-    return GuardResult("budget", stage, not new, _mode(gate, "budget"), message)
+        return False, "budget_exceeded: " + "; ".join(over[k] for k in new)
+    if over:
+        found = ", ".join(f"{over[k]} (judged at gate {seen[k]})" for k in over)
+        return True, f"still over budget, judged once where it was found: {found}"
+    return True, f"within budget: ${cost:.4f}, {tokens} tokens, {seconds:.1f}s"

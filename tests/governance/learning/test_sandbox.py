@@ -3,6 +3,7 @@ five figures, the quality gate; and not one project file changes."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -207,3 +208,33 @@ def test_an_alias_is_replayed_on_the_cases_it_affects_that_no_stored_run_holds(t
         ("(cases no stored run holds)", "e-order"),
     }
     assert not out["qualityGate"]["passed"]
+
+
+def test_a_budget_proposal_shows_the_stored_runs_real_decision_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule: for a policy proposal, the before side is the stored run's real decision. The run went over its
+    budget at the build gate and BLOCKED; it ran only the search suite, so re-judging its cases found nothing to
+    block and the before side used to read "pass". With the limit raised, the gates the run never reached have
+    no evidence: the after side is undecided, never a made-up pass."""
+    from qlab.cli import main
+
+    config_path = make_project(tmp_path, aliases="{}\n", extra="budget:\n  max_duration_sec: 0.000001\n")
+    text = config_path.read_text().replace("gates:\n", "gates:\n  - name: build\n    stage: build\n")
+    config_path.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as done:
+        main(["run", "--config", str(config_path), "--suite", "search_core", "-q"])
+    assert done.value.code == 1, capsys.readouterr()
+    stored = tmp_path / ".qlab" / "out" / "result.json"
+    assert json.loads(stored.read_text())["decision"]["verdict"] == "block"
+    raise_it = proposal("budget", "budget_breach", {"budget": {"max_duration_sec": 60}}, "t", [], "r")
+    project = load_project(config_path)
+    collection, _factory = collection_and_engines(project.config)
+    out = run_sandbox(
+        raise_it,
+        history=History((load_artifact(stored),), tuple(project.cases)),
+        base=base_subject(project.config, collection),
+    )
+    ((before, after),) = [(d["before"], d["after"]) for d in out["decisions"]]
+    assert (before, after) == ("block", "undecided")
+    assert out["regressionCheck"]["passed"] and not out["improvementCheck"]["passed"]

@@ -40,7 +40,7 @@ from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.engine.text import Analyzer
 from qlab.errors import QlabError
-from qlab.governance.learning import quality
+from qlab.governance.learning import quality, rejudge
 from qlab.governance.learning.apply import Subject, applicable, subject_with, type_of
 from qlab.governance.records import Artifact, now_iso
 from qlab.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
@@ -193,35 +193,6 @@ def judged(
     return artifact_mod.summarize(out, budget=config.budget)
 
 
-def budget_guards(config: Config, data: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
-    """The stored run's guards by stage, with its budget checks made again under ``config``'s budget (a policy
-    proposal may change the limits)."""
-    out: dict[str, list[Mapping[str, Any]]] = {}
-    for stage, entry in (data.get("stages") or {}).items():
-        kept = [g for g in entry.get("guards") or () if g.get("guard") != "budget"]
-        out[str(stage)] = kept
-    limits = config.budget
-    if limits.max_duration_sec is None and limits.max_llm_cost_usd is None and limits.max_llm_tokens is None:
-        return out
-    tokens, cost = metrics.llm_usage(data.get("cases") or ())
-    seconds = float(data.get("duration_ms") or 0.0) / 1000.0
-    over = []
-    if limits.max_llm_cost_usd is not None and cost > limits.max_llm_cost_usd:
-        over.append(f"LLM cost ${cost:.4f} > ${limits.max_llm_cost_usd:g}")
-    if limits.max_llm_tokens is not None and tokens > limits.max_llm_tokens:
-        over.append(f"LLM tokens {tokens} > {limits.max_llm_tokens}")
-    if limits.max_duration_sec is not None and seconds > limits.max_duration_sec:
-        over.append(f"run time {seconds:.1f}s > {limits.max_duration_sec:g}s")
-    message = "budget_exceeded: " + "; ".join(over) if over else "within budget"
-    # the last gate the sandbox judges carries it (it judges no build or learn gate)
-    last = next((g.stage for g in reversed(config.gates) if g.stage not in ("build", "learn")), "execute")
-    mode = next((g.mode for gate in config.gates for g in gate.guards if g.name == "budget"), "block")
-    out.setdefault(last, []).append(
-        {"guard": "budget", "stage": last, "passed": not over, "mode": mode, "message": message}
-    )
-    return out
-
-
 # ------------------------------------------------------------------------------------------- the A/B
 
 
@@ -275,7 +246,9 @@ def run_sandbox(
         )
     after = subject_with(proposal, base, case_of=lambda data: _case_of(data, base.config))
     if kind == "policy":
-        sides = [_policy_sides(run, base.config, after.config) for run in history.runs]
+        sides = [
+            rejudge.sides(run.data, base.config, after.config, run_id=run.run_id) for run in history.runs
+        ]
     else:
         cases, stored, gone = history.replayable()
         head["not_in_project"] = gone[:20]
@@ -293,7 +266,7 @@ def run_sandbox(
         sides = [
             _replayed_sides(name, ids, a_cases, b_cases, base.config, after.config) for name, ids in runs
         ]
-    out = {**head, **compare(sides, extra=[c.id for c in after.extra_cases])}
+    out = {**head, **compare(sides, extra=[c.id for c in after.extra_cases], stricter=tightens(proposal))}
     out["qualityGate"] = quality.gate(proposal, out, sides=sides, base=base, after=after, secrets=secrets)
     return out
 
@@ -357,21 +330,6 @@ def _replayed_sides(
     )
 
 
-def _policy_sides(run: Artifact, a: Config, b: Config) -> Side:
-    data = run.data
-    stored = [dict(c) for c in run.cases if c.get("suite") in a.suites]
-    duration = float(data.get("duration_ms") or 0.0)
-    return (
-        run.run_id,
-        judged(
-            a, _copies(stored), duration_ms=duration, guards=budget_guards(a, data), run_id=f"{run.run_id}/A"
-        ),
-        judged(
-            b, _copies(stored), duration_ms=duration, guards=budget_guards(b, data), run_id=f"{run.run_id}/B"
-        ),
-    )
-
-
 def _copies(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [dict(c) for c in cases]
 
@@ -392,8 +350,18 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return None if not present else round(sum(present) / len(present), 6)
 
 
-def compare(sides: Sequence[Side], *, extra: Sequence[str] = ()) -> dict[str, Any]:
-    """The five figures over every historical run (means for the scorecard, sums for cost and latency)."""
+def tightens(proposal: Mapping[str, Any]) -> bool:
+    """A policy proposal that makes the gates stricter (a stop condition added, a check made to block): a run it
+    stops is what it was proposed for, not a regression."""
+    change = proposal.get("change") or {}
+    kind = proposal.get("kind")
+    return kind == "stop_condition" or (kind == "guard_mode" and change.get("mode") == "block")
+
+
+def compare(sides: Sequence[Side], *, extra: Sequence[str] = (), stricter: bool = False) -> dict[str, Any]:
+    """The five figures over every historical run (means for the scorecard, sums for cost and latency).
+    ``stricter``: the proposal tightens the policy (``tightens``): a run whose decision it turns to block is
+    listed as stopped by it (``improvementCheck.decisions_stopped``), not as a decision that got worse."""
     regressed: list[dict[str, Any]] = []
     improved: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
@@ -430,8 +398,12 @@ def compare(sides: Sequence[Side], *, extra: Sequence[str] = ()) -> dict[str, An
         cost["llm_cost_usd"] += b_cost - a_cost
         cost["llm_tokens"] += b_tokens - a_tokens
         latency += _time(b["cases"]) - _time(a["cases"])
-    worse = [d for d in decisions if VERDICT_ORDER[d["after"]] > VERDICT_ORDER[d["before"]]]
-    better = [d for d in decisions if VERDICT_ORDER[d["after"]] < VERDICT_ORDER[d["before"]]]
+    # an undecided side (a policy that lets a run past the gate that stopped it) is neither worse nor better
+    known = [d for d in decisions if d["before"] in VERDICT_ORDER and d["after"] in VERDICT_ORDER]
+    worse = [d for d in known if VERDICT_ORDER[d["after"]] > VERDICT_ORDER[d["before"]]]
+    better = [d for d in known if VERDICT_ORDER[d["after"]] < VERDICT_ORDER[d["before"]]]
+    stopped = [d for d in worse if d["after"] == "block"] if stricter else []
+    worse = [d for d in worse if d not in stopped]
     new_passing = [c for c in new_cases if c["after"] == "passed"]
     new_failing = [c for c in new_cases if c["after"] != "passed"]
     return {
@@ -445,9 +417,10 @@ def compare(sides: Sequence[Side], *, extra: Sequence[str] = ()) -> dict[str, An
             "new_failing": new_failing,
         },
         "improvementCheck": {
-            "passed": bool(improved or better or new_passing),
+            "passed": bool(improved or better or new_passing or stopped),
             "improved": improved[:50],
             "decisions_better": better,
+            "decisions_stopped": stopped,
             "new_passing": new_passing,
         },
         "costDelta": {"llm_cost_usd": round(cost["llm_cost_usd"], 8), "llm_tokens": cost["llm_tokens"]},
