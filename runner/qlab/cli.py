@@ -20,7 +20,7 @@ import click
 
 from qlab import __version__, scrub
 from qlab.commands import _timings as timings
-from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError
+from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError, Terminated
 from qlab.run.heap import frozen_heap
 
 # "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
@@ -118,13 +118,13 @@ def _main(argv: list[str] | None) -> int:
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[list[int]]:
-    """SIGTERM raises KeyboardInterrupt in the main thread, so it takes Ctrl-C's path (cleanup steps, dev servers
+    """SIGTERM raises ``Terminated`` (a KeyboardInterrupt) in the main thread, so it takes Ctrl-C's path (cleanup steps, dev servers
     stopped); the list it yields is non-empty once SIGTERM arrived. The previous handler is restored after."""
     terminated: list[int] = []
 
     def handler(signum: int, frame: FrameType | None) -> None:
         terminated.append(signum)
-        raise KeyboardInterrupt
+        raise Terminated
 
     try:
         previous = signal.signal(signal.SIGTERM, handler)

@@ -12,7 +12,8 @@
 
 SIGTERM (a CI job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the
 interrupted cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a
-process that SIGTERM ended.
+process that SIGTERM ended. It is raised as ``Terminated``, a ``KeyboardInterrupt``. A run either signal stops
+writes a partial result (status ``cancelled``: the cases that finished, the post-run checks over them).
 
 "Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result. A
 DependencyError raised while a run judges cases becomes that case's failure reason, and the run's verdict
@@ -103,3 +104,8 @@ class Interrupted(QlabError):
     """The user pressed Ctrl-C; cleanup has run."""
 
     exit_code = EXIT_INTERRUPTED
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C (``qlab.cli``), so it takes Ctrl-C's path (cleanup, dev
+    servers stopped) while whoever catches it can tell which signal it was (a cancelled run records it)."""

@@ -248,6 +248,13 @@ REASONS: dict[str, Reason] = {
         # generic
         _R("blocked_by_stage", "run", "an earlier gate blocked the run", "Fix the gate that blocked first."),
         _R(
+            "cancelled",
+            "run",
+            "the run was cancelled (SIGINT or SIGTERM) before this case finished; its cleanup ran",
+            "Nothing was judged for this case: run again (qlab run --last-failed runs the cases that did not pass).",
+            "error",
+        ),
+        _R(
             "stopped_by_error",
             "run",
             "the run stopped at an infrastructure fault before this case ran",

@@ -250,9 +250,49 @@ def test_sigint_or_sigterm_runs_cleanup_stops_the_dev_server_and_exits(
     assert requests.index(("DELETE", "/orders/O-slow")) > requests.index(("POST", f"/orders/slow/{SLOW_SEC}"))
     # ... and the dev server's whole process group is gone by the time qlab exited
     assert not _group_alive(server_pid)
-    # no result of an interrupted run, and nothing half-written
+    # the interrupted run's partial result, whole (or none when the signal came before any case finished)
     _assert_intact(out, {})
     print(json.dumps({"concurrency": concurrency, "signal": signum, "exit_after_sec": round(waited, 2)}))
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+)
+def test_a_cancelled_run_writes_a_partial_result_with_its_finished_cases_and_post_run_checks(
+    tmp_path: Path, faults: FaultServer, signum: int, code: int
+) -> None:
+    """Rule: a run SIGINT or SIGTERM stops writes result.json (and JUnit, summary) with status cancelled, the
+    cases that finished as they are, the others skipped as cancelled, and the post-run checks and scorecard over
+    the finished ones; the exit code stays 130 / 143. It used to leave no result at all."""
+    healthy = {**HEALTHY, "expected_plan_tools": ["checkHealth"]}  # its trajectory is a post-run check
+    after = {**healthy, "id": "healthy-after"}
+    config = write_project(
+        tmp_path / "project",
+        ops=OPS,
+        suites={"reads": {"mode": "execute", "environment": "dev"}},
+        cases={"reads": [healthy, SLOW_READ, after]},
+        environments={"dev": {"base_url": faults.url, "retries": 0, "concurrency": 1}},
+    )
+    out = tmp_path / "out"
+    proc = _start(config, out)
+    _wait_for(lambda: faults.hits(f"/slow/{SLOW_SEC}"), timeout=60, what="the slow request", proc=proc)
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=SLOW_SEC * 3)
+    console = (stdout + stderr).decode("utf-8", errors="replace")
+    assert proc.returncode == code, console
+    assert "CANCELLED" in console and "Traceback" not in console, console
+    _assert_intact(out, {})
+    result = artifact.read(out / "result.json")
+    assert result["status"] == "cancelled", result["status"]
+    assert (result["decision"]["verdict"], result["decision"]["exit_code"]) == ("cancelled", code)
+    cases = {c["case_id"]: c for c in result["cases"]}
+    assert cases["healthy"]["status"] == "passed"
+    for case_id in ("slow-read", "healthy-after"):
+        assert (cases[case_id]["status"], cases[case_id]["failure"]["reason"]) == ("skipped", "cancelled")
+    # the post-run checks over the finished case: its trajectory, the evidence, the scorecard
+    assert result["postrun"]["trajectory"]["cases"] >= 1 and "trajectory" in cases["healthy"]
+    assert result["scorecard"]["correctness"] == 1.0  # one evaluated case, passed; the cancelled ones are not
+    assert "CANCELLED" in (out / "summary.md").read_text(encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------- found by the campaign

@@ -23,7 +23,7 @@ from qlab.report import console
 from qlab.run import artifact as artifact_io
 from qlab.run import history
 from qlab.run.heap import settle
-from qlab.run.options import RunEvent, RunOptions
+from qlab.run.options import RunCancelled, RunEvent, RunOptions
 from qlab.run.outputs import (
     clean_artifact,
     output_paths,
@@ -194,6 +194,8 @@ def command(
             )
             try:
                 outcome = run(project, options=options)
+            except RunCancelled as cancelled:  # SIGINT/SIGTERM: the partial result is written like any other
+                outcome = cancelled.outcome
             finally:
                 # the logs were scrubbed line by line with the secrets known then: once more with all of them
                 rescrub_logs([log_path, *paths.result.parent.glob("server-*.log")], secrets)
@@ -206,7 +208,7 @@ def command(
         write_outputs(artifact, paths, secrets=secrets, previous=before)
         if kept is not None:
             history.keep(paths.result, str(artifact.get("run_id")), kept, limit=config.output.history)
-        _store_suggestions(project.config, artifact)
+        _store_suggestions(project.config, artifact)  # none in a cancelled run: its learn gate never ran
         render_outcome(
             artifact, paths, quiet=quiet, secrets=secrets, config_path=config.path, previous=before
         )

@@ -31,11 +31,16 @@ MEANINGS: dict[str, tuple[str, str]] = {
         "internal error",
         "A bug in qlab. The message asks you to report it; set `QLAB_DEBUG=1` to see the traceback.",
     ),
-    "EXIT_INTERRUPTED": ("interrupted", "Ctrl-C (SIGINT): the command stopped before it decided."),
+    "EXIT_INTERRUPTED": (
+        "interrupted",
+        "Ctrl-C (SIGINT): the command stopped before it decided. A `qlab run` writes a partial result all the "
+        "same (status `cancelled`, verdict CANCELLED): the cases that finished, the others `skipped` as "
+        "`cancelled`, the post-run checks and scorecard over the finished ones.",
+    ),
     "EXIT_TERMINATED": (
         "terminated",
         "SIGTERM (a cancelled CI job): handled like Ctrl-C — the interrupted cases' cleanup steps ran and the dev "
-        "servers stopped — and the command stopped before it decided.",
+        "servers stopped — and the command stopped before it decided; `qlab run` writes its partial result.",
     ),
 }
 

@@ -119,9 +119,9 @@ class CaseRunner:
             except KeyboardInterrupt:
                 result.fail(
                     STAGE,
-                    "http_error",
-                    "interrupted by Ctrl-C before the case finished; cleanup ran",
-                    status="error",
+                    "cancelled",
+                    "cancelled (SIGINT or SIGTERM) before the case finished; its cleanup ran",
+                    status="skipped",
                 )
                 raise
             except Exception as exc:  # a bug or an unforeseen input must not take the other cases down

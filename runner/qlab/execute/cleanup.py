@@ -54,7 +54,7 @@ def run_cleanup(
     """Run every cleanup step of ``case`` through ``runner`` and record each outcome in ``state``."""
     deadline = time.monotonic() + case.timeout_sec  # a fresh budget: the case may have timed out
     failures: list[tuple[str, str]] = []
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
     for index, step in enumerate(case.cleanup):
         label = f"cleanup {index}"
         try:
@@ -75,12 +75,12 @@ def run_cleanup(
         before = len(state.cleanup)
         try:
             exchange = runner.send_one(request, case, env, state, step=label, deadline=deadline)
-        except KeyboardInterrupt:
-            if interrupted:  # pressed again during cleanup: abandon it
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (``Terminated``): the same one goes on after
+            if interrupted is not None:  # pressed again during cleanup: abandon it
                 raise
             # Cleanup is not optional: a Ctrl-C during a cleanup request sends it once more, the rest of
             # the cleanup runs, and then the interrupt goes on.
-            interrupted = True
+            interrupted = exc
             del state.cleanup[before:]
             exchange = runner.send_one(request, case, env, state, step=label, deadline=deadline)
         record = state.cleanup[-1]
@@ -108,8 +108,8 @@ def run_cleanup(
         )
     if failures and result.failure is None:
         result.fail(STAGE, failures[0][0], failures[0][1])
-    if interrupted:
-        raise KeyboardInterrupt
+    if interrupted is not None:
+        raise interrupted
 
 
 def _request(runner: CaseRunner, step: CleanupStep, env: Environment, state: CaseState) -> PreparedRequest:

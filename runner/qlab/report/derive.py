@@ -9,7 +9,8 @@ missing optional sections (a hand-written or older artifact), so a report never 
 - ``case_diff``: baseline → candidate, case by case, in the classes of ``qlab.changes``.
 - ``metric_trends``: one value per run for every acceptance metric and scorecard dimension.
 - ``stage_latency``: p50/p95 per stage, from ``metrics.latency_ms`` or else from the cases.
-- ``verdict``: the run's verdict — pass, block or error — that every report prints (PASS / BLOCK / ERROR).
+- ``verdict``: the run's verdict — pass, block, error or cancelled — that every report prints (PASS / BLOCK / ERROR /
+  CANCELLED).
 - ``since_last``: what changed since the run before (newly failing, newly passing, metric deltas), for the
   console's and the summary's "since the last run" block.
 """
@@ -42,12 +43,12 @@ STAGE_LATENCY_KEYS: tuple[str, ...] = ("search", "target_selection", "plan", "ex
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
 
 
-VERDICTS: tuple[str, ...] = ("pass", "block", "error")
+VERDICTS: tuple[str, ...] = ("pass", "block", "error", "cancelled")
 
 
 def verdict(decision: Any) -> str:
-    """``pass``, ``block`` or ``error``: the one word every report (console, summary, JUnit, HTML, GitHub) prints
-    for a run, upper-cased. Exit code 2 is ``error`` whatever the verdict field says: an artifact written before
+    """``pass``, ``block``, ``error`` or ``cancelled`` (SIGINT or SIGTERM stopped it: a partial result): the one word
+    every report (console, summary, JUnit, HTML, GitHub) prints for a run, upper-cased. Exit code 2 is ``error`` whatever the verdict field says: an artifact written before
     qlab had the word said ``block`` there, and a run that could not decide must never read BLOCK."""
     decision = as_mapping(decision)
     word = str(decision.get("verdict", ""))

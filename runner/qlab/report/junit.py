@@ -320,8 +320,8 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
     decision = artifact.get("decision") or {}
     reasons = "\n".join(str(r) for r in decision.get("reasons") or ())
     verdict = derive.verdict(decision)
-    if verdict == "error":
-        suite.case("qlab", "decision", outcome="error", message=f"ERROR: {reasons}")  # type: error
+    if verdict in ("error", "cancelled"):  # nothing was decided either way
+        suite.case("qlab", "decision", outcome="error", message=f"{verdict.upper()}: {reasons}")
     elif verdict == "block":
         suite.case("qlab", "decision", outcome="failure", kind="blocked", message=f"BLOCK: {reasons}")
     else:

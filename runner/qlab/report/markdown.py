@@ -83,7 +83,7 @@ def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def _header(artifact: Mapping[str, Any]) -> list[str]:
     decision = artifact.get("decision") or {}
     verdict = derive.verdict(decision).upper()
-    icon = {"PASS": "✅", "BLOCK": "❌", "ERROR": "⛔"}.get(verdict, "❔")
+    icon = {"PASS": "✅", "BLOCK": "❌", "ERROR": "⛔", "CANCELLED": "⏹️"}.get(verdict, "❔")
     shard = artifact.get("shard")
     where = (
         f" · shard {_num(shard.get('index'))}/{_num(shard.get('total'))}"

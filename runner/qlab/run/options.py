@@ -95,3 +95,14 @@ class RunOptions:
 class RunOutcome:
     artifact: dict[str, Any]
     exit_code: int
+
+
+class RunCancelled(KeyboardInterrupt):
+    """A run stopped by SIGINT or SIGTERM (``qlab.errors.Terminated``), after its cleanup ran and its dev servers
+    stopped: ``outcome`` holds the partial result (status ``cancelled``: the cases that finished, the post-run
+    checks over them) and its exit code, 130 or 143. A KeyboardInterrupt still, for a caller that does not
+    write it."""
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        super().__init__()
+        self.outcome = outcome

@@ -25,14 +25,14 @@ from pathlib import Path
 
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
-from qlab.errors import DependencyError, InputError, QlabError
+from qlab.errors import DependencyError, InputError, QlabError, Terminated
 from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
 from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.heap import frozen_heap, settle
 from qlab.run.lanes import Lanes
-from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome, Seams
+from qlab.run.options import ProjectLike, RunCancelled, RunEvent, RunOptions, RunOutcome, Seams
 from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
 from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
@@ -79,6 +79,15 @@ def run(project: ProjectLike, *, options: RunOptions = _DEFAULT_OPTIONS) -> RunO
 
 
 def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
+    state = _start(project, options=options)
+    try:
+        return _gates(state)
+    except KeyboardInterrupt as stop:  # the stages ran their cleanup and the servers stopped on the way here
+        raise RunCancelled(state.cancelled(terminated=isinstance(stop, Terminated))) from None
+
+
+def _start(project: ProjectLike, *, options: RunOptions) -> RunState:
+    """The run's state: the selected cases (or InputError when the selection is empty), their lanes, ids."""
     config = project.config
     started_wall = datetime.now(timezone.utc)
     started = time.monotonic()
@@ -111,8 +120,14 @@ def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
         started=started,
         run_id=f"{started_wall:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}",
     )
+    return state
+
+
+def _gates(state: RunState) -> RunOutcome:
+    """The pre-run checks, the build gate, the engine, then every other gate in order."""
+    config, options, cases = state.config, state.options, state.cases
     state.prerun += [
-        prerun.check_config(config, [str(w) for w in project.warnings]),
+        prerun.check_config(config, [str(w) for w in state.project.warnings]),
         prerun.check_sources(config),
     ]
     if state.prerun_failed():

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from qlab import __version__, metrics
+from qlab.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from qlab.execute.credentials import display_url
 from qlab.project.model import Case, Config, Gate
 from qlab.results import CaseResult
@@ -92,6 +93,7 @@ class RunState:
     judged: list[GateSpec] = field(default_factory=list)  # the gates that judged, in order (decision rule 2)
     provisional: dict[str, Any] | None = None  # the learn gate's copy; finish() only concludes it again
     budget: dict[str, str] = field(default_factory=dict)  # budget limit exceeded → the gate that judged it
+    cancelled_by: str | None = None  # SIGINT or SIGTERM, once a signal stopped the run
 
     # ------------------------------------------------------------------------------------------ judging
 
@@ -243,7 +245,9 @@ class RunState:
         cases = sorted((r.to_dict() for r in self.lanes.results()), key=artifact.case_sort_key(suite_order))
         postrun.annotate(cases, {c.id: c.expected_plan_tools for c in self.cases if c.expected_plan_tools})
         stopped = "the run stopped before this gate: " + (
-            "a pre-run check failed"
+            f"it was cancelled ({self.cancelled_by})"
+            if self.cancelled_by
+            else "a pre-run check failed"
             if self.prerun_failed()
             else f"gate {self.blocked_by} could not decide"
             if self.stopped_by_error
@@ -345,6 +349,38 @@ class RunState:
         which the scorecard's ``human_acceptance`` counts with the run's own."""
         return list(self.options.reviews)
 
+    def cancelled(self, *, terminated: bool) -> RunOutcome:
+        """The partial result of a run SIGINT (or SIGTERM: ``terminated``) stopped: the cases that finished as
+        they are, every other one ``skipped`` with ``cancelled`` at the stage it did not reach, the gates that
+        judged, and the post-run checks and scorecard over the finished cases; status ``cancelled``, exit 130
+        (143 for SIGTERM)."""
+        self.cancelled_by = "SIGTERM" if terminated else "SIGINT"
+        message = f"the run was cancelled ({self.cancelled_by}) before this case finished"
+
+        def stop(result: CaseResult) -> None:
+            if result.done:
+                return
+            missing = next((s for s, key in CHAIN[result.mode] if getattr(result, key) is None), None)
+            if missing is not None:
+                result.fail(missing, "cancelled", message, status="skipped")
+
+        self.lanes.each(stop)
+        result = self.artifact(final=True)
+        finished = sum(1 for c in result["cases"] if (c.get("failure") or {}).get("reason") != "cancelled")
+        judged = [g["name"] for g in result["gates"] if g["status"] != "skipped"]
+        result["status"] = "cancelled"
+        result["decision"] = {
+            "verdict": "cancelled",
+            "reasons": [
+                f"interrupted: cancelled by {self.cancelled_by} after {finished} of {len(result['cases'])} "
+                "case(s) finished; nothing was decided"
+                + (f" (the gates that judged: {', '.join(judged)})" if judged else "")
+            ],
+            "exit_code": EXIT_TERMINATED if terminated else EXIT_INTERRUPTED,
+            "advisory": self.options.exit_zero,
+        }
+        return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
+
     def finish(self) -> RunOutcome:
         complete = all(g.name in self.gates for g in self.config.gates)
         if self.provisional is not None and complete and self.config.gates[-1].stage == "learn":
@@ -372,6 +408,19 @@ class RunState:
         else:
             result = self.artifact(final=True)
         return RunOutcome(artifact=result, exit_code=int(result["decision"]["exit_code"]))
+
+
+# the stages a case of each mode goes through, with the object each leaves on it
+CHAIN: dict[str, tuple[tuple[str, str], ...]] = {
+    "search": (("search", "search"),),
+    "plan": (("search", "search"), ("select", "target_selector"), ("plan", "plan")),
+    "execute": (
+        ("search", "search"),
+        ("select", "target_selector"),
+        ("plan", "plan"),
+        ("execute", "execute"),
+    ),
+}
 
 
 def _suite_info(config: Config) -> dict[str, dict[str, Any]]:

@@ -203,7 +203,7 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: d
 
 
 def _skip(result: CaseResult) -> None:
-    result.status = "skipped"
+    result.fail(STAGE, "cancelled", "not run: the run was cancelled (SIGINT or SIGTERM)", status="skipped")
     result.execute = {"skipped": "not run: interrupted by Ctrl-C"}
 
 

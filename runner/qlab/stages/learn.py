@@ -109,8 +109,9 @@ def run(
 ) -> StageReport:
     """The learn gate: the scrub check over ``paths`` (the outputs as written), then suggestions."""
     started = time.perf_counter()
-    guard, stops, details = scrub(ctx, paths)
-    metrics: dict[str, float | None] = {"scrub_leaks": float(details["leaks"])}
+    guard, stops, scan = scrub(ctx, paths)
+    details: dict[str, Any] = {"scrub": scan}  # the shape a run the learn gate does not observe records too
+    metrics: dict[str, float | None] = {"scrub_leaks": float(scan["leaks"])}
     guards = [guard]
     if artifact is not None and not stops:
         try:
