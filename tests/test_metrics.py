@@ -97,6 +97,31 @@ def test_structured_failure_rate_and_flaky() -> None:
     assert metrics.counts(cases)["flaky_failed"] == 1
 
 
+def test_a_failure_that_became_a_500_is_not_structured() -> None:
+    """The engine throwing, the API answering 500, an unexpected error while executing: each has a reason code,
+    and none is classified (the rate read 1.0 by construction however the engine failed)."""
+    threw = _c(
+        "a", "error", failure={"stage": "search", "reason": "engine_error", "message": "KeyError: 'x'"}
+    )
+    five = _c(
+        "b", "failed", failure={"stage": "execute", "reason": "http_error"}, execute={"http_status": 503}
+    )
+    odd = _c(
+        "c",
+        "error",
+        failure={
+            "stage": "execute",
+            "reason": "http_error",
+            "message": "unexpected error while executing: KeyError",
+        },
+    )
+    refused = _c(
+        "d", "failed", failure={"stage": "execute", "reason": "http_error"}, execute={"http_status": 404}
+    )
+    assert metrics.structured_failure_rate([threw, five, odd, refused]) == 0.25
+    assert [metrics.structured(c) for c in (threw, five, odd, refused)] == [False, False, False, True]
+
+
 def test_acceptance_and_latency() -> None:
     cases = [_c(str(i), latency_ms={"search": float(i), "plan": 10.0}) for i in range(1, 21)]
     out = metrics.acceptance(cases)
@@ -315,13 +340,14 @@ def test_case_metrics_and_acceptance_in_full() -> None:
              _c("c", "error", failure={"stage": "search", "reason": "engine_error"}), _c("d", "blocked"),
              _c("f", "failed", flaky=True, **MISSED_SEARCH)]  # fmt: skip
     out = metrics.case_metrics(cases)
-    assert (out["pass_rate"], out["structured_failure_rate"]) == (0.333333, 1.0)
+    # the engine that threw is the one failure not classified (a 500, in the metric's words)
+    assert (out["pass_rate"], out["structured_failure_rate"]) == (0.333333, 0.5)
     assert (out["latency_search_p50_ms"], out["latency_search_p95_ms"]) == (6.0, 7.8)
     assert (out["latency_custom_p50_ms"], out["latency_custom_p95_ms"]) == (1.0, 1.0)
     acceptance = metrics.acceptance(cases)
     assert acceptance == {
         "search_hit_at_k": 0.333333, "search_top_1": 0.333333, "target_selector_accuracy": None, "plan_hit_rate": None,
-        "execute_read_success_rate": None, "structured_failure_rate": 1.0,
+        "execute_read_success_rate": None, "structured_failure_rate": 0.5,
         "latency_ms": {"search": {"p50": 6.0, "p95": 7.8}, "custom": {"p50": 1.0, "p95": 1.0}},
     }  # fmt: skip
     assert list(metrics.latency([{"latency_ms": {"zeta": 1.0, "plan": 2.0, "alpha": 3.0, "search": 4.0}}])) == [

@@ -100,7 +100,7 @@ METRICS: dict[str, Metric] = {
         _M("execute_read_success_rate", "execute", "share", "Share of the read_only execute cases the execute stage judged (or that failed before it) that executed and passed." + _EARLIER, True),
         _M("execute_success_rate", "execute", "share", "Share of all execute cases the execute stage judged (or that failed before it) that executed and passed." + _EARLIER, True),
         _M("assertion_pass_rate", "execute", "share", "Share of the execute assertions that were evaluated and held (over assertions, not cases: a case that failed before execute has none)."),
-        _M("structured_failure_rate", None, "share", "Share of the failed and error cases whose failure carries a known reason code."),
+        _M("structured_failure_rate", None, "share", "Share of the failed and error cases whose failure is classified: a known reason code, and not an engine that threw (engine_error), an API answering 5xx or an unexpected error while executing (http_error)."),
         _M("pass_rate", None, "share", "Share of the judged cases (passed, failed or error; not blocked or skipped) that passed.", True),
         _M("latency_p50_ms", None, "ms", "Median latency of the gate's stage, in milliseconds (stage-level figure)."),
         _M("latency_p95_ms", None, "ms", "95th percentile latency of the gate's stage, in milliseconds (stage-level figure)."),
@@ -351,12 +351,27 @@ def earlier_failures(metric: str, cases: Iterable[Case]) -> dict[str, int]:
     return dict(sorted(out.items(), key=lambda kv: CASE_STAGES.index(kv[0])))
 
 
+def structured(case: Case) -> bool:
+    """Whether a failed case's failure is classified ("failures are classified instead of becoming 500s"): a known
+    reason code, but not the catch-alls a 500 becomes: ``engine_error`` (the engine under test threw or replied
+    nonsense) and ``http_error`` for an API that answered 5xx or an unexpected error while executing."""
+    failure = case.get("failure") or {}
+    reason = failure.get("reason")
+    if reason not in REASONS or reason == "engine_error":
+        return False
+    if reason == "http_error":
+        execute = case.get("execute")
+        status = execute.get("http_status") if isinstance(execute, Mapping) else None
+        if isinstance(status, int) and status >= 500:
+            return False
+        return not str(failure.get("message", "")).startswith("unexpected error")
+    return True
+
+
 def structured_failure_rate(cases: Iterable[Case]) -> float | None:
-    """Share of failed/error cases whose failure carries a known reason code ("failures are
-    classified instead of becoming 500s")."""
+    """Share of failed/error cases whose failure is classified (``structured``)."""
     failed = [c for c in cases if c.get("status") in ("failed", "error")]
-    known = sum(1 for c in failed if (c.get("failure") or {}).get("reason") in REASONS)
-    return _rate(known, len(failed))
+    return _rate(sum(1 for c in failed if structured(c)), len(failed))
 
 
 def latency(cases: Iterable[Case]) -> dict[str, dict[str, float | None]]:

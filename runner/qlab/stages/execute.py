@@ -31,6 +31,7 @@ from qlab.execute.client import make_run_client
 from qlab.execute.credentials import display_url
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
+from qlab.metrics import structured
 from qlab.project.model import Case, Environment
 from qlab.reasons import AUTH_FAILURES
 from qlab.results import CaseResult
@@ -253,7 +254,7 @@ def metrics(case_results: Iterable[CaseResult]) -> dict[str, float | None]:
         "execute_read_success_rate": _rate(sum(r.status == "passed" for r in reads), len(reads)),
         "assertion_pass_rate": _rate(sum(a.passed for a in checked), len(checked)),
         "auth_ready_rate": _rate(sum(p.get("status") != "not_ready" for p in preflights), len(preflights)),
-        "structured_failure_rate": _rate(sum(r.status == "failed" for r in failed), len(failed)),
+        "structured_failure_rate": _rate(sum(structured(r.to_dict()) for r in failed), len(failed)),
         "latency_p50_ms": _percentile(latencies, 0.5),
         "latency_p95_ms": _percentile(latencies, 0.95),
     }
