@@ -266,3 +266,22 @@ def test_review_decisions_gathers_suggestions_and_release_reviews(tmp_path: Path
     assert compute(artifact([search_case("s-1")]), reviews=decisions)["human_acceptance"] == pytest.approx(
         4 / 7, abs=1e-6
     )
+
+
+def test_an_approval_is_judged_from_what_went_out_not_only_from_what_the_plan_declared() -> None:
+    """The approval half of policy_compliance read only cases whose plan declared a mutating call, which qlab
+    itself refuses without the approval, so it was 1 by construction. A POST the plan did not declare mutating
+    went out without anyone approving it, and a read-only plan refused as mutating is a false alarm: both are
+    wrong triggers now."""
+    from qlab.run.scorecard import approval_trigger
+
+    post = {"event": "request_sent", "method": "POST", "host": "127.0.0.1"}
+    undeclared = {"case_id": "e-1", "suite": "x", "status": "passed", "mode": "execute", "mutation_safety": "read_only",
+                  "execute": {"safety": {"read_only": True, "allowed": True}, "events": [post]}}  # fmt: skip
+    alarm = {"case_id": "e-2", "suite": "x", "status": "failed", "mode": "execute", "mutation_safety": "read_only",
+             "failure": {"stage": "execute", "reason": "mutation_not_allowed"},
+             "execute": {"safety": {"read_only": True, "allowed": False}, "events": []}}  # fmt: skip
+    reads = {"case_id": "e-3", "suite": "x", "status": "passed", "mode": "execute",
+             "execute": {"safety": {"read_only": True, "allowed": True}, "events": [{**post, "method": "GET"}]}}  # fmt: skip
+    assert [approval_trigger(c) for c in (undeclared, alarm, reads)] == [False, False, None]
+    assert compute(artifact([undeclared, alarm, reads]))["policy_compliance"] == 0.0

@@ -16,8 +16,9 @@ in step with ``Score.formula``):
   execute case that got an HTTP response (it fails with ``schema_mismatch`` or ``invalid_json``).
 - policy_compliance = (passed guard checks + correctly triggered approvals) / (guard checks + approval
   triggers): every in-run guard other than ``output_schema``, and every execute case whose plan makes a mutating
-  call (it needs the approval ``mutation_safety: allow_mutation``; correct when no mutating request went out
-  without it).
+  call or that sent a mutating request (it needs the approval ``mutation_safety: allow_mutation``; correct when no
+  mutating request went out without it; wrong when a request the plan did not declare mutating went out as one,
+  or a plan that mutates nothing was refused as mutating).
 - cost_efficiency = 1 - min(1, LLM cost / ``budget.max_llm_cost_usd``), or with tokens and ``max_llm_tokens``;
   a built-in engine without an LLM spends nothing (cost 0); ``None`` without a budget, or when an external
   engine recorded no usage.
@@ -215,21 +216,30 @@ def _schema_validity(cases: list[Mapping[str, Any]], guards: Iterable[Mapping[st
 
 
 def approval_trigger(case: Mapping[str, Any]) -> bool | None:
-    """None when the case needs no approval (its plan makes no mutating call); else whether the approval was
-    correctly triggered: no mutating request went out without ``mutation_safety: allow_mutation``."""
+    """Whether the approval a mutation needs (``mutation_safety: allow_mutation``) was correctly triggered; None
+    when the case gave it no occasion. The occasion is read from two independent records: the mutating calls
+    the plan declared (``execute.safety``) and the requests that really went out (``request_sent`` events). It
+    was triggered correctly when a mutating request went out only with the approval, and a mutating request the
+    plan did not declare (it went out without the approval being asked) or a refusal of a plan that mutates
+    nothing (a false alarm) is a wrong trigger."""
     execute = case.get("execute")
     if not isinstance(execute, Mapping):
         return None
-    safety = execute.get("safety")
-    if not isinstance(safety, Mapping) or not safety.get("mutating_calls"):
-        return None
-    approved = case.get("mutation_safety") == "allow_mutation" and safety.get("allowed") is True
+    recorded = execute.get("safety")
+    safety: Mapping[str, Any] = recorded if isinstance(recorded, Mapping) else {}
+    planned = bool(safety.get("mutating_calls"))
     sent = any(
         isinstance(e, Mapping)
         and e.get("event") == "request_sent"
         and str(e.get("method", "GET")).upper() not in READ_METHODS
         for e in execute.get("events") or ()
     )
+    refused = _failure_reason(case) == "mutation_not_allowed"
+    if not planned:
+        if sent:
+            return False  # a mutation went out that nobody was asked to approve
+        return False if refused else None
+    approved = case.get("mutation_safety") == "allow_mutation" and safety.get("allowed") is True
     return approved or not sent
 
 
