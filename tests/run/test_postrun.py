@@ -98,3 +98,12 @@ def test_a_cases_duration_is_its_stage_latencies_added_up() -> None:
     assert duration_ms({"latency_ms": {"search": 0.12345}}) == 0.123
     assert duration_ms({"latency_ms": {"search": 0.1, "plan": 0.2, "execute": 2}}) == 2.3
     assert duration_ms({"latency_ms": {"search": "x"}}) == 0.0 and duration_ms({}) == 0.0
+
+
+def test_a_search_case_with_expected_plan_tools_gets_no_trajectory() -> None:
+    """A search case never plans: its expected_plan_tools scored a trajectory with every tool missing (coverage
+    0.0). It is kept and not checked, and ``qlab validate`` says so."""
+    searched = {"case_id": "s", "mode": "search", "status": "passed", "search": {"hit": True}}
+    planned = {"case_id": "p", "mode": "plan", "status": "passed", "plan": {"tools": ["getOrder"]}}
+    annotate([searched, planned], {"s": ["getOrder"], "p": ["getOrder"]})
+    assert "trajectory" not in searched and planned["trajectory"]["exact"]

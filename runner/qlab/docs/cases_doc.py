@@ -32,8 +32,10 @@ YAML and JSON are both accepted. Start YAML files with the modeline for completi
 Every case has an `id` (unique across all suites) and a `query`. Its `mode` is the suite's mode: **search**
 checks retrieval and the Top-K, **plan** checks target selection and plan synthesis, **execute** runs the plan
 against the real API. Fields are additive: a search case stays valid when plan or execute fields are added, so a
-case can move up a mode once its earlier stages are stable. `qlab validate` reports every error of every case
-file at once, as `file:line:col: $.json.path: message`.
+case can move up a mode once its earlier stages are stable. Until it does, the fields of the stages its mode does
+not reach (`expected_plan_tools`, a `selected_target` or `http_status` assertion in a search case) are kept and
+not checked, and `qlab validate` warns about each. `qlab validate` reports every error of every case file at
+once, as `file:line:col: $.json.path: message`.
 
 ## The three shapes
 

@@ -41,6 +41,20 @@ GuardMode = Literal["block", "warn"]
 # a case's lifecycle: active cases run and gate, draft cases run and report but never gate, archived ones do not run
 Lifecycle = Literal["draft", "active", "archived"]
 LIFECYCLES: tuple[Lifecycle, ...] = ("draft", "active", "archived")
+# the assertion types the engine's stages check, by stage (``qlab.stages.engine_checks``); every other type checks
+# the execute stage's response (``qlab.execute.assertions``)
+ENGINE_ASSERTIONS: dict[str, frozenset[str]] = {
+    "search": frozenset({"top_k_contains", "top_1_is"}),
+    "select": frozenset({"selected_target", "not_overridden"}),
+    "plan": frozenset({"plan_contains_tool", "plan_tools_equal", "plan_status", "no_user_input_slots"}),
+}
+
+
+def assertion_stage(kind: str) -> str:
+    """The stage whose observations an assertion type checks."""
+    return next((stage for stage, kinds in ENGINE_ASSERTIONS.items() if kind in kinds), "execute")
+
+
 # what a suite evaluates (the eval suite's target type)
 TargetType = Literal["flow", "skill", "artifact", "evidence", "policy"]
 TARGET_TYPES: tuple[TargetType, ...] = ("flow", "skill", "artifact", "evidence", "policy")

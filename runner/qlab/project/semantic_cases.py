@@ -14,9 +14,10 @@ from typing import Any
 
 from qlab import jsonpath
 from qlab.errors import Diagnostic, InputError
+from qlab.metrics import MODE_STAGES
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
-from qlab.project.model import Case, Config, Suite
+from qlab.project.model import Case, Config, Suite, assertion_stage
 
 MODES = ("search", "plan", "execute")
 _CAPTURE_REF = re.compile(r"\$\{captures\.([^}]*)\}")
@@ -137,6 +138,22 @@ class CaseChecker:
             self.warn(("mutation_safety",), f"environment {env.name!r} has no allowed_hosts: mutating requests are "
                       "refused at run time (host_not_allowed)")  # fmt: skip
 
+    def unchecked(self, case: Case) -> None:
+        """Fields are additive: a case keeps the fields of a later stage than its mode reaches, and they are not
+        checked there. Said so, rather than skipped in silence."""
+        stages = MODE_STAGES.get(case.mode, ())
+        later = "plan or execute" if case.mode == "search" else "execute"
+        for index, assertion in enumerate(case.assertions):
+            stage = assertion_stage(assertion.type)
+            if stage not in stages:
+                self.warn(("assertions", index), f"assertion {assertion.type} checks the {stage} stage, which a "
+                          f"{case.mode} case does not reach: it is not checked; move the case to a {later} suite "
+                          "to check it")  # fmt: skip
+        if case.mode == "search" and case.expected_plan_tools:
+            self.warn(("expected_plan_tools",), "expected_plan_tools is checked by the plan stage, which a search "
+                      "case does not reach: it is not checked (and scores no coverage); move the case to a plan "
+                      "suite to check it")  # fmt: skip
+
     def purpose(self, case: Case) -> None:
         if not (case.expected_target or case.assertions or case.expected_plan_tools):
             self.warn((), "the case checks nothing: add expected_target or assertions")
@@ -159,6 +176,7 @@ def check_case(
     checker.captures()
     if case is not None:
         checker.safety(case, config, suite)
+        checker.unchecked(case)
         checker.purpose(case)
     return checker.out
 

@@ -86,12 +86,13 @@ def trajectory(expected: Sequence[str], case: Mapping[str, Any]) -> dict[str, An
 
 
 def annotate(cases: Sequence[dict[str, Any]], expected: Mapping[str, Sequence[str]]) -> None:
-    """Give every evaluated case whose project case expects tools its ``trajectory`` (in place)."""
+    """Give every evaluated case whose project case expects tools its ``trajectory`` (in place). A search case
+    never plans: its ``expected_plan_tools`` are not checked (``qlab validate`` warns), and score no coverage."""
     if not expected:
         return
     for case in cases:
         tools = expected.get(str(case.get("case_id")))
-        if tools and case.get("status") in EVALUATED:
+        if tools and case.get("status") in EVALUATED and case.get("mode") != "search":
             case["trajectory"] = trajectory(tools, case)
         else:
             case.pop("trajectory", None)

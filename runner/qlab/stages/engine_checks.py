@@ -24,12 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.project.model import Assertion, Case
+from qlab.project.model import ENGINE_ASSERTIONS, Assertion, Case
 from qlab.results import AssertionResult, CaseResult
 
-SEARCH_TYPES = frozenset({"top_k_contains", "top_1_is"})
-SELECT_TYPES = frozenset({"selected_target", "not_overridden"})
-PLAN_TYPES = frozenset({"plan_contains_tool", "plan_tools_equal", "plan_status", "no_user_input_slots"})
+SEARCH_TYPES = ENGINE_ASSERTIONS["search"]
+SELECT_TYPES = ENGINE_ASSERTIONS["select"]
+PLAN_TYPES = ENGINE_ASSERTIONS["plan"]
 
 _Check = Callable[[Assertion, Any], tuple[bool, Any, Any, str]]  # (passed, expected, actual, reason)
 
