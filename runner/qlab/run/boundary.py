@@ -176,28 +176,41 @@ def _host_port(url: str) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+CLAIMS_CHECKS = (
+    ("citation_coverage", "citation_coverage", "min_citation_coverage", "citation_coverage_below"),
+    ("evidence_quality", "evidence_quality", "min_evidence_quality", "evidence_quality_below"),
+)
+CHECK_NAMES = frozenset(check[0] for check in CLAIMS_CHECKS)
+
+
+def below_minimum(case_id: str, record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The claims checks a case's ``execute.claims`` record falls short of: (check, reason code, text) each."""
+    out = []
+    for guard, figure, floor, reason in CLAIMS_CHECKS:
+        value = record.get(figure)
+        if "error" in record:
+            out.append((guard, reason, f"{case_id}: {record['error']}"))
+        elif value is not None and value < float(record.get(floor) or 0.0):
+            out.append((guard, reason, f"{case_id}: {value:g} < {record.get(floor):g}"))
+    return out
+
+
 def claims_checks(config: Config, gate: Gate | None, results: Sequence[CaseResult]) -> list[GuardResult]:
     """citation_coverage and evidence_quality over the execute cases that ran a claims check (none when no case
-    has one)."""
+    has one). ``fail_below`` then fails the cases below their minimum where the check blocks."""
     records = [(r, (r.execute or {}).get("claims")) for r in results]
     checked = [(r, rec) for r, rec in records if isinstance(rec, Mapping)]
     if not checked:
         return []
     out = []
-    for guard, figure, floor, reason in (
-        ("citation_coverage", "citation_coverage", "min_citation_coverage", "citation_coverage_below"),
-        ("evidence_quality", "evidence_quality", "min_evidence_quality", "evidence_quality_below"),
-    ):
+    for guard, _figure, floor, reason in CLAIMS_CHECKS:
         below: list[str] = []
         quiet: list[str] = []
         for result, record in checked:
-            value = record.get(figure)
-            if "error" in record:
-                text = f"{result.case_id}: {record['error']}"
-            elif value is not None and value < float(record.get(floor) or 0.0):
-                text = f"{result.case_id}: {value:g} < {record.get(floor):g}"
-            else:
+            found = [text for name, _code, text in below_minimum(result.case_id, record) if name == guard]
+            if not found:
                 continue
+            text = found[0]
             gating = (
                 not result.flaky
                 and result.lifecycle != "draft"
@@ -216,6 +229,21 @@ def claims_checks(config: Config, gate: Gate | None, results: Sequence[CaseResul
             GuardResult(guard, "execute", not below, _mode(gate, guard), message, "" if not below else reason)
         )
     return out
+
+
+def fail_below(guards: Sequence[GuardResult], attempts: Sequence[CaseResult]) -> None:
+    """A case below its claims minimum fails with the check's reason (in place) when that check blocks (its mode is
+    ``block``, the default): it did not meet what it asks, so it is a real failure, which a regression case can
+    come from. With ``warn`` it stays passed, named in the check's message. ``attempts``: the gating attempts."""
+    blocking = {g.guard for g in guards if not g.passed and g.mode == "block" and g.guard in CHECK_NAMES}
+    for result in attempts:
+        record = (result.execute or {}).get("claims")
+        if result.failure is not None or not isinstance(record, Mapping):
+            continue
+        for guard, reason, text in below_minimum(result.case_id, record):
+            if guard in blocking:
+                result.fail("execute", reason, f"the in-run {guard} check: {text}")
+                break
 
 
 def scrub_check(

@@ -192,7 +192,11 @@ class RunState:
             out += boundary.policy_checks(self.config, gate, attempts, by_id)
             ids = dict.fromkeys(r.case_id for r in attempts)
             claimed = [self.lanes.aggregate(i) for i in ids if i in by_id and by_id[i].claims is not None]
-            out += boundary.claims_checks(self.config, gate, claimed)
+            checks = boundary.claims_checks(self.config, gate, claimed)
+            gating = {r.case_id for r in claimed if not r.flaky and r.lifecycle != "draft"}
+            required = {s for s, suite in self.config.suites.items() if suite.required}
+            boundary.fail_below(checks, [r for r in attempts if r.case_id in gating and r.suite in required])
+            out += checks
         out.append(boundary.scrub_check(gate.stage, attempts, secrets, gate))
         budget = boundary.budget_check(
             self.config, gate.stage, self.lanes.results(), started=self.started, gate=gate, judged=self.budget

@@ -138,3 +138,20 @@ def test_accept_case_refuses_a_regression_suite_that_no_gate_runs(tmp_path: Path
     path = write_json_path(tmp_path, _propose(tmp_path, config, corrected=False))
     with pytest.raises(InputError, match="regression suite 'regression' is in no gate"):
         accept_case(path, config_path=config, by="alice")
+
+
+def test_a_case_below_its_claims_minimum_can_be_proposed_though_the_check_only_warned(tmp_path: Path) -> None:
+    """A case whose check only warned passed, but below its own minimum: that shortfall is a real failure, and a
+    regression case can be made from it (propose-case used to refuse every passed case)."""
+    claims = {"claims": 2, "cited": 1, "citation_coverage": 0.5, "min_citation_coverage": 1.0}
+    below = {"case_id": "e-1", "suite": "execute_read", "mode": "execute", "status": "passed", "latency_ms": {}, "query": "explain D-5001",
+             "execute": {"http_status": 200, "claims": claims}, "file": "gates/x.yaml", "line": 1}  # fmt: skip
+    made = propose(load_artifact(write(tmp_path / "r.json", artifact([below]))), "e-1", case=None)
+    assert made["tags"][-1] == "citation_coverage_below" and "0.5 < 1" in made["description"]
+    fine = {
+        **below,
+        "case_id": "e-2",
+        "execute": {"http_status": 200, "claims": {**claims, "citation_coverage": 1.0}},
+    }
+    with pytest.raises(InputError, match="passed; only a real failure"):
+        propose(load_artifact(write(tmp_path / "f.json", artifact([fine]))), "e-2", case=None)

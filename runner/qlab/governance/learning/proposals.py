@@ -19,6 +19,7 @@ from qlab.errors import InputError
 from qlab.fuzzy import did_you_mean
 from qlab.governance.records import STAGE_KEYS, Artifact, content_id, evidence, now_iso
 from qlab.project.model import Case
+from qlab.run.boundary import below_minimum
 
 PENDING = "pending_review"
 # The fields of each stage object that tell a failure from a success, in pipeline order.
@@ -65,7 +66,8 @@ def propose(
     is missing, passed, or (with ``corrected``) did not pass in the corrected run.
     """
     failing = _case_result(artifact, case_id)
-    if failing.get("status") == "passed":
+    shortfall = _shortfall(failing)
+    if failing.get("status") == "passed" and shortfall is None:
         raise InputError(
             f"{artifact.path}: case {case_id!r} passed; only a real failure becomes a regression proposal"
         )
@@ -78,7 +80,7 @@ def propose(
                 "the corrected run must show the success"
             )
     written = _as_written(case, failing, artifact)
-    failure = failing.get("failure") or {}
+    failure = failing.get("failure") or shortfall or {}
     text = description or _default_description(case_id, failure, fixed is not None)
     expected: dict[str, Any] = {
         k: written[k]
@@ -133,6 +135,19 @@ def propose(
             # the successful run's plan is the expected behaviour the case did not spell out
             proposal["case"]["expected_plan_tools"] = list(fixed["plan"]["tools"])
     return proposal
+
+
+def _shortfall(result: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A passed case's in-run claims shortfall (below its citation or evidence minimum, where the check only
+    warns), as the failure it is: a real failure a regression case can come from. None without one."""
+    record = (
+        (result.get("execute") or {}).get("claims") if isinstance(result.get("execute"), Mapping) else None
+    )
+    found = below_minimum(str(result.get("case_id")), record) if isinstance(record, Mapping) else []
+    if not found:
+        return None
+    guard, reason, text = found[0]
+    return {"stage": "execute", "reason": reason, "message": f"the in-run {guard} check: {text}"}
 
 
 def _as_written(case: Case | None, result: Mapping[str, Any], artifact: Artifact) -> dict[str, Any]:
