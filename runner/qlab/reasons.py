@@ -240,10 +240,18 @@ REASONS: dict[str, Reason] = {
             "Run it as a draft (qlab run), then run the sandbox again with that result (qlab learn sandbox --result).",
         ),
         _R(
+            "improves_in_shadow_only",
+            "learn",
+            "the case fails in the run, and passes in shadow rank with a pending learning suggestion applied",
+            "Results improve in shadow only: the learning suggestion is not promoted; see the promotion policy and "
+            "the Quality Lab approval: review it (qlab learn list), accept it (qlab learn accept), then confirm with "
+            "qlab run and qlab promote.",
+        ),
+        _R(
             "shadow_regressed",
             "learn",
-            "a learning suggestion made shadow results worse",
-            "Results improve in shadow only: the suggestion is not promoted; review it before accepting.",
+            "a pending learning suggestion ranks this case worse in shadow rank",
+            "Do not accept the suggestion as it is: its sandbox eval names the cases it makes worse (qlab learn sandbox).",
         ),
         # generic
         _R("blocked_by_stage", "run", "an earlier gate blocked the run", "Fix the gate that blocked first."),

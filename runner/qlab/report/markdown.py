@@ -166,6 +166,10 @@ def _hints(artifact: Mapping[str, Any]) -> list[str]:
         reason = (case.get("failure") or {}).get("reason")
         if case.get("status") in ("failed", "error") and reason:
             classes[str(reason)] = classes.get(str(reason), 0) + 1
+        # what the learn stage's shadow rank found for the case (results that improve in shadow only)
+        found = ((case.get("learning") or {}).get("shadow") or {}).get("reason")
+        if found:
+            classes[str(found)] = classes.get(str(found), 0) + 1
     if not classes:
         return []
     lines = [

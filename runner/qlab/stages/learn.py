@@ -94,9 +94,42 @@ def _per_case(found: Sequence[Mapping[str, Any]], results: Mapping[str, CaseResu
         for evidence in suggestion.get("evidence") or ():
             result = results.get(str(evidence.get("case_id")))
             if result is not None:
-                if result.learning is None:
-                    result.learning = {"suggestions": []}
-                result.learning["suggestions"].append(brief)
+                _learning(result)["suggestions"].append(brief)
+
+
+def _shadow_per_case(
+    found: Sequence[Mapping[str, Any]], shadow: Mapping[str, Any], results: Mapping[str, CaseResult]
+) -> None:
+    """What shadow rank says of each case (``learning.shadow``): ``improves_in_shadow_only`` for a case that
+    failed in the run and hits in shadow rank with the pending suggestions applied (they fix it, and nothing
+    will until one is accepted), ``shadow_regressed`` for a case a suggestion measured alone ranks worse."""
+    pending = [s for s in found if s.get("status", "pending_review") == "pending_review"]
+    fixed = {str(r["case_id"]) for r in shadow.get("rows") or () if r.get("after_rank") is not None
+             and r.get("before_rank") is None}  # fmt: skip
+    for case_id in sorted(fixed):
+        result = results.get(case_id)
+        if result is None or result.status not in ("failed", "error"):
+            continue
+        ids = [str(s["id"]) for s in pending if case_id in ((s.get("shadow") or {}).get("improved") or ())]
+        ids = ids or [
+            str(s["id"]) for s in pending if any(e.get("case_id") == case_id for e in s.get("evidence") or ())
+        ]
+        _learning(result)["shadow"] = {"reason": "improves_in_shadow_only", "suggestions": ids}
+    for suggestion in pending:
+        for case_id in (suggestion.get("shadow") or {}).get("regressed") or ():
+            result = results.get(str(case_id))
+            if result is not None:
+                entry = _learning(result).setdefault(
+                    "shadow", {"reason": "shadow_regressed", "suggestions": []}
+                )
+                if entry["reason"] == "shadow_regressed":
+                    entry["suggestions"].append(str(suggestion["id"]))
+
+
+def _learning(result: CaseResult) -> dict[str, Any]:
+    if result.learning is None:
+        result.learning = {"suggestions": []}
+    return result.learning
 
 
 def run(
@@ -132,6 +165,7 @@ def run(
             metrics["suggestions"] = float(len(details["suggestions"]))
             metrics["signals"] = float(len(details["signals"]))
             _per_case(details["suggestions"], results)
+            _shadow_per_case(details["suggestions"], details["shadow"], results)
             if not learned.get("scrub", {}).get("passed", True):
                 stops.append(StopHit("scrub_failed", (), "a suggestion would have carried a secret value"))
     return StageReport(
