@@ -145,3 +145,38 @@ def test_a_rewrite_names_five_tools_and_counts_the_rest(tmp_path: Path) -> None:
     assert len(rewrite["evidence"]) == len(ids)  # every case is still in the evidence
     (few,) = proposers.query_rewrites(aliases[:2], wide, "run-1")
     assert f"({', '.join(sorted(t.id for t in wide.tools[:2]))}) missed" in few["text"]
+
+
+def test_a_correction_that_gave_an_entity_the_plan_asked_for_becomes_an_entity_default(
+    tmp_path: Path,
+) -> None:
+    """entity_default memory proposals were never made. A person edited a plan case to give memberNo, which the
+    failing run's plan had asked the user for; it passes now: remember that value as memberNo's default."""
+    from governance.builders import plan_case
+
+    project = load_project(make_project(tmp_path))
+    config = project.config
+    collection, factory = collection_and_engines(config)
+    asked = {"plan_id": "p", "status": "needs_input", "tools": ["getMember"], "steps": [],
+             "user_input_slots": [{"tool_id": "getMember", "parameter": "memberNo", "location": "path"}]}  # fmt: skip
+    failed = plan_case("p-member", status="failed", plan=asked,
+                       failure={"stage": "plan", "reason": "required_fields_unsatisfied", "message": "memberNo"})  # fmt: skip
+    before = artifact([failed], run_id="run-1")
+    now = artifact([plan_case("p-member", selected="getMember", tools=["getMember"])], run_id="run-2")
+    for run, digest in ((before, "sha256:a"), (now, "sha256:b")):  # the case file was edited between the runs
+        run["provenance"]["dataset"]["files"] = [{"path": failed["file"], "digest": digest}]
+    case = replace(
+        next(c for c in project.cases if c.id == "s-parcel"),
+        id="p-member",
+        mode="plan",
+        suite="regression",
+        provided_entities={"memberNo": "M-1001"},
+    )
+    out = run_learning(now, config=config, collection=collection, engine_factory=factory, cases=[case],
+                       previous=before, decisions=[])  # fmt: skip
+    (default,) = [s for s in out["suggestions"] if s["kind"] == "entity_default"]
+    assert (default["type"], default["signal"]) == ("memory", "user_correction")
+    assert default["change"] == {"entity_defaults": {"memberNo": "M-1001"}}
+    assert default["evidence"] == [
+        {"case_id": "p-member", "entity": "memberNo", "value": "M-1001", "asked_by": "getMember"}
+    ]

@@ -103,6 +103,59 @@ def _named(ids: Sequence[str]) -> str:
     return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
 
 
+def entity_defaults(
+    signals: Sequence[Mapping[str, Any]],
+    *,
+    previous: Mapping[str, Any] | None,
+    cases: Sequence[Case] | None,
+    run_id: Any,
+) -> list[dict[str, Any]]:
+    """A person corrected a case (``user_correction``) by giving it an entity its plan had asked the user for
+    (``plan.user_input_slots`` of the failing run), and it passes now: propose that value as the entity's default
+    (memory), so the queries that leave the entity out get it too. One proposal per entity and value."""
+    corrected = [
+        str(i) for s in signals if s.get("signal") == "user_correction" for i in s.get("case_ids") or ()
+    ]
+    if not previous or not corrected:
+        return []
+    wanted = set(corrected)
+    before = {str(c.get("case_id")): c for c in _whole_cases(previous, signals).get("cases") or ()
+              if str(c.get("case_id")) in wanted}  # fmt: skip
+    by_id = {c.id: c for c in cases or ()}
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for case_id in corrected:
+        old, case = before.get(case_id), by_id.get(case_id)
+        if old is None or case is None:
+            continue
+        plan = old.get("plan") if isinstance(old.get("plan"), Mapping) else {}
+        slots = [s for s in plan.get("user_input_slots") or () if isinstance(s, Mapping)]
+        asked = {str(slot.get("parameter")): str(slot.get("tool_id")) for slot in slots}
+        for name in sorted(set(asked) & set(case.provided_entities)):
+            value = case.provided_entities[name]
+            if isinstance(value, (str, int, float, bool)):
+                item = {"case_id": case_id, "entity": name, "value": value, "asked_by": asked[name]}
+                found.setdefault((name, repr(value)), []).append(item)
+    out = []
+    for (name, _), evidence in found.items():
+        value = evidence[0]["value"]
+        ids = [str(e["case_id"]) for e in evidence]
+        text = (
+            f"Remember {name} = {value!r} as a default entity: {len(ids)} case(s) ({_named(ids)}) asked the user "
+            f"for {name} and passed once a person gave it this value; a query that leaves it out would get it."
+        )
+        out.append(
+            proposal(
+                "entity_default",
+                "user_correction",
+                {"entity_defaults": {name: value}},
+                text,
+                evidence,
+                run_id,
+            )
+        )
+    return out
+
+
 # ------------------------------------------------------------------------------------------- policy
 
 

@@ -9,7 +9,7 @@ docs/governance.md says which):
 | signal | fires when | proposal |
 |---|---|---|
 | ``failed_then_succeeded`` | a case failed (a product reason) in the previous run and passes now; its case file is unchanged: the product was fixed | ``eval_case`` |
-| ``user_correction`` | the same, but its case file changed between the runs: a person corrected the case's input or expectation | ``eval_case`` |
+| ``user_correction`` | the same, but its case file changed between the runs: a person corrected the case's input or expectation | ``eval_case``; ``memory`` (an entity default) when it gave an entity the plan had asked for |
 | ``selector_override`` | the target selector overrode the LLM's target and was wrong, or could not tell candidates apart | ``collection_metadata`` (an alias that tells the expected tool apart), else a selector-policy note |
 | ``search_miss`` | a case's expected tool is not in its Top-K (every case and missing phrase counted: repeated misses group) | ``collection_metadata`` (an alias), and ``memory`` (a query rewrite) when one word misses two tools |
 | ``auth_readiness_drift`` | a change since the previous run: an execute case ready then fails auth now (preflight or 401/403), a pre-run auth check that passed then fails now, or the schema coverage fell | ``policy`` (stop on ``auth_not_ready`` / on the coverage the previous run had) |

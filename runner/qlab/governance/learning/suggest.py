@@ -18,8 +18,8 @@ four types (``qlab.governance.learning.apply``) from them:
   (entity values, ids) and stopwords are left out.
 - ``selector_policy`` (a policy note) — target-selector overrides (LLM target X replaced by Y, right or wrong)
   and ambiguity, grouped by (LLM target, selected target, outcome), for a person to act on.
-- ``query_rewrite`` (memory), ``budget`` / ``stop_condition`` / ``guard_mode`` (policy) and ``eval_case`` —
-  ``qlab.governance.learning.proposers``.
+- ``query_rewrite`` and ``entity_default`` (memory), ``budget`` / ``stop_condition`` / ``guard_mode`` (policy) and
+  ``eval_case`` — ``qlab.governance.learning.proposers``.
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def run_learning(
             made += proposers.guard_blocks(signal, config, run_id)
     made += proposers.drift_stops([s for s in found if s["signal"] == "auth_readiness_drift"], config, run_id)
     made += proposers.eval_cases(found, artifact=artifact, previous=previous, cases=cases, config=config)
+    made += proposers.entity_defaults(found, previous=previous, cases=cases, run_id=run_id)
     made, withheld = _withhold_secrets(made, secrets)
     alias_made = [s for s in made if s["kind"] == "alias"]
     rerun = []  # every case with a target, only when an alias is suggested (shadow rank reruns them)
