@@ -77,7 +77,7 @@ CONFIG_MODELS: dict[str, tuple[type, dict[str, str]]] = {
     "gate": (model.Gate, {}),
     "guard": (model.Guard, {}),
     "promotion_rule": (model.PromotionRule, {}),
-    "release_skill": (model.ReleaseSkill, {}),
+    "release_skill": (model.ReleaseSkill, {"triggers": "trigger_phrases"}),  # triggers: phrases, step_types
 }
 
 

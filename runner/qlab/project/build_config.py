@@ -207,7 +207,15 @@ def _skill(name: str, data: Mapping[str, Any], where: Origin) -> ReleaseSkill:
     optional = _pick(data, "trigger_cases", "golden_cases", "trigger_precision_min", "trigger_recall_min",
                      "functional_pass_min", "max_tool_calls", "max_cost_usd", "max_latency_ms", "regression_suite",
                      "record_file", "approvals_file")  # fmt: skip
-    return ReleaseSkill(name, permissions=_strings(data.get("permissions")), origin=where, **optional)
+    triggers = data.get("triggers") or {}
+    return ReleaseSkill(
+        name,
+        permissions=_strings(data.get("permissions")),
+        trigger_phrases=_strings(triggers.get("phrases")),
+        step_types=_strings(triggers.get("step_types")),
+        origin=where,
+        **optional,
+    )
 
 
 def sensitive_fields(output: OutputConfig, environments: Iterable[Environment]) -> tuple[str, ...]:

@@ -349,6 +349,8 @@ class ReleaseSkill:
     trigger_recall_min: float = 0.9
     functional_pass_min: float = 1.0
     permissions: tuple[str, ...] = ()  # tool ids / families the skill may use
+    trigger_phrases: tuple[str, ...] = ()  # triggers.phrases: a query holding one fires the skill
+    step_types: tuple[str, ...] = ()  # triggers.step_types: read, write, delete (empty: any)
     max_tool_calls: int | None = None
     max_cost_usd: float | None = None
     max_latency_ms: float | None = None

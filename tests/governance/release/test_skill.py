@@ -257,3 +257,36 @@ def test_unknown_skill_and_empty_reviewer_are_usage_errors(tmp_path: Path) -> No
         skill_named(config, "member-delivry")
     with pytest.raises(UsageError, match="reviewer"):
         approve(config, "member-delivery", load_artifact(_result(tmp_path)), by="  ")
+
+
+def test_trigger_phrases_declared_by_the_skill_fire_it(tmp_path: Path) -> None:
+    """The trigger eval had no way to declare trigger phrases (skill.yaml's triggers.phrases): a positive the
+    search does not tie to a permitted tool now fires on a declared phrase, in any inflection."""
+    triggers = [*TRIGGERS, {"id": "t-history", "query": "purchase histories of M-1", "should_trigger": True}]
+    config = _project(tmp_path, triggers=triggers, trigger_phrases=("purchase history",))
+    trigger = _release(tmp_path, config, _result(tmp_path)).gates[0]
+    assert trigger.status == "passed", trigger.reasons
+    row = next(r for r in trigger.details["cases"] if r["id"] == "t-history")
+    assert row["fired"] and row["by"] == ["phrase: purchase history"]
+
+
+def test_trigger_step_types_keep_the_skill_to_the_steps_it_takes(tmp_path: Path) -> None:
+    """triggers.step_types: a read-only skill with permission on orders does not fire on a delete."""
+    import dataclasses
+
+    from qlab.collection.model import MutationClass
+    from qlab.governance.release.stages import fires
+
+    collection = demo_collection()
+    tools = tuple(
+        dataclasses.replace(t, mutation=MutationClass.DESTRUCTIVE) if t.id == "deleteOrder" else t
+        for t in collection.tools
+    )
+    collection = dataclasses.replace(collection, tools=tools)
+    engine = StubEngine(collection)
+    skill = ReleaseSkill("orders", permissions=("orders",))
+    assert fires("delete an order", skill=skill, collection=collection, engine=engine)[0]  # type: ignore[arg-type]
+    reads = dataclasses.replace(skill, step_types=("read",))
+    fired, by = fires("delete an order", skill=reads, collection=collection, engine=engine)  # type: ignore[arg-type]
+    assert not fired and by == []
+    assert fires("list orders", skill=reads, collection=collection, engine=engine)[0]  # type: ignore[arg-type]

@@ -1,7 +1,9 @@
 """The release gates of a skill: the shared GateResult, and the first two gates, which run the engine.
 
 1. trigger_eval — each trigger case's query is searched with the engine under test. The skill **fires** for a
-   query when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool and scores at least
+   query when it holds one of the skill's declared trigger phrases (``triggers.phrases``: every word, any
+   inflection), or when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool of a declared step
+   type (``triggers.step_types``: read, write, delete; any when none) and scores at least
    ``TRIGGER_RELATIVE_FLOOR`` (0.5) of the top row's score (and more than 0): a permitted tool is among the
    strong candidates. A tool is permitted when its id, family or one of its tags is in ``permissions``.
    precision = fired positives / fired; recall = fired positives / positives; both must reach the skill's
@@ -22,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qlab.collection.model import Collection
+from qlab.collection.model import Collection, MutationClass
 from qlab.engine.base import Engine
+from qlab.engine.text import Analyzer
 from qlab.engine.types import Plan, Selection
 from qlab.errors import InputError
 from qlab.project.model import ReleaseSkill
@@ -71,20 +74,44 @@ def permitted(tool_id: str, skill: ReleaseSkill, collection: Collection) -> bool
 # ------------------------------------------------------------------------------------------- 1. trigger
 
 
+STEP_TYPES = {
+    MutationClass.READ_ONLY: "read",
+    MutationClass.MUTATING: "write",
+    MutationClass.DESTRUCTIVE: "delete",
+}
+
+
+def _step_ok(tool_id: str, skill: ReleaseSkill, collection: Collection) -> bool:
+    """The tool's step type is one the skill declares (``triggers.step_types``; any when it declares none)."""
+    tool = collection.tool(tool_id)
+    return not skill.step_types or (tool is not None and STEP_TYPES[tool.mutation] in skill.step_types)
+
+
+def phrase_in(query: str, skill: ReleaseSkill, analyzer: Analyzer | None = None) -> str | None:
+    """The first of the skill's trigger phrases the query holds (every word of it, any inflection), or None."""
+    words = analyzer or Analyzer()
+    terms = set(words.terms(query))
+    return next((p for p in skill.trigger_phrases if (need := set(words.terms(p))) and need <= terms), None)
+
+
 def fires(
     query: str, *, skill: ReleaseSkill, collection: Collection, engine: Engine
 ) -> tuple[bool, list[str]]:
-    """(does the skill fire for ``query``, the permitted tools that made it fire)."""
+    """(does the skill fire for ``query``, what made it fire: a declared phrase, the permitted tools)."""
+    phrase = phrase_in(query, skill)
+    by = [f"phrase: {phrase}"] if phrase else []
     rows = engine.search(query, k=TRIGGER_K).rows[:TRIGGER_K]
-    if not rows or rows[0].score <= 0:
-        return False, []
-    floor = rows[0].score * TRIGGER_RELATIVE_FLOOR
-    hits = [
-        r.tool_id
-        for r in rows
-        if r.score > 0 and r.score >= floor and permitted(r.tool_id, skill, collection)
-    ]
-    return bool(hits), hits
+    if rows and rows[0].score > 0:
+        floor = rows[0].score * TRIGGER_RELATIVE_FLOOR
+        by += [
+            r.tool_id
+            for r in rows
+            if r.score > 0
+            and r.score >= floor
+            and permitted(r.tool_id, skill, collection)
+            and _step_ok(r.tool_id, skill, collection)
+        ]
+    return bool(by), by
 
 
 def trigger_eval(
