@@ -222,6 +222,7 @@ class CaseResult:
     mutation_safety: str = ""
     # the case's lifecycle when it is not active: "draft" (runs and is reported, never gates)
     lifecycle: str = ""
+    name: str = ""  # the case's name (EvalCase.name), when its file gives one
 
     def fail(self, stage: str, reason: str, message: str = "", *, status: CaseStatus = "failed") -> None:
         """Record the first failure; later calls keep the first one (the stage that broke it)."""
@@ -281,4 +282,6 @@ class CaseResult:
             out["mutation_safety"] = self.mutation_safety
         if self.lifecycle:
             out["lifecycle"] = self.lifecycle
+        if self.name:
+            out["name"] = self.name
         return out

@@ -290,6 +290,18 @@ def test_a_build_gate_qlab_yaml_does_not_list_that_stops_the_run_is_in_the_decis
     ]
 
 
+def test_a_cases_name_reaches_the_result_the_summary_and_junit(tmp_path: Path) -> None:
+    """EvalCase.name was read from the case file and written nowhere."""
+    from qlab.report import junit, markdown
+
+    named = f.case("s3", "search_core", "search", "absent:x", line=9, name="an operator's word for a parcel")
+    artifact = _run(tmp_path, [*f.demo_cases(), named])
+    case = _case(artifact, "s3")
+    assert case["name"] == "an operator's word for a parcel" and "name" not in _case(artifact, "s1")
+    assert "| `s3` `an operator's word for a parcel` | search_core |" in markdown.render(artifact)
+    assert "name: an operator's word for a parcel\nhint: " in junit.render(artifact)
+
+
 def test_a_secret_in_a_stage_object_fails_the_scrub_guard(tmp_path: Path) -> None:
     execute = f.FakeExecute(secrets=("canary-s3cr3t-value",), leak=True)
     artifact = _run(tmp_path, execute=execute)

@@ -396,7 +396,7 @@ def _threshold_why(gate: Mapping[str, Any], row: Mapping[str, Any]) -> str:
 
 def _case_text(case: Mapping[str, Any]) -> str:
     failure = case.get("failure") or {}
-    lines = []
+    lines = [f"name: {case['name']}"] if case.get("name") else []
     tip = hint(str(failure.get("reason", "")))
     if tip:
         lines.append(f"hint: {tip}")

@@ -133,6 +133,11 @@ def counts_line(artifact: Mapping[str, Any]) -> str:
     return f"**Cases:** {total} — {parts}{note}"
 
 
+def _named(case: Mapping[str, Any]) -> str:
+    """The case's name after its id, when its file gives one."""
+    return f" {_cell(case['name'])}" if case.get("name") else ""
+
+
 def _case_rows(cases: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES) -> list[str]:
     """A table row per case, stopping once the rows add up to more than ``max_bytes``: no more of them could
     be shown (a run whose 100,000 cases fail built ~94,000 rows, ~150 MB at the peak, for a 1 MB summary)."""
@@ -142,8 +147,9 @@ def _case_rows(cases: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES
         failure = case.get("failure") or {}
         where = _cell(f"{case.get('file')}:{case.get('line', 0)}") if case.get("file") else "—"
         rows.append(
-            f"| {_cell(case.get('case_id'))} | {_word(case.get('suite'))} | {_word(failure.get('stage'))} | "
-            f"{_cell(failure.get('reason'))} | {_cell(failure.get('message', ''))} | {where} |"
+            f"| {_cell(case.get('case_id'))}{_named(case)} | {_word(case.get('suite'))} | "
+            f"{_word(failure.get('stage'))} | {_cell(failure.get('reason'))} | {_cell(failure.get('message', ''))} | "
+            f"{where} |"
         )
         used += len(rows[-1]) + 1  # characters: never more than the UTF-8 bytes
         if used > max_bytes:

@@ -44,6 +44,7 @@ def new_result(case: Case, config: Config, *, root: Path, base: str | None = Non
         line=case.origin.line,
         mutation_safety=case.mutation_safety if case.mode == "execute" else "",
         lifecycle="draft" if case.status == "draft" else "",
+        name=case.name or "",
     )
 
 
