@@ -154,8 +154,9 @@ def test_every_fault_gets_its_failure_class_and_healthy_cases_pass(matrix: Matri
         assert record["latency_ms"]["execute"] > 0
         if result.failure is not None:
             assert result.failure.stage == "execute" and result.failure.message, record
-    # every fault is a structured failure (status failed with a reason), none an unexpected error
-    assert matrix.report.metrics["structured_failure_rate"] == 1.0
+    # every fault is classified (status failed with a reason), none an unexpected error, but the three the API
+    # answered 5xx (500, 502, 503): failures that became 500s are what the metric counts against
+    assert matrix.report.metrics["structured_failure_rate"] == round(13 / 16, 6)
     passed = sum(1 for spec in MATRIX.values() if spec[2][0] == "passed")
     assert matrix.report.metrics["execute_success_rate"] == round(passed / len(results), 6)
     assert matrix.report.details["failure_reasons"] == {
