@@ -276,14 +276,19 @@ def test_a_cancelled_run_writes_a_partial_result_with_its_finished_cases_and_pos
     out = tmp_path / "out"
     proc = _start(config, out)
     _wait_for(lambda: faults.hits(f"/slow/{SLOW_SEC}"), timeout=60, what="the slow request", proc=proc)
+    # while it runs, the eval run's status is on disk: running, at the execute gate, by this process
+    status = json.loads((out / "status.json").read_text(encoding="utf-8"))
+    assert (status["status"], status["gate"], status["pid"]) == ("running", "execute", proc.pid), status
+    assert [g["gate"] for g in status["gates_done"]] == ["build"]
     proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=SLOW_SEC * 3)
     console = (stdout + stderr).decode("utf-8", errors="replace")
     assert proc.returncode == code, console
     assert "CANCELLED" in console and "Traceback" not in console, console
+    assert not (out / "status.json").exists()  # the result says how the run ended
     _assert_intact(out, {})
     result = artifact.read(out / "result.json")
-    assert result["status"] == "cancelled", result["status"]
+    assert result["status"] == "cancelled" and result["run_id"] == status["run_id"], result["status"]
     assert (result["decision"]["verdict"], result["decision"]["exit_code"]) == ("cancelled", code)
     cases = {c["case_id"]: c for c in result["cases"]}
     assert cases["healthy"]["status"] == "passed"

@@ -25,6 +25,7 @@ from qlab.run import history
 from qlab.run.heap import settle
 from qlab.run.options import RunCancelled, RunEvent, RunOptions
 from qlab.run.outputs import (
+    RunningStatus,
     clean_artifact,
     output_paths,
     prepare,
@@ -159,6 +160,8 @@ def command(
     config = project.config
     paths = output_paths(config, out_dir=out_dir, junit_path=junit_path, shard=shard)
     prepare(paths)  # a bad --out/--junit or $GITHUB_OUTPUT is exit 2 before any case runs, not after
+    # the eval run's status "running", on disk while it goes on (not for a shard: they share a folder)
+    running = RunningStatus(paths.result.parent) if shard is None else None
     try:
         check_ci_files()
         # --last-failed needs the previous result; the learn gate's two-run signals compare with it
@@ -174,6 +177,7 @@ def command(
             stderr, enabled=console.live(stderr, quiet=quiet), color=console.use_color(stderr)
         )
         log_path = paths.result.parent / "run.log"
+        shown = _timed(progress) if timings.enabled() else progress
         with RunLog(log_path, secrets) as log:
             options = RunOptions(
                 selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
@@ -188,7 +192,7 @@ def command(
                 emit=lambda art: stage_outputs(art, paths, secrets=secrets),
                 reviews=review_decisions(config),
                 learner=_learner,
-                on_event=_timed(progress) if timings.enabled() else progress,
+                on_event=shown if running is None else _both(shown, running),
                 log=log,
                 secrets=secrets,
             )
@@ -215,7 +219,17 @@ def command(
         timings.mark("outputs")
         return outcome.exit_code
     finally:
+        if running is not None:
+            running.finish()  # the result, when there is one, says how the run ended
         release(paths)
+
+
+def _both(*watchers: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:
+    def on_event(event: RunEvent) -> None:
+        for watch in watchers:
+            watch(event)
+
+    return on_event
 
 
 def _timed(progress: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:

@@ -42,6 +42,7 @@ class RunEvent:
     cases: int = 0
     status: str = ""
     duration_ms: float = 0.0
+    run_id: str = ""
 
 
 BuildFn = Callable[[Config, Gate], "tuple[Collection | None, StageReport]"]

@@ -25,6 +25,7 @@ scrubbed again as text.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import time
@@ -38,6 +39,7 @@ from qlab.errors import InputError
 from qlab.project.model import Config
 from qlab.report import junit, markdown
 from qlab.run.artifact import chunks
+from qlab.run.options import RunEvent
 from qlab.run.shard import ShardSpec
 from qlab.scrub import SecretSet, neutralize_commands
 
@@ -403,3 +405,38 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+class RunningStatus:
+    """``status.json`` beside the result while a run goes on: the eval run's status ``running`` made visible to
+    whoever watches the output folder (a dashboard, another CI step): the run id, when it started, the gate it is
+    at and the gates done, qlab's process id. Written at each gate's start and end (atomically), removed once the
+    run's result is written (its own ``status`` says completed, failed or cancelled). A status file left behind
+    names a process that no longer runs: the run was killed."""
+
+    NAME = "status.json"
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / self.NAME
+        self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.done: list[dict[str, Any]] = []
+
+    def __call__(self, event: RunEvent) -> None:
+        if event.kind == "stage_end":
+            self.done.append({"gate": event.gate, "stage": event.stage, "status": event.status})
+        status = {
+            "status": "running",
+            "run_id": event.run_id,
+            "started_at": self.started_at,
+            "pid": os.getpid(),
+            "gate": event.gate if event.kind == "stage_start" else None,
+            "stage": event.stage if event.kind == "stage_start" else None,
+            "cases": event.cases if event.kind == "stage_start" else None,
+            "gates_done": self.done,
+        }
+        with contextlib.suppress(OSError):  # a progress note: a folder that refuses it stops no run
+            write_atomic(self.path, json.dumps(status, indent=2) + "\n")
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)

@@ -32,7 +32,7 @@ from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
 from qlab.run.heap import frozen_heap, settle
 from qlab.run.lanes import Lanes
-from qlab.run.options import ProjectLike, RunCancelled, RunEvent, RunOptions, RunOutcome, Seams
+from qlab.run.options import ProjectLike, RunCancelled, RunOptions, RunOutcome, Seams
 from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
 from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
@@ -196,14 +196,14 @@ def _never_ran(state: RunState) -> RunOutcome:
 
 def _build(state: RunState, gate: Gate) -> Collection | None:
     spec = GateSpec.from_config(gate, suites=())
-    state.options.on_event(RunEvent("stage_start", gate.name, "build"))
+    state.options.on_event(state.event("stage_start", gate.name, "build"))
     t0 = time.perf_counter()
     try:
         collection, report = (state.options.seams.build or _real_build)(state.config, gate)
     except DependencyError as exc:  # a spec URL did not answer: nothing can be judged (ERROR, not BLOCK)
         record = gates.errored(spec, exc.reason, str(exc))
         state.gates[gate.name] = record
-        state.options.on_event(RunEvent("stage_end", gate.name, "build", status="error"))
+        state.options.on_event(state.event("stage_end", gate.name, "build", status="error"))
         state.block_after(gate, "build", error=True)
         return None
     report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
@@ -222,7 +222,7 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     state.gates[gate.name] = record
     state.collection_digest = collection.digest if collection is not None else None
     state.options.on_event(
-        RunEvent("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
+        state.event("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
     )
     if record["status"] in ("blocked", "error"):
         state.block_after(gate, "build", error=record["status"] == "error")
@@ -249,7 +249,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
         state.skip(spec, "no selected case in its suites")
         return
     ctx.gate = gate
-    state.options.on_event(RunEvent("stage_start", gate.name, gate.stage, cases=len(gate_cases)))
+    state.options.on_event(state.event("stage_start", gate.name, gate.stage, cases=len(gate_cases)))
     t0 = time.perf_counter()
     if gate.stage == "learn":
         reports = [_learn(state, ctx, gate_cases)]
@@ -274,7 +274,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     record = state.judge(spec, cases=gate_cases, report=merged, guards=guards)
     state.gates[gate.name] = record
     state.options.on_event(
-        RunEvent(
+        state.event(
             "stage_end",
             gate.name,
             gate.stage,

@@ -23,7 +23,7 @@ from qlab.run import artifact, boundary, gates, postrun
 from qlab.run.gates import GateSpec, SuiteRule
 from qlab.run.guards import once
 from qlab.run.lanes import Lanes
-from qlab.run.options import ProjectLike, RunOptions, RunOutcome
+from qlab.run.options import ProjectLike, RunEvent, RunOptions, RunOutcome
 from qlab.run.provenance import Checkout, fingerprint, provenance, relative
 from qlab.run.selection import Selected
 from qlab.run.shard import case_manifest
@@ -96,6 +96,10 @@ class RunState:
     cancelled_by: str | None = None  # SIGINT or SIGTERM, once a signal stopped the run
 
     # ------------------------------------------------------------------------------------------ judging
+
+    def event(self, kind: str, gate: str, stage: str, **figures: Any) -> RunEvent:
+        """A progress event of this run (``RunOptions.on_event``)."""
+        return RunEvent(kind, gate, stage, run_id=self.run_id, **figures)
 
     def prerun_failed(self) -> bool:
         return any(not g.passed and g.mode == "block" for g in self.prerun)
