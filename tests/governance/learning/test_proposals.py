@@ -155,3 +155,23 @@ def test_a_case_below_its_claims_minimum_can_be_proposed_though_the_check_only_w
     }
     with pytest.raises(InputError, match="passed; only a real failure"):
         propose(load_artifact(write(tmp_path / "f.json", artifact([fine]))), "e-2", case=None)
+
+
+def test_the_trace_evidence_holds_the_guard_results_of_the_stages_the_case_went_through(
+    tmp_path: Path,
+) -> None:
+    """traceEvidence.guardResults (the specification's trace evidence: stepRuns, evidenceItems, guardResults) was
+    missing: the failing run's in-run checks at the stages the case reached now come with it."""
+    guards = [
+        {"guard": "output_schema", "stage": "search", "gate": "search", "passed": True, "mode": "block", "message": "1 object(s)"},
+        {"guard": "budget", "stage": "search", "gate": "search", "passed": False, "mode": "warn", "message": "over"},
+        {"guard": "scrub", "stage": "execute", "gate": "execute", "passed": True, "mode": "block", "message": "ok"},
+    ]  # fmt: skip
+    case = search_case("s-parcel", rank=None, query="where is my parcel", expected_target="trackDelivery")
+    made = propose(load_artifact(write(tmp_path / "r.json", artifact([case], guards=guards))), "s-parcel", case=None,
+                   description="d")  # fmt: skip
+    assert [(g["guard"], g["passed"]) for g in made["traceEvidence"]["guardResults"]] == [
+        ("output_schema", True),
+        ("budget", False),
+    ]
+    assert validate(made, "proposal") == []

@@ -18,6 +18,7 @@ from typing import Any
 from qlab.errors import InputError
 from qlab.fuzzy import did_you_mean
 from qlab.governance.records import STAGE_KEYS, Artifact, content_id, evidence, now_iso
+from qlab.metrics import MODE_STAGES
 from qlab.project.model import Case
 from qlab.run.boundary import below_minimum
 
@@ -115,7 +116,10 @@ def propose(
             k: written[k] for k in ("mode", "query", "provided_entities", "llm_target") if k in written
         },
         "expected": expected,
-        "traceEvidence": {"failing": evidence(failing)},
+        "traceEvidence": {
+            "failing": evidence(failing),
+            "guardResults": guard_results(artifact.data, failing),
+        },
         "case": _proposed_case(
             {k: v for k, v in written.items() if k != "tags"} | {"tags": written.get("tags", [])},
             case_id,
@@ -135,6 +139,28 @@ def propose(
             # the successful run's plan is the expected behaviour the case did not spell out
             proposal["case"]["expected_plan_tools"] = list(fixed["plan"]["tools"])
     return proposal
+
+
+GUARDS_KEPT = 20  # in-run check records a proposal keeps
+
+
+def guard_results(run: Mapping[str, Any], case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The in-run checks of ``run`` at the stages ``case`` went through (up to the one it failed at): the
+    ``guardResults`` of its trace evidence, each ``{guard, stage, gate, passed, mode, message}``."""
+    stages = list(MODE_STAGES.get(str(case.get("mode")), ()))
+    failed_at = (case.get("failure") or {}).get("stage")
+    if failed_at in stages:
+        stages = stages[: stages.index(failed_at) + 1]
+    guards = run.get("guards")
+    if not isinstance(guards, list):
+        guards = [g for s in (run.get("stages") or {}).values() for g in (s or {}).get("guards") or ()]
+    keys = ("guard", "stage", "gate", "passed", "mode", "message", "reason")
+    found = [
+        {k: g[k] for k in keys if k in g}
+        for g in guards
+        if isinstance(g, Mapping) and g.get("stage") in stages
+    ]
+    return found[:GUARDS_KEPT]
 
 
 def _shortfall(result: Mapping[str, Any]) -> dict[str, Any] | None:
