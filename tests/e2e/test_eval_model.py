@@ -320,3 +320,6 @@ def test_a_permission_typo_is_caught_before_any_release_gate(
     code, out = _cli(["validate", "--config", str(typo)], capsys)
     assert code == 2 and "permission 'deliveriez' names no tool id, family or tag" in out
     assert "Did you mean 'deliveries'?" in out
+    # qlab run says the same, exit 2 before any case runs (it was a warning, exit 0)
+    code, out = _cli(["run", "--config", str(typo), "--no-server", "--stage", "search"], capsys)
+    assert code == 2 and "skill_bindings" in out and "deliveriez" in out, out

@@ -157,17 +157,19 @@ def check_auth(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
 
 def check_skill_bindings(config: Config, collection: Collection) -> list[GuardResult]:
     """The release skills' bindings on the collection this run built (``qlab.collection.skill_bindings``): a
-    permission or golden-case tool it does not declare. ``warn``: the run judges cases, not releases; ``qlab
-    release`` stops on it (ERROR) before its gates."""
+    permission or golden-case tool it does not declare. ``block``: the same typo is exit 2 in ``qlab validate``
+    and ``qlab release``, and a run that judged the cases under a policy naming nothing would be judged again."""
     if not config.release:
         return []
     found = skill_bindings.check(config, collection)
     if not found:
-        return [GuardResult("skill_bindings", PRE_RUN, True, "warn", f"{len(config.release)} skill(s) bound")]
+        return [
+            GuardResult("skill_bindings", PRE_RUN, True, "block", f"{len(config.release)} skill(s) bound")
+        ]
     shown = "; ".join(d.render() for d in found[:3]) + (
         f" (+{len(found) - 3} more)" if len(found) > 3 else ""
     )
-    return [GuardResult("skill_bindings", PRE_RUN, False, "warn", shown, "skill_binding_unknown")]
+    return [GuardResult("skill_bindings", PRE_RUN, False, "block", shown, "skill_binding_unknown")]
 
 
 def check_engine(config: Config, engine_name: str, *, reach: Probe = probe) -> GuardResult:
