@@ -105,3 +105,27 @@ def test_a_python_source_beside_qlab_yaml_resolves_as_the_build_imports_it(
     cfg = dataclasses.replace(cfg, collection=CollectionConfig(sources=(missing,)))
     found = prerun.check_sources(cfg)
     assert not found.passed and "'tools_pkg.nowhere_21' cannot be imported from" in found.message
+
+
+def test_the_status_of_each_skill_the_suites_evaluate_is_checked(tmp_path: Path) -> None:
+    """Pre-run: skill bindings, status checked. A suite evaluating a skill (target_type skill) gets the skill's
+    status from its release record, and a skill release: does not declare fails the check (warn) with a hint."""
+    import json
+
+    from qlab.project.model import ReleaseSkill
+
+    base = f.config(tmp_path)
+    suites = {name: dataclasses.replace(s, target_type="skill", target_ref="member-delivery@1.2.0")
+              for name, s in base.suites.items()}  # fmt: skip
+    config = dataclasses.replace(
+        base, suites=suites, release={"member-delivery": ReleaseSkill("member-delivery")}
+    )
+    (tmp_path / ".qlab").mkdir(exist_ok=True)
+    (tmp_path / ".qlab" / "releases.json").write_text(
+        json.dumps({"version": 1, "skills": {"member-delivery": {"status": "published"}}}), encoding="utf-8"
+    )
+    (check,) = prerun.check_skill_status(config, f.demo_cases()[:1])
+    assert check.passed and check.message == "member-delivery: published (suite(s) search_core)"
+    typo = dataclasses.replace(config, release={"member-deliveries": ReleaseSkill("member-deliveries")})
+    (check,) = prerun.check_skill_status(typo, f.demo_cases()[:1])
+    assert not check.passed and check.mode == "warn" and "Did you mean 'member-deliveries'?" in check.message

@@ -12,6 +12,7 @@ files and URLs, never a secret value.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from qlab.collection import skill_bindings
 from qlab.collection.model import Collection
+from qlab.fuzzy import did_you_mean
 from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
 
@@ -170,6 +172,46 @@ def check_skill_bindings(config: Config, collection: Collection) -> list[GuardRe
         f" (+{len(found) - 3} more)" if len(found) > 3 else ""
     )
     return [GuardResult("skill_bindings", PRE_RUN, False, "block", shown, "skill_binding_unknown")]
+
+
+def check_skill_status(config: Config, cases: Iterable[Case]) -> list[GuardResult]:
+    """The status of each skill the run's suites evaluate (``target_type: skill``, ``target_ref`` its name, with
+    an ``@version`` or not): a skill ``release:`` declares, its status read from its record file (``draft`` until
+    its five release gates publish it). A target ``release:`` does not declare fails the check (``warn``: the
+    cases are judged all the same, but no release of that name can use this run), with Did you mean."""
+    targets: dict[str, list[str]] = {}
+    for suite in dict.fromkeys(c.suite for c in cases):
+        info = config.suites[suite]
+        if info.target_type == "skill" and info.target_ref:
+            targets.setdefault(info.target_ref.split("@", 1)[0], []).append(suite)
+    out = []
+    for name, suites in targets.items():
+        where = f"suite(s) {', '.join(suites)}"
+        skill = config.release.get(name)
+        if skill is None:
+            hint = (
+                did_you_mean(name, list(config.release)) if config.release else " release: declares no skill."
+            )
+            message = f"{where} evaluate skill {name!r}, which release: does not declare.{hint}"
+            out.append(
+                GuardResult("skill_status", PRE_RUN, False, "warn", message, "skill_binding_unknown", name)
+            )
+            continue
+        status = _skill_status(Path(config.path).parent / skill.record_file, name)
+        out.append(
+            GuardResult("skill_status", PRE_RUN, True, "warn", f"{name}: {status} ({where})", subject=name)
+        )
+    return out
+
+
+def _skill_status(record: Path, name: str) -> str:
+    """The skill's status in its release record (draft when it has none yet)."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    except (OSError, ValueError):
+        return f"unknown (the release record {record.name} does not read)"
+    entry = (data.get("skills") or {}).get(name) if isinstance(data, dict) else None
+    return str(entry.get("status", "draft")) if isinstance(entry, dict) else "draft"
 
 
 def check_engine(config: Config, engine_name: str, *, reach: Probe = probe) -> GuardResult:

@@ -154,6 +154,7 @@ def _gates(state: RunState) -> RunOutcome:
     secrets.update(known_secrets(config, os.environ))
     secrets.fields = config.sensitive_fields  # every writer redacts them by key
     state.prerun += prerun.check_skill_bindings(config, collection)
+    state.prerun += prerun.check_skill_status(config, cases)
     # a release skill naming a tool the collection does not have: exit 2, as in validate and release
     if state.prerun_failed():
         _close_engine(engine)
