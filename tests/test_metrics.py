@@ -37,8 +37,23 @@ def test_search_metrics() -> None:
         "top_1": 0.25,
         "mrr": 0.375,
         "ndcg_at_k": round((1 + 1 / 1.5849625007211563) / 4, 6),
+        "family_hit_at_k": None,  # no case says whether its target's family was found
     }
-    assert metrics.search_metrics([]) == {"hit_at_k": None, "top_1": None, "mrr": None, "ndcg_at_k": None}
+    assert metrics.search_metrics([]) == {
+        "hit_at_k": None, "top_1": None, "mrr": None, "ndcg_at_k": None, "family_hit_at_k": None,
+    }  # fmt: skip
+
+
+def test_family_hit_at_k_counts_the_cases_whose_target_family_was_found() -> None:
+    """Q1, "can search find the right target family?": a miss whose family is in the Top-K found it."""
+    cases = [
+        _c("a", search={"hit": True, "hit_rank": 1, "top_k": 5, "family_hit": True}),
+        _c("b", "failed", search={"hit": False, "hit_rank": None, "top_k": 5, "family_hit": True}),
+        _c("c", "failed", search={"hit": False, "hit_rank": None, "top_k": 5, "family_hit": False}),
+        _c("d", search={"hit": True, "hit_rank": 1, "top_k": 5}),  # a target without a family
+    ]
+    out = metrics.search_metrics(cases)
+    assert (out["hit_at_k"], out["family_hit_at_k"]) == (0.5, 0.666667)
 
 
 def test_select_plan_execute() -> None:

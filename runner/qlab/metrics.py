@@ -89,6 +89,7 @@ METRICS: dict[str, Metric] = {
         _M("schema_coverage", "build", "share", "Share of the collection's tools whose inputs and outputs are described (readiness report)."),
         _M("contract_coverage", "build", "share", "Share of required tool inputs that an IO contract or an entity can fill; no data when no input needs a producer."),
         _M("hit_at_k", "search", "share", "Share of the measured search cases (every case with an expected_target) whose expected target is in the Top-K.", True),
+        _M("family_hit_at_k", "search", "share", "Share of the measured search cases whose expected target has a family (its OpenAPI tag, MCP or Python group) with a tool of that family in the Top-K: search found the right target family (search.family_hit)."),
         _M("top_1", "search", "share", "Share of the measured search cases whose expected target ranks first.", True),
         _M("mrr", "search", "share", "Mean reciprocal rank of the expected target over the measured search cases (0 when it is not in the Top-K)."),
         _M("ndcg_at_k", "search", "share", "Normalized discounted cumulative gain at K, one relevant target per case, over the measured search cases."),
@@ -231,11 +232,14 @@ def search_metrics(cases: Sequence[Case]) -> Metrics:
             rr += 1.0 / rank
             ndcg += 1.0 / math.log2(rank + 1)
     n = len(evaluated)
+    families = [(c.get("search") or {}).get("family_hit") for c in evaluated]
+    known = [f for f in families if isinstance(f, bool)]
     return {
         "hit_at_k": _rate(hits, n),
         "top_1": _rate(top1, n),
         "mrr": None if n == 0 else round(rr / n, 6),
         "ndcg_at_k": None if n == 0 else round(ndcg / n, 6),
+        "family_hit_at_k": _rate(sum(known), len(known)),
     }
 
 

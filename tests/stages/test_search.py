@@ -210,3 +210,21 @@ def test_a_case_with_assertions_and_no_expected_target_fits_the_schema_and_is_no
     assert resultschema.problem("search", plain(results["a1"].search)) is None
     figures = metrics.search_metrics([r.to_dict() for r in results.values()])
     assert figures["hit_at_k"] == 1.0  # s1 hit; a1 has no target to miss
+
+
+def test_search_records_whether_it_found_the_target_family(tmp_path: Path) -> None:
+    """Q1, "can search find the right target family?": a miss whose expected target's family (the API's tag) has
+    a tool in the Top-K found the family, another did not; hit@K and family_hit_at_k tell them apart."""
+    cases = [
+        case("s1", "postpone the parcel", "explainDeliveryStatus", mode="search"),  # top: rescheduleDelivery
+        case("s2", "postpone the parcel", "getMember", mode="search"),  # members: not in the Top-1
+    ]
+    results = results_for(cases)
+    search.run(context(tmp_path, k=1), cases, results)
+    assert [(r.search["hit"], r.search["family_hit"]) for r in results.values()] == [
+        (False, True),
+        (False, False),
+    ]
+    assert resultschema.problem("search", plain(results["s1"].search)) is None
+    figures = metrics.search_metrics([r.to_dict() for r in results.values()])
+    assert (figures["hit_at_k"], figures["family_hit_at_k"]) == (0.0, 0.5)

@@ -118,6 +118,9 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
         "rows": kept,
         "query_terms": list(found.query_terms),
     }
+    family = family_hit(ctx, case, found, k=k, hit=hit)
+    if family is not None:
+        search["family_hit"] = family
     if rows is None:
         fits = resultschema.checker("search")[0](search)
         search["rows"] = (CheckedJSON if fits else EncodedJSON).of(search["rows"])
@@ -137,6 +140,21 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
         )
     engine_checks.check_search(case, result, found)
     return None if result.done else found
+
+
+def family_hit(ctx: RunContext, case: Case, found: SearchResult, *, k: int, hit: bool | None) -> bool | None:
+    """Whether a tool of the expected target's family is in the Top-K ("can search find the right target
+    family?"): a hit is one; None when the expected target is unknown or has no family."""
+    expected = ctx.collection.tool(case.expected_target) if case.expected_target else None
+    if expected is None or not expected.family:
+        return None
+    if hit:
+        return True
+    for row in found.rows[:k]:
+        tool = ctx.collection.tool(row.tool_id)
+        if tool is not None and tool.family == expected.family:
+            return True
+    return False
 
 
 def selected(ctx: RunContext, case: Case, result: CaseResult) -> Selection | None:
