@@ -116,6 +116,11 @@ def test_the_guide_runs_as_written_against_a_real_httpbin(tmp_path: Path, built_
     text = "\n".join(log)
     assert text.count("PASS") >= 5, text[-4000:]
     assert "qlab run: exit 1 (blocked)" in text and "qlab promote: exit 1 (blocked)" in text, text[-4000:]
+    # section 9, the miss -> alias loop: the sandbox shows the gain and no regression, and the alias is accepted
+    assert "regressionCheck:  passed" in text and "improvementCheck: passed (words-guid-001)" in text, text[
+        -4000:
+    ]
+    assert "accepted sg-d08a7433dd02: added 'fresh guid' to gates/aliases.yaml" in text, text[-4000:]
     result = tmp_path / "work" / "my-api" / ".qlab" / "out" / "result.json"
     assert json.loads(result.read_text(encoding="utf-8"))["decision"]["verdict"] == "pass"
     assert "my-dev-token" not in result.read_text(encoding="utf-8")  # the token never reaches an output
