@@ -180,8 +180,8 @@ def accepted_shadows(
     """``(id, shadow)`` of each suggestion accepted from run ``run_id`` that carries a shadow-rank result.
 
     ``qlab learn shadow --result BASELINE`` stores a shadow result with each suggestion, not in the artifact
-    (an artifact is bound to its digest); the learn gate is skipped when an earlier gate blocks, which is
-    exactly when a search case missed. The accepted suggestions of the baseline run are what is promoted.
+    (an artifact is bound to its digest): the way for a baseline without a learn gate. The accepted suggestions
+    of the baseline run are what is promoted.
     """
     out = []
     for item in reviewed:
