@@ -220,27 +220,13 @@ environments:
   dev:
     base_url: http://127.0.0.1:9
 suites:
-  search_core:
-    mode: search
-    cases: [gates/search_core/*.yaml]
-  plan_e2e:
-    mode: plan
-    cases: [gates/plan_e2e/*.yaml]
-  execute_read:
-    mode: execute
-    cases: [gates/execute_read/*.yaml]
-    environment: dev
+  search_core: {mode: search, cases: [gates/search_core/*.yaml]}
+  plan_e2e: {mode: plan, cases: [gates/plan_e2e/*.yaml]}
+  execute_read: {mode: execute, cases: [gates/execute_read/*.yaml], environment: dev}
 gates:
-  - name: search
-    stage: search
-    suites: [search_core]
-    stop_if: [expected_target_absent]
-  - name: plan
-    stage: plan
-    suites: [plan_e2e]
-  - name: execute
-    stage: execute
-    suites: [execute_read]
+  - {name: search, stage: search, suites: [search_core], stop_if: [expected_target_absent]}
+  - {name: plan, stage: plan, suites: [plan_e2e]}
+  - {name: execute, stage: execute, suites: [execute_read]}
 learning:
   suggestions_file: .qlab/suggestions.json
 """

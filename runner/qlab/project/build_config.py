@@ -208,14 +208,9 @@ def _skill(name: str, data: Mapping[str, Any], where: Origin) -> ReleaseSkill:
                      "functional_pass_min", "max_tool_calls", "max_cost_usd", "max_latency_ms", "regression_suite",
                      "record_file", "approvals_file")  # fmt: skip
     triggers = data.get("triggers") or {}
-    return ReleaseSkill(
-        name,
-        permissions=_strings(data.get("permissions")),
-        trigger_phrases=_strings(triggers.get("phrases")),
-        step_types=_strings(triggers.get("step_types")),
-        origin=where,
-        **optional,
-    )
+    optional["trigger_phrases"] = _strings(triggers.get("phrases"))
+    optional["step_types"] = _strings(triggers.get("step_types"))
+    return ReleaseSkill(name, permissions=_strings(data.get("permissions")), origin=where, **optional)
 
 
 def sensitive_fields(output: OutputConfig, environments: Iterable[Environment]) -> tuple[str, ...]:
