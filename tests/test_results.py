@@ -142,9 +142,9 @@ def test_a_result_without_assertions_holds_no_list_of_its_own() -> None:
     assert first.assertions == () and first.assertions is second.assertions
     from qlab.engine.types import SearchResult
     from qlab.project.model import Assertion
-    from qlab.stages.engine_checks import _run as check
+    from qlab.stages.engine_checks import check_search
 
     case: Any = SimpleNamespace(assertions=(Assertion("top_1_is", {"tool": "getOrder"}),))
-    check(case, first, "search", frozenset({"top_1_is"}), SearchResult(rows=()))
+    check_search(case, first, SearchResult(rows=()))
     assert len(first.assertions) == 1 and isinstance(first.assertions[0], AssertionResult)
     assert second.assertions == ()

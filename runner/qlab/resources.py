@@ -3,7 +3,8 @@
 The schemas live in ``<repo>/schemas/``; the wheel carries them as ``qlab/schemas/`` (pyproject's
 ``force-include``). :func:`schema_path` looks inside the installed package first and then, for an editable
 install or a checkout, in the repository. Demo assets (``qlab/demo/openapi.yaml``) are package data, read with
-``importlib.resources``. Only the standard library is imported, so ``qlab --version`` stays light.
+``importlib.resources``. Only the standard library is imported, so ``qlab --version`` stays light. The case
+schema qlab validates with also holds the assertion types of installed plugin packages (``load_schema``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from qlab import extensions
 from qlab.errors import QlabError
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -56,8 +58,8 @@ def schema_path(name: str) -> Path:
 
 
 @lru_cache(maxsize=32)
-def load_schema(name: str) -> dict[str, Any]:
-    """The parsed schema ``name`` (cached; do not mutate)."""
+def shipped_schema(name: str) -> dict[str, Any]:
+    """The parsed schema file ``name`` as shipped (cached; do not mutate)."""
     path = schema_path(name)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -65,6 +67,21 @@ def load_schema(name: str) -> dict[str, Any]:
         raise QlabError(f"schema {path} cannot be read: {exc}") from None
     if not isinstance(data, dict):
         raise QlabError(f"schema {path} is not a JSON object")
+    return data
+
+
+@lru_cache(maxsize=32)
+def load_schema(name: str) -> dict[str, Any]:
+    """The schema ``name`` qlab validates with (cached; do not mutate): the shipped file, and for ``case`` the
+    assertion types of the installed plugin packages (``qlab.extensions``)."""
+    data = shipped_schema(name)
+    if name in ("case", SCHEMA_FILES["case"]):
+        builtin = [
+            ref["$ref"].rpartition("/assertion_")[2] for ref in data["definitions"]["assertion"]["oneOf"]
+        ]
+        plugins = extensions.plugin_assertions(builtin)
+        if plugins:
+            return extensions.with_assertions(data, plugins)
     return data
 
 

@@ -30,6 +30,8 @@ def test_prints_the_schema_file(name: str, file: str, capsys: pytest.CaptureFixt
 def test_a_missing_schema_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     monkeypatch.setattr(resources, "schema_dirs", lambda: (tmp_path / "a", tmp_path / "b"))
+    resources.load_schema.cache_clear()  # as in a fresh process: the schema is looked for, not remembered
+    resources.shipped_schema.cache_clear()
     code, out, err = run(["schema", "collection"], capsys)
     assert code == 3
     assert out == ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from qlab import docs, errors, reasons
 from qlab.docs import cases_doc, exit_codes_doc, reasons_doc, schema_md
 from qlab.docs.__main__ import main as docs_main
 from qlab.engine import types as engine_types
+from qlab.execute import assertions
 from qlab.resources import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +46,31 @@ def test_check_mode_reports_drift_and_write_fixes_it(
     assert docs_main(["--check", str(tmp_path)]) == 1
     assert "config.md: out of date" in capsys.readouterr().err
     assert docs.drifted(tmp_path) == ["config.md"]
+
+
+def test_the_shipped_case_schema_is_generated_from_the_assertion_registries() -> None:
+    assert docs.schemas_drifted(ROOT / "schemas") == [], (
+        "schemas/case.schema.json is out of date: run `python -m qlab.docs --write docs --schemas schemas`"
+    )
+
+
+def test_a_type_added_to_the_registry_is_a_branch_of_the_generated_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Even:
+        name, stage, needs_json = "even_status", "execute", False
+        schema = {"description": "the status is even.", "properties": {"note": {"type": "string"}}}
+
+    shutil.copy(ROOT / "schemas" / "case.schema.json", tmp_path / "case.schema.json")
+    monkeypatch.setitem(assertions.ASSERTIONS, "even_status", Even())
+    assert docs.schemas_drifted(tmp_path) == ["case.schema.json"]
+    assert docs_main(["--check", str(DOCS), "--schemas", str(tmp_path)]) == 1
+    assert "case.schema.json: out of date" in capsys.readouterr().err
+    docs.write_schemas(tmp_path)
+    schema = json.loads((tmp_path / "case.schema.json").read_text(encoding="utf-8"))
+    assert schema["definitions"]["assertion"]["oneOf"][-1] == {"$ref": "#/definitions/assertion_even_status"}
+    assert schema["definitions"]["assertion_even_status"]["description"] == "execute: the status is even."
+    assert docs.schemas_drifted(tmp_path) == []
 
 
 # --------------------------------------------------------------------------------------------- config.md

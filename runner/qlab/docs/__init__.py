@@ -1,7 +1,7 @@
 """Generated documentation: pages derived from the code and schemas they describe, so they cannot drift.
 
-``python -m qlab.docs NAME`` prints one page; ``--write DIR`` writes them all; ``--check DIR`` exits 1 when a
-committed page differs from what the generator produces now (the test suite runs the same check).
+``python -m qlab.docs NAME`` prints one page; ``--write DIR`` writes them all, ``--check DIR`` exits 1 when one
+drifted (a test runs it); ``--schemas schemas`` adds the generated parts of the shipped schemas (``SCHEMAS``).
 
 ==============  ======================  =========================================
 name            file                    source of truth
@@ -17,6 +17,7 @@ metrics         ``metrics.md``          ``qlab.metrics.METRICS``
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 # name -> (file name under docs/, module exposing ``generate() -> str``); imported on use
@@ -56,4 +57,34 @@ def write_all(folder: Path) -> list[Path]:
         path = folder / file_name
         path.write_text(generate(name), encoding="utf-8")
         written.append(path)
+    return written
+
+
+# file name under schemas/ -> module exposing ``generate(current) -> str`` (the file with its generated parts)
+SCHEMAS: dict[str, str] = {"case.schema.json": "qlab.docs.case_schema"}
+
+
+def generate_schema(folder: Path, file_name: str) -> str:
+    """The text ``folder/file_name`` should have: its generated parts made again from the code."""
+    current = json.loads((folder / file_name).read_text(encoding="utf-8"))
+    text: str = importlib.import_module(SCHEMAS[file_name]).generate(current)
+    return text
+
+
+def schemas_drifted(folder: Path) -> list[str]:
+    """Schema files under ``folder`` whose generated parts differ from what the code generates now."""
+    return [
+        name
+        for name in SCHEMAS
+        if (folder / name).read_text(encoding="utf-8") != generate_schema(folder, name)
+    ]
+
+
+def write_schemas(folder: Path) -> list[Path]:
+    """Write the generated parts of every schema in ``folder``; returns the paths written."""
+    written = []
+    for name in SCHEMAS:
+        text = generate_schema(folder, name)
+        (folder / name).write_text(text, encoding="utf-8")
+        written.append(folder / name)
     return written

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from qlab.docs import schema_md
-from qlab.resources import load_schema
+from qlab.resources import shipped_schema
 
 PRELUDE = """\
 # Case files
@@ -227,7 +227,7 @@ def _assertion_section(type_name: str, definition: Mapping[str, Any]) -> list[st
 
 def generate() -> str:
     """The whole page."""
-    schema = load_schema("case")
+    schema = shipped_schema("case")
     definitions = schema["definitions"]
     lines: list[str] = ["## Case fields", ""]
     lines += list(schema_md.definition_section("case", definitions["case"]))[4:]  # the heading is ours

@@ -1,4 +1,4 @@
-"""The assertion registry: one Protocol, one literal dict, duplicates refused.
+"""The assertion registry: one Protocol, one literal dict, and the types plugin packages add.
 
 An assertion type checks one typed assertion of a case (``{"type": "http_status", "in": [200]}``) against what
 the stage observed and returns an ``AssertionResult``. On failure its message gives the expected value, the
@@ -19,13 +19,18 @@ header_equals       ``name``, ``equals``
 latency_ms_below    ``ms``
 body_contains       ``text``
 ==================  =====================================================================
+
+Each type's ``schema`` is its branch of the case schema, generated from ``ASSERTIONS``; plugin packages add
+types through the ``qlab.assertions`` entry point group (``qlab.extensions``, docs/extending.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Protocol
 
+from qlab import extensions
 from qlab.errors import InputError
 
 # The execute types and what they see live in qlab.execute; they are re-exported here, the registry's home.
@@ -66,9 +71,9 @@ __all__ = [
     "ResponseView",
     "check_status",
     "evaluate",
+    "find",
     "get",
     "names",
-    "register",
     "status_accepted",
     "status_range",
 ]
@@ -80,6 +85,8 @@ class AssertionType(Protocol):
     - ``name``: the ``type`` value cases use; the registry key.
     - ``stage``: the stage whose observations it checks (``execute`` here).
     - ``needs_json``: True when it reads the parsed body (a non-JSON body then fails it as ``invalid_json``).
+    - ``schema``: its arguments as a JSON Schema object: ``description`` (one line, lower case), ``properties``
+      and ``required`` (``type`` is added), and any other keyword of an object schema (a ``oneOf``).
     - ``problems(args)``: what is wrong with a case's arguments (empty when fine), for load-time errors.
     - ``check(args, response)``: the verdict. May raise InvalidJSON; ``evaluate`` turns that into a failure.
     """
@@ -87,6 +94,9 @@ class AssertionType(Protocol):
     name: str
     stage: str
     needs_json: bool
+
+    @property
+    def schema(self) -> Mapping[str, Any]: ...
 
     def problems(self, args: Mapping[str, Any]) -> list[str]: ...
 
@@ -107,26 +117,30 @@ ASSERTIONS: dict[str, AssertionType] = {
 }
 
 
-def register(kind: AssertionType) -> None:
-    """Add an assertion type; a name that is already taken is refused."""
-    if kind.name in ASSERTIONS:
-        raise ValueError(f"assertion type {kind.name!r} is already registered")
-    ASSERTIONS[kind.name] = kind
+@cache
+def _types() -> dict[str, AssertionType]:
+    """The built-in types and those of the installed plugin packages (``qlab.extensions``)."""
+    return {**ASSERTIONS, **{kind.name: kind for kind in extensions.plugin_assertions(ASSERTIONS)}}
 
 
 def get(name: str) -> AssertionType:
     """The type registered as ``name``, or InputError with a suggestion."""
-    kind = ASSERTIONS.get(name)
+    kind = _types().get(name)
     if kind is None:
         from qlab.fuzzy import did_you_mean  # rapidfuzz only on this error path
 
-        raise InputError(f"unknown assertion type {name!r}.{did_you_mean(name, ASSERTIONS)}")
+        raise InputError(f"unknown assertion type {name!r}.{did_you_mean(name, _types())}")
     return kind
+
+
+def find(name: str) -> AssertionType | None:
+    """The type registered as ``name``, or None."""
+    return _types().get(name)
 
 
 def names(stage: str | None = None) -> tuple[str, ...]:
     """Registered type names (of one stage when given), sorted."""
-    return tuple(sorted(n for n, k in ASSERTIONS.items() if stage is None or k.stage == stage))
+    return tuple(sorted(n for n, k in _types().items() if stage is None or k.stage == stage))
 
 
 # assertion object -> its argument problems, bounded: a suite's shared assertions stay in it, while a run whose

@@ -36,8 +36,42 @@ def _ok(kind: str, expected: Any = None, actual: Any = None, path: str | None = 
     return AssertionResult(kind, True, "", expected, actual, path)
 
 
+# pieces of the argument schemas (each type's ``schema`` is its branch of the case schema, less ``type``)
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": "^\\$",
+    "description": "A JSONPath into the response body.",
+    "examples": ["$.data[0].id"],
+}
+_STATUS = {"type": "integer", "minimum": 100, "maximum": 599}
+_HEADER = {"type": "string", "description": "Header name.", "minLength": 1}
+
+
 class HttpStatus:
     name, stage, needs_json = "http_status", "execute", False
+    schema = {
+        "description": "the response status, as one of a list (in), a range (range) or one value (equals).",
+        "properties": {
+            "in": {
+                "type": "array",
+                "minItems": 1,
+                "description": "Accepted statuses.",
+                "items": {**_STATUS, "description": "An HTTP status."},
+            },
+            "range": {
+                "type": ["string", "array"],
+                "description": 'Accepted range: "2xx" or [low, high].',
+                "pattern": "^[1-5]xx$",
+                "examples": ["2xx"],
+                "minItems": 2,
+                "maxItems": 2,
+                "items": {**_STATUS, "description": "A bound (inclusive)."},
+            },
+            "equals": {**_STATUS, "description": "The one accepted status."},
+        },
+        "oneOf": [{"required": ["in"]}, {"required": ["range"]}, {"required": ["equals"]}],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         if not any(k in args for k in ("in", "range", "equals")):
@@ -81,6 +115,11 @@ def check_status(args: Mapping[str, Any], status: int) -> AssertionResult:
 
 class JsonPathExists:
     name, stage, needs_json = "json_path_exists", "execute", True
+    schema = {
+        "description": "the JSONPath selects at least one value.",
+        "properties": {"path": _PATH},
+        "required": ["path"],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "path") or _path_problems(args["path"])
@@ -101,6 +140,16 @@ class JsonPathExists:
 
 class JsonPathEquals:
     name, stage, needs_json = "json_path_equals", "execute", True
+    schema = {
+        "description": "the value the JSONPath selects equals this one (write equals, or value).",
+        "properties": {
+            "path": _PATH,
+            "equals": {"description": "The expected value."},
+            "value": {"description": "The expected value (a synonym of equals)."},
+        },
+        "required": ["path"],
+        "oneOf": [{"required": ["equals"]}, {"required": ["value"]}],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "path", "equals") or _path_problems(args["path"])
@@ -116,6 +165,16 @@ class JsonPathEquals:
 
 class JsonPathMatches:
     name, stage, needs_json = "json_path_matches", "execute", True
+    schema = {
+        "description": "every value the JSONPath selects matches a regular expression (write regex, or pattern).",
+        "properties": {
+            "path": _PATH,
+            "regex": {"type": "string", "description": "A Python regular expression (re.search)."},
+            "pattern": {"type": "string", "description": "A Python regular expression (a synonym of regex)."},
+        },
+        "required": ["path"],
+        "oneOf": [{"required": ["regex"]}, {"required": ["pattern"]}],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         found = _need(args, "path", "regex") or _path_problems(args["path"])
@@ -140,6 +199,17 @@ class JsonPathCount:
     """Counts the values ``path`` selects; a path that selects exactly one list (``$.data``) counts its items."""
 
     name, stage, needs_json = "json_path_count", "execute", True
+    schema = {
+        "description": "how many values the JSONPath selects (the items, when it selects one list).",
+        "properties": {
+            "path": _PATH,
+            "equals": {"type": "integer", "minimum": 0, "description": "Exact count."},
+            "min": {"type": "integer", "minimum": 0, "description": "Smallest count accepted."},
+            "max": {"type": "integer", "minimum": 0, "description": "Largest count accepted."},
+        },
+        "required": ["path"],
+        "anyOf": [{"required": ["equals"]}, {"required": ["min"]}, {"required": ["max"]}],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         found = _need(args, "path") or _path_problems(args["path"])
@@ -180,6 +250,15 @@ class ResponseSchema:
     JSON only), and fails when it is not."""
 
     name, stage, needs_json = "response_schema", "execute", True
+    schema = {
+        "description": "the body matches the tool's documented response schema.",
+        "properties": {
+            "status": {
+                **_STATUS,
+                "description": "Check against this status' schema instead of the actual status'.",
+            }
+        },
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return []
@@ -226,6 +305,11 @@ class ResponseSchema:
 
 class HeaderPresent:
     name, stage, needs_json = "header_present", "execute", False
+    schema = {
+        "description": "the response has this header.",
+        "properties": {"name": _HEADER},
+        "required": ["name"],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "name")
@@ -239,6 +323,16 @@ class HeaderPresent:
 
 class HeaderEquals:
     name, stage, needs_json = "header_equals", "execute", False
+    schema = {
+        "description": "the header has this value (write equals, or value).",
+        "properties": {
+            "name": _HEADER,
+            "equals": {"type": "string", "description": "The expected value."},
+            "value": {"type": "string", "description": "The expected value (a synonym of equals)."},
+        },
+        "required": ["name"],
+        "oneOf": [{"required": ["equals"]}, {"required": ["value"]}],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "name", "equals")
@@ -253,6 +347,18 @@ class HeaderEquals:
 
 class LatencyBelow:
     name, stage, needs_json = "latency_ms_below", "execute", False
+    schema = {
+        "description": "the request took less than ms milliseconds.",
+        "properties": {
+            "ms": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 3600000,
+                "description": "The limit, in milliseconds.",
+            }
+        },
+        "required": ["ms"],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "ms")
@@ -268,6 +374,11 @@ class LatencyBelow:
 
 class BodyContains:
     name, stage, needs_json = "body_contains", "execute", False
+    schema = {
+        "description": "the raw body contains this text.",
+        "properties": {"text": {"type": "string", "description": "The text.", "minLength": 1}},
+        "required": ["text"],
+    }
 
     def problems(self, args: Mapping[str, Any]) -> list[str]:
         return _need(args, "text")

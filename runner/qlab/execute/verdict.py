@@ -50,7 +50,7 @@ def assertion_reason(
             continue
         if item.type == "response_schema" and view.json_error is None:
             return "schema_mismatch", result.message
-        kind = assertions.ASSERTIONS.get(item.type)
+        kind = assertions.find(item.type)
         if kind is not None and kind.needs_json and view.json_error is not None:
             return "invalid_json", result.message
         return "assertion_failed", result.message

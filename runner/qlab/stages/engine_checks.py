@@ -20,16 +20,13 @@ reason above; the first failure of a case is the one it keeps. Assertions of oth
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.project.model import ENGINE_ASSERTIONS, Assertion, Case
+from qlab.project.model import Assertion, Case, assertion_stage
 from qlab.results import AssertionResult, CaseResult
-
-SEARCH_TYPES = ENGINE_ASSERTIONS["search"]
-SELECT_TYPES = ENGINE_ASSERTIONS["select"]
-PLAN_TYPES = ENGINE_ASSERTIONS["plan"]
 
 _Check = Callable[[Assertion, Any], tuple[bool, Any, Any, str]]  # (passed, expected, actual, reason)
 
@@ -73,23 +70,106 @@ def _no_user_input_slots(a: Assertion, plan: Plan) -> tuple[bool, Any, Any, str]
     return not slots, [], slots, "required_fields_unsatisfied"
 
 
-CHECKS: dict[str, _Check] = {
-    "top_k_contains": _top_k_contains,
-    "top_1_is": _top_1_is,
-    "selected_target": _selected_target,
-    "not_overridden": _not_overridden,
-    "plan_contains_tool": _plan_contains_tool,
-    "plan_tools_equal": _plan_tools_equal,
-    "plan_status": _plan_status,
-    "no_user_input_slots": _no_user_input_slots,
+@dataclass(frozen=True, slots=True)
+class EngineAssertion:
+    """A search, select or plan assertion type: its arguments as the case schema states them (less ``type``)
+    and its check. A closed set: these judge the engine's contract, with its reasons."""
+
+    name: str
+    schema: Mapping[str, Any]
+    check: _Check
+
+    @property
+    def stage(self) -> str:
+        """The stage it judges (``qlab.project.model.ENGINE_ASSERTIONS``)."""
+        return assertion_stage(self.name)
+
+
+_TOOL = {
+    "type": "string",
+    "minLength": 1,
+    "description": "A tool id of the collection (operationId, MCP tool name).",
+}
+_K = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 1000,
+    "description": "K (default: the case's expected_top_k or the suite's k).",
+}
+_PLAN_STATUS = {
+    "title": "plan status",
+    "description": "synthesized, needs_input or failed.",
+    "enum": ["synthesized", "needs_input", "failed"],
+}
+_TOOLS = {"type": "array", "minItems": 1, "description": "Tool ids in call order.", "items": _TOOL}
+
+TYPES: dict[str, EngineAssertion] = {
+    t.name: t
+    for t in (
+        EngineAssertion(
+            "top_k_contains",
+            {
+                "description": "the tool is among the first k rows.",
+                "properties": {"tool": _TOOL, "k": _K},
+                "required": ["tool"],
+            },
+            _top_k_contains,
+        ),
+        EngineAssertion(
+            "top_1_is",
+            {"description": "the tool ranks first.", "properties": {"tool": _TOOL}, "required": ["tool"]},
+            _top_1_is,
+        ),
+        EngineAssertion(
+            "selected_target",
+            {
+                "description": "the selector chose this target.",
+                "properties": {"equals": {"type": "string", "minLength": 1, "description": "The tool id."}},
+                "required": ["equals"],
+            },
+            _selected_target,
+        ),
+        EngineAssertion(
+            "not_overridden", {"description": "the selector kept the LLM target."}, _not_overridden
+        ),
+        EngineAssertion(
+            "plan_contains_tool",
+            {"description": "the plan calls this tool.", "properties": {"tool": _TOOL}, "required": ["tool"]},
+            _plan_contains_tool,
+        ),
+        EngineAssertion(
+            "plan_tools_equal",
+            {
+                "description": "the plan calls exactly these tools, in this order.",
+                "properties": {"tools": _TOOLS},
+                "required": ["tools"],
+            },
+            _plan_tools_equal,
+        ),
+        EngineAssertion(
+            "plan_status",
+            {
+                "description": "the plan's status.",
+                "properties": {"equals": _PLAN_STATUS},
+                "required": ["equals"],
+            },
+            _plan_status,
+        ),
+        EngineAssertion(
+            "no_user_input_slots",
+            {"description": "nothing must be asked of the user."},
+            _no_user_input_slots,
+        ),
+    )
 }
 
 
-def _run(case: Case, result: CaseResult, stage: str, types: frozenset[str], observed: Any) -> None:
+def _run(case: Case, result: CaseResult, stage: str, observed: Any) -> None:
     for assertion in case.assertions:
-        if assertion.type not in types:
+        kind = TYPES.get(assertion.type)
+        if kind is None or kind.stage != stage:
             continue
-        passed, expected, actual, reason = CHECKS[assertion.type](assertion, observed)
+        passed, expected, actual, reason = kind.check(assertion, observed)
         message = "" if passed else f"{assertion.type}: expected {expected!r}, actual {actual!r}"
         result.assertions = [
             *result.assertions,
@@ -100,17 +180,17 @@ def _run(case: Case, result: CaseResult, stage: str, types: frozenset[str], obse
 
 
 def check_search(case: Case, result: CaseResult, found: SearchResult) -> None:
-    _run(case, result, "search", SEARCH_TYPES, found)
+    _run(case, result, "search", found)
 
 
 def check_select(case: Case, result: CaseResult, selection: Selection) -> None:
-    _run(case, result, "select", SELECT_TYPES, selection)
+    _run(case, result, "select", selection)
 
 
 def check_plan(case: Case, result: CaseResult, plan: Plan) -> None:
     """The plan assertions, then the case's own expectations: its plan tools, and a plan that needs no input
     unless a ``plan_status`` assertion expects otherwise."""
-    _run(case, result, "plan", PLAN_TYPES, plan)
+    _run(case, result, "plan", plan)
     expects_status = {a.args.get("equals") for a in case.assertions if a.type == "plan_status"}
     if plan.status != "synthesized" and plan.status not in expects_status:
         slots = ", ".join(f"{s.tool_id}.{s.parameter}" for s in plan.user_input_slots)
