@@ -163,3 +163,26 @@ def test_the_runs_read_are_out_of_the_gcs_walks_while_the_report_is_made(
     assert code == 0, stderr
     assert stdout and frozen == [True]
     assert gc.get_freeze_count() == before
+
+
+def test_format_renders_any_registered_format_to_a_file_or_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = _store(tmp_path, "result.json", samples.result())
+    out = tmp_path / "junit.xml"
+    code, stdout, stderr = _run(
+        ["report", str(result), "--format", f"junit={out}", "--format", "markdown"], capsys
+    )
+    assert code == 0, stderr
+    assert ET.parse(out).getroot().tag == "testsuites"
+    assert stdout.startswith("## ❌ qlab: BLOCK")  # only the format asked for: no second summary
+    assert stdout.count("## ❌ qlab: BLOCK") == 1
+    assert f"junit: {out} (1 run)" in stderr
+
+
+def test_an_unknown_format_is_a_usage_error_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, stderr = _run(["report", str(tmp_path / "missing.json"), "--format", "junt=x.xml"], capsys)
+    assert code == 2
+    assert "unknown report format 'junt' (known: junit, markdown). Did you mean 'junit'?" in stderr

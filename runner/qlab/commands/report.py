@@ -1,10 +1,10 @@
-"""``qlab report RESULT.json [MORE.json ...] [--html OUT] [--markdown OUT|-] [--junit OUT] [--baseline A.json]
-[--trend]``.
+"""``qlab report RESULT.json [MORE.json ...] [--html OUT] [--markdown OUT|-] [--junit OUT] [--format NAME[=OUT]]
+[--baseline A.json] [--trend]``: render stored result artifacts; it never runs a stage.
 
-Renders stored result artifacts; it never runs a stage. With several results the series is ordered by
-``started_at`` (when every result has one) and the latest is the run reported in full: the HTML report then adds
-the promotion diff against the run before it (or ``--baseline``) and the trends of every metric over the series.
-Markdown and JUnit describe the latest run only. Without an output option the Markdown summary goes to stdout.
+With several results the series is ordered by ``started_at`` (when every result has one) and the latest is the
+run reported in full: the HTML report adds the promotion diff against the run before it (or ``--baseline``) and
+the trends of every metric. Markdown, JUnit and ``--format`` (any format of ``qlab.report``) describe the latest
+run only. Without an output option the Markdown summary goes to stdout.
 ``--trend`` adds the runs ``qlab run`` kept in the ``history/`` folder beside each result (``output.history``):
 the HTML trends plot them, the summary says what changed since the run before, and alone it prints the trend
 table (one row per run: verdict, counts, acceptance metrics).
@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from qlab import report
 from qlab.atomic import write_atomic
 from qlab.commands.examples import with_examples
 from qlab.errors import EXIT_PASS, InputError, UsageError
@@ -80,10 +81,12 @@ def write_reports(
     baseline: Path | None = None,
     title: str | None = None,
     trend: bool = False,
+    formats: Sequence[tuple[str, Path]] = (),
 ) -> Written:
     """Load ``results`` (and ``baseline``), render the requested formats and write them atomically. ``trend``: the
     series also holds the runs kept in each result's history folder; without an output option its trend table
-    goes to stdout.
+    goes to stdout. ``formats``: ``(name, path)`` pairs of registered report formats (``qlab.report``), each
+    rendered from the latest run.
 
     Raises ``InputError`` (exit 2) for an unreadable or invalid artifact, before anything is written.
     """
@@ -93,7 +96,10 @@ def write_reports(
     base = read(baseline) if baseline is not None else None
     latest = runs[-1]
     written: list[tuple[str, Path]] = []
-    if html is None and markdown is None and junit is None:
+    renderers = [
+        (name, report.format_for(name), path) for name, path in formats
+    ]  # unknown names before reading
+    if html is None and markdown is None and junit is None and not formats:
         if trend:
             _emit(STDOUT, markdown_report.trend([*([base] if base is not None else []), *runs]))
             return Written(files=(("trend", STDOUT),), runs=len(runs) + (1 if base is not None else 0))
@@ -108,10 +114,26 @@ def write_reports(
     if junit is not None:
         _emit(junit, junit_report.render(latest))
         written.append(("junit", junit))
+    for name, render, path in renderers:
+        _emit(path, render(latest))
+        written.append((name, path))
     return Written(files=tuple(written), runs=len(runs) + (1 if base is not None else 0))
 
 
 _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
+
+
+def _formats(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """``NAME`` or ``NAME=OUT`` -> (name, path); ``-`` (or no ``=OUT``) is stdout. Unknown names are usage errors."""
+    pairs = []
+    for value in values:
+        name, _, out = value.partition("=")
+        try:
+            report.format_for(name)
+        except UsageError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+        pairs.append((name, Path(out) if out else STDOUT))
+    return pairs
 
 
 @click.command(
@@ -126,6 +148,15 @@ _OUT = click.Path(dir_okay=False, writable=True, path_type=Path)
     help="Write the Markdown summary of the latest run ('-' for stdout; the default without other outputs).",
 )
 @click.option("--junit", "junit_out", type=_OUT, help="Write the JUnit XML of the latest run.")
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    metavar="NAME[=OUT]",
+    callback=_formats,
+    help="Render the latest run in report format NAME (junit, markdown, or one a plugin package adds) into OUT "
+    "(default '-': stdout). Repeatable.",
+)
 @click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -146,6 +177,7 @@ def command(
     baseline: Path | None,
     title: str | None,
     trend: bool,
+    formats: list[tuple[str, Path]],
 ) -> int:
     """Render result artifacts as an HTML report, a Markdown summary or JUnit XML.
 
@@ -160,6 +192,7 @@ def command(
         baseline=baseline,
         title=title,
         trend=trend,
+        formats=formats,
     )
     for kind, path in done.files:
         if path != STDOUT:

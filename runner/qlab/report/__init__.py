@@ -1,20 +1,25 @@
-"""Report formats: each renders a result artifact (a dict) to text. A literal registry, imported lazily.
+"""Report formats: each renders a result artifact (a dict) to text. A literal registry, imported lazily, and the
+formats plugin packages add.
 
     render = report.format_for("junit")
     text = render(artifact)
 
-A format is ``module:function`` with the signature of :class:`Renderer`; ``register`` adds one (a duplicate
-name is an error). The HTML report takes several runs and a baseline, so it is called directly
-(``qlab.report.html.render_html``).
+A built-in format is ``module:function`` with the signature of :class:`Renderer`; a plugin package adds one
+through the ``qlab.report_formats`` entry point group (``qlab.extensions``; docs/extending.md shows one), and a
+name that is taken is refused. ``qlab report RESULT --format NAME[=FILE]`` renders any of them. The HTML report
+takes several runs and a baseline, so it is called directly (``qlab.report.html.render_html``).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Protocol
 
-from qlab.errors import QlabError, UsageError
+from qlab import extensions
+from qlab.errors import UsageError
+from qlab.fuzzy import did_you_mean
 
 
 class Renderer(Protocol):
@@ -29,18 +34,29 @@ FORMATS: dict[str, str] = {
 }
 
 
-def register(name: str, target: str) -> None:
-    """Add a format ``name`` -> ``"module:function"``; refuses a name that is already taken."""
-    if name in FORMATS:
-        raise QlabError(f"report format {name!r} is already registered ({FORMATS[name]})")
-    FORMATS[name] = target
+@cache
+def _formats() -> dict[str, str | Renderer]:
+    """The built-in formats and those of the installed plugin packages."""
+    plugins = extensions.installed(extensions.REPORT_FORMATS)
+    for plugin in plugins.values():
+        if not callable(plugin.target):
+            raise extensions.PluginError(f"{plugin.origin}: a report format is a function(artifact) -> str")
+    return extensions.merged("report format", FORMATS, plugins)
+
+
+def names() -> tuple[str, ...]:
+    """Every format's name, sorted."""
+    return tuple(sorted(_formats()))
 
 
 def format_for(name: str) -> Renderer:
     """The renderer of ``name``; UsageError for an unknown one."""
-    target = FORMATS.get(name)
+    target = _formats().get(name)
     if target is None:
-        raise UsageError(f"unknown report format {name!r}; known: {', '.join(sorted(FORMATS))}")
+        hint = did_you_mean(name, names())
+        raise UsageError(f"unknown report format {name!r} (known: {', '.join(names())}).{hint}")
+    if not isinstance(target, str):
+        return target
     module, _, attr = target.partition(":")
     renderer: Renderer = getattr(importlib.import_module(module), attr)
     return renderer
