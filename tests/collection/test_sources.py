@@ -1,8 +1,9 @@
-"""The source registry: literal, keyed by Source.kind, duplicates refused, unknown kinds explained."""
+"""The source kinds: literal, keyed by Source.kind, the same as the config schema's, unknown kinds explained."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pytest
 
@@ -13,6 +14,7 @@ from qlab.collection.python_source import SOURCE as PYTHON
 from qlab.collection.sources import get_source
 from qlab.errors import SpecError
 from qlab.project.model import Origin, Source
+from qlab.resources import load_schema
 
 
 def test_every_kind_of_the_config_model_has_a_source() -> None:
@@ -22,22 +24,14 @@ def test_every_kind_of_the_config_model_has_a_source() -> None:
     assert sources.get_source("python") is PYTHON
 
 
-def test_duplicates_are_refused() -> None:
-    with pytest.raises(ValueError, match="already registered"):
-        sources.register("openapi", OPENAPI)
-
-
-def test_register_and_use_a_new_kind(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Static:
-        def snapshot(self, source: Source, *, base_dir: Path) -> sources.Snapshot:
-            return sources.Snapshot(source=source, digest="0" * 64)
-
-        def tools(self, snapshot: sources.Snapshot) -> sources.SourceTools:
-            return sources.SourceTools(tools=())
-
-    monkeypatch.setattr(sources, "SOURCES", dict(sources.SOURCES))
-    sources.register("static", Static())
-    assert isinstance(sources.get_source("static"), Static)
+def test_the_config_schema_and_model_name_exactly_these_kinds() -> None:
+    source = load_schema("config")["definitions"]["source"]
+    assert [k for k in source["properties"] if k != "name"] == list(sources.SOURCES)
+    assert [branch["required"] for branch in source["oneOf"]] == [[kind] for kind in sources.SOURCES]
+    assert list(get_args(get_type_hints(Source)["kind"])) == list(sources.SOURCES)
+    for definition in ("source", "tool"):
+        kinds = load_schema("collection")["definitions"][definition]["properties"]["kind"]["enum"]
+        assert kinds == list(sources.SOURCES), definition
 
 
 def test_unknown_kind_suggests_a_known_one() -> None:

@@ -1,8 +1,9 @@
-"""The engine registry: the four kinds, unknown names, duplicates refused."""
+"""The engine kinds: the four of them, the config schema's enum, unknown names."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pytest
 
@@ -10,8 +11,9 @@ from qlab.engine import registry
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.http_engine import HttpEngine
 from qlab.engine.llm import LLMClient
-from qlab.errors import InputError, QlabError
+from qlab.errors import InputError
 from qlab.project.model import EngineConfig, LLMConfig
+from qlab.resources import load_schema
 
 from .helpers import collection
 
@@ -41,11 +43,7 @@ def test_unknown_engine_type_suggests_a_name(tmp_path: Path) -> None:
         registry.make_engine(EngineConfig(type="buitin"), collection(), base_dir=tmp_path)  # type: ignore[arg-type]
 
 
-def test_duplicate_names_are_refused() -> None:
-    with pytest.raises(QlabError, match="already registered"):
-        registry.register("http", registry.ENGINES["http"])
-    registry.register("extra-test-engine", registry.ENGINES["builtin"])
-    try:
-        assert "extra-test-engine" in registry.ENGINES
-    finally:
-        del registry.ENGINES["extra-test-engine"]
+def test_the_config_schema_and_model_list_exactly_these_kinds() -> None:
+    engine = load_schema("config")["definitions"]["engine"]
+    assert engine["properties"]["type"]["enum"] == list(registry.ENGINES)
+    assert list(get_args(get_type_hints(EngineConfig)["type"])) == list(registry.ENGINES)

@@ -8,8 +8,9 @@ skip the expensive one:
 2. ``tools`` parses the snapshot into Tools. It runs only when the cache has no collection for the digests.
 
 Both raise ``qlab.errors.SpecError`` for unusable input, saying where (``file:line:col: $.json.path``) and what
-to do. Adding a kind: implement the Protocol in ``qlab/collection/<kind>.py`` and add it to ``SOURCES`` (or call
-``register``); a kind registered twice is refused.
+to do. Adding a kind: implement the Protocol in ``qlab/collection/<kind>.py``, add it to ``SOURCES`` and to the
+config schema's ``source`` definition (a test holds the two together). It is not a plugin point: tools of your
+own come from a ``python:`` source (callables) or an ``mcp:`` one (a server), which need no package.
 """
 
 from __future__ import annotations
@@ -66,13 +67,6 @@ SOURCES: dict[str, str | CollectionSource] = {
     "mcp": "qlab.collection.mcp:SOURCE",
     "python": "qlab.collection.python_source:SOURCE",
 }
-
-
-def register(kind: str, implementation: str | CollectionSource) -> None:
-    """Add a source kind. A kind that is already registered is refused."""
-    if kind in SOURCES:
-        raise ValueError(f"collection source kind {kind!r} is already registered")
-    SOURCES[kind] = implementation
 
 
 def get_source(kind: str) -> CollectionSource:

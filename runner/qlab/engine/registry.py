@@ -1,7 +1,8 @@
-"""The engine registry: ``engine.type`` in qlab.yaml -> a factory that builds the engine under test.
+"""The engine kinds: ``engine.type`` in qlab.yaml -> a factory that builds the engine under test.
 
-A literal dict, the one place that lists the engine kinds; ``register`` adds one (a plugin) and refuses a
-duplicate name.
+A literal dict, the one place that lists them; the config schema's ``engine.type`` enum is tested against it.
+It is not a plugin point: your own engine is ``engine.type: python`` (an object at ``module:attr``) or
+``http`` (a service), which need no package.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from qlab import fuzzy
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
-from qlab.errors import InputError, QlabError
+from qlab.errors import InputError
 from qlab.project.model import EngineConfig
 
 if TYPE_CHECKING:
@@ -69,13 +70,6 @@ ENGINES: dict[str, EngineFactory] = {
     "http": _http,
     "python": _python,
 }
-
-
-def register(name: str, factory: EngineFactory) -> None:
-    """Add an engine kind. A name already registered is refused: two engines must not share one."""
-    if name in ENGINES:
-        raise QlabError(f"engine {name!r} is already registered")
-    ENGINES[name] = factory
 
 
 def make_engine(config: EngineConfig, collection: Collection, *, base_dir: Path) -> Engine:
