@@ -1,0 +1,1 @@
+"""An example qlab plugin package: the ``content_type`` assertion type and the ``tap`` report format."""
