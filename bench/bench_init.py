@@ -1,5 +1,6 @@
-"""``qlab init --from-openapi`` + the first ``qlab run`` on real specs (run by hand; not a test). Figures go to
-bench/RESULTS-init.md.
+"""``qlab init --from-openapi`` + the first ``qlab run`` on real specs (run by hand; not a test): the first run
+passes, a broken alias blocks, and the time each step takes is printed. ``github_spec`` installs GitHub's REST
+description from npm (bench_search.py's independent set reads it too).
 
     python bench/bench_init.py                       # Petstore, GitHub's spec and httpbin, 3 interleaved repeats
     python bench/bench_init.py --repeat 5 --spec /path/to/openapi.json

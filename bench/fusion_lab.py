@@ -10,7 +10,7 @@ name and summary alone. A candidate fusion is then a function of those numbers, 
 seconds. ``engine`` (alpha 0.5, 20 candidates, lexical / best + alpha * max(0, cosine)) reproduces the engine's
 rankings (checked: the same hits as ``qlab run`` on every set).
 
-Candidates (every one was scored on the development set's tune split; RESULTS-search.md has the grid):
+Candidates (every one was scored on the development set's tune split; ``bench_search.py --tune`` prints the grid):
 
 - score normalisation of either signal over the candidates: ``best`` (over the query's best), ``minmax``, ``z``
   (z-scores), the cosine ``raw``;

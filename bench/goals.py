@@ -1,193 +1,222 @@
-"""Every whole-process goal of the benchmarks (issue 23) measured in one sitting, one verdict table at the end.
+"""The performance rails, measured in one sitting, as the one table of bench/RESULTS.md.
 
-    python bench/goals.py                       # nginx, the 20 ms server, 100,000 YAML cases, qlab validate
-    python bench/goals.py --before OLD/runner   # an earlier checkout's qlab as one more side (all but validate)
-    python bench/goals.py --json /tmp/goals.json
+    python bench/goals.py                     # every rail with its rounds of record; prints the table
+    python bench/goals.py --write             # ... and puts its rows into bench/RESULTS.md
+    python bench/goals.py --only nginx search --write    # these rails' rows; the others' rows stay as they are
+    python bench/goals.py --smoke --write     # one round each: proves the benchmarks run, rows marked smoke
 
-Each goal is the benchmark that owns it, run as whole processes in turns with its baseline (``bench/whole.py``):
-
-| goal | benchmark | baseline |
+| rail | benchmark | baseline (a whole process too) |
 |---|---|---|
-| 2,000 read cases against nginx: <= 1.5x, <= 55 MiB | ``bench_whole_execute.bench_nginx`` | a raw httpx loop process |
-| 400 cases at concurrency 16, a server answering 20 ms late: <= 1.5x the ideal | ``bench_latency`` | the ideal 0.5 s |
-| 100,000 search cases from 4 YAML files: <= 10 s, <= 350 MiB | ``bench_run.whole_process`` | (absolute) |
-| ``qlab validate`` of 2,000 case files: <= 3x | ``bench_load.whole_process`` | a bare CSafeLoader read process |
+| nginx: ``qlab run`` of 2,000 read cases <= 2.2x, <= 64 MiB | ``bench_nginx.py`` | a raw httpx loop |
+| scale: ``qlab run`` of 100,000 YAML search cases <= 30 s, <= 500 MiB | ``bench_scale.py`` | (absolute) |
+| search: ``qlab run`` of an API's generated search suite <= 2x | ``bench_api_search.py`` | bm25s, same text |
+| validate: ``qlab validate`` of 2,000 case files <= 3x | ``bench_validate.py`` | a bare CSafeLoader read |
 
-Ratios are medians of the per-round ratios (each round's sides run back to back); the 100,000-case figures are
-the median wall time and the largest peak RSS of the rounds. The load average is printed before and after each
-goal and in the table: the time goals are set for an idle machine.
-
-A second table says what each time goal leaves for qlab's own work, from the same rounds' medians: against
-nginx, the time 1.5x leaves the execute gate once qlab's other phases are paid, per case above a bare httpx
-request (the raw loop run once more with no requests tells its start from its cost a request); for the 20 ms
-server, where a raw httpx thread pool itself stands; for 100,000 cases, what everything but the search gate
-already takes.
+Each rail runs its benchmark's sides in turns after a warm-up round (``bench/whole.py``). The ratio is the
+median of the per-round ratios, the time the median wall time, the memory the largest peak RSS of the rounds.
+Figures of record come from an idle machine: each row gives its date, the load average around it and the
+commit measured (``+`` when the tree had changes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import datetime
+import re
+import subprocess
 import sys
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_load
-import bench_run
-import bench_whole_execute
-from whole import Comparison, load_average
+import bench_api_search
+import bench_nginx
+import bench_scale
+import bench_validate
+from whole import Comparison
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+BEGIN, END = "<!-- goals.py: begin -->", "<!-- goals.py: end -->"
+HEADER = (
+    "| goal / command | figure | baseline | ratio | rail | verdict | date | commit |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
 
 
-def _loads(before: object, after: object) -> str:
-    return f"{str(before).removeprefix('load average ')} → {str(after).removeprefix('load average ')}"
+@dataclass(frozen=True)
+class Row:
+    """One line of the table; ``goal`` starts with the rail's name in bold (how ``--only`` finds its rows)."""
+
+    goal: str
+    figure: str
+    baseline: str
+    ratio: str
+    rail: str
+    verdict: str
+    date: str
+    commit: str
+
+    def markdown(self) -> str:
+        return "| " + " | ".join(astuple(self)) + " |"
 
 
-def _verdict(*met: bool) -> str:
-    return "met" if all(met) else "not met"
+@dataclass(frozen=True)
+class Sitting:
+    """What every row of one run of this script shares."""
+
+    rounds: dict[str, int]  # rail -> rounds used
+    commit: str
+
+    def date(self, comparison: Comparison) -> str:
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        loads = [comparison.load_before, comparison.load_after]
+        return f"{now}, load {' → '.join(x.removeprefix('load average ').split()[0] for x in loads)}"
+
+    def verdict(self, rail: str, *met: bool) -> str:
+        verdict = "met" if all(met) else "**not met**"
+        if self.rounds[rail] < ROUNDS[rail]:
+            verdict += (
+                f" (smoke: {self.rounds[rail]} round{'s' if self.rounds[rail] > 1 else ''}, not of record)"
+            )
+        return verdict
 
 
-N_NGINX = 2000
-Rows = list[list[str]]  # each goal function returns its verdict rows and its floor rows (what it leaves qlab)
+def _x(value: float) -> str:
+    return f"{value:.2f}x"
 
 
-def _fixed(split: dict[str, float], gate: str) -> float:
-    """A qlab process's seconds outside ``gate`` (start, imports, loading, the other gates, outputs, exit)."""
-    return sum(split.values()) - split.get(gate, 0.0)
-
-
-def nginx_rows(rounds: int, before: Path | None) -> tuple[Rows, Rows]:
-    comparison = Comparison.from_json(
-        bench_whole_execute.bench_nginx(N_NGINX, rounds, [1, None], "yaml", before=before, start=True)
-    )
-    raw = comparison.median_wall("raw loop")
-    per_request = (raw - comparison.median_wall(bench_whole_execute.RAW_START)) / N_NGINX
-    rows, floors = [], []
-    for name in comparison.runs:
-        if not name.startswith("qlab"):
-            continue
-        ratio, rss = comparison.ratio(name, "raw loop"), comparison.peak_rss(name)
-        rows.append(
-            [f"2,000 reads against nginx, {name}", "<= 1.5x raw loop, <= 55 MiB", f"{ratio:.2f}x, {rss:.1f} MiB",
-             _verdict(ratio <= 1.5, rss <= 55), _loads(comparison.load_before, comparison.load_after)]
-        )  # fmt: skip
-        split = comparison.median_split(name)
-        fixed = _fixed(split, "gate:execute")
-        left = 1.5 * raw - fixed  # what 1.5x leaves the execute gate
-        floors.append(
-            [f"nginx <= 1.5x, {name}",
-             f"outside the execute gate {fixed:.3f} s; the raw loop {raw:.3f} s, {per_request * 1e6:.0f} µs a request "
-             f"beyond its start",
-             f"the gate in {left:.3f} s: {(left / N_NGINX - per_request) * 1e6:.0f} µs a case above a bare "
-             f"request (now {(split.get('gate:execute', 0.0) / N_NGINX - per_request) * 1e6:.0f} µs)"]
-        )  # fmt: skip
-    return rows, floors
-
-
-def latency_rows(rounds: int, before: Path | None) -> tuple[Rows, Rows]:
-    out = bench_whole_execute.bench_latency(400, rounds, 16, 20.0, "yaml", before)
-    comparison = Comparison.from_json(out)
-    ideal = float(out["ideal_s"])  # type: ignore[arg-type]
-    rows = []
-    for name in comparison.runs:
-        times = comparison.median_wall(name) / ideal
-        goal = "<= 1.5x the ideal 0.5 s" if name.startswith("qlab") else "(the client's floor)"
-        rows.append(
-            [f"20 ms server, 400 at 16, {name}", goal, f"{times:.2f}x the ideal",
-             _verdict(times <= 1.5) if name.startswith("qlab") else "-",
-             _loads(comparison.load_before, comparison.load_after)]
-        )  # fmt: skip
-    pool = next(name for name in comparison.runs if not name.startswith("qlab"))
-    margin = 1.5 * ideal - comparison.median_wall(pool)  # what 1.5x leaves above a bare httpx pool
-    floors = []
-    for name in comparison.runs:
-        if name.startswith("qlab"):
-            above = comparison.median_wall(name) - comparison.median_wall(pool)
-            floors.append(
-                [f"20 ms server <= 1.5x the ideal, {name}",
-                 f"{pool}, a whole process: {comparison.median_wall(pool) / ideal:.2f}x the ideal",
-                 f"qlab at most {margin * 1000:.0f} ms above that pool (now {above * 1000:.0f} ms)"
-                 if margin > 0 else "a client faster than httpx: the pool alone is above the goal"]
-            )  # fmt: skip
-    return rows, floors
-
-
-def scale_rows(rounds: int, before: Path | None) -> tuple[Rows, Rows]:
-    args = argparse.Namespace(
-        cases=[100_000],
-        tools=1_000,
-        failing=False,
-        no_learn=False,
-        yaml_files=4,
-        rounds=rounds,
-        before=before,
-    )
-    comparison: Comparison = bench_run.whole_process(args)[0]
-    rows, floors = [], []
-    for name in comparison.runs:
-        if not name.startswith("qlab"):
-            continue
-        wall, rss = comparison.median_wall(name), comparison.peak_rss(name)
-        rows.append(
-            [f"100,000 search cases from 4 YAML files, {name}", "<= 10 s, <= 350 MiB", f"{wall:.2f} s, {rss:.1f} MiB",
-             _verdict(wall <= 10, rss <= 350), _loads(comparison.load_before, comparison.load_after)]
-        )  # fmt: skip
-        others = _fixed(comparison.median_split(name), "gate:search")
-        floors.append(
-            [f"100,000 YAML cases <= 10 s, {name}", f"everything but the search gate {others:.2f} s",
-             f"the search gate in {10 - others:.2f} s" if others < 10 else "more than a free search gate"]
-        )  # fmt: skip
-    return rows, floors
-
-
-def validate_rows(rounds: int) -> list[list[str]]:
-    with tempfile.TemporaryDirectory(prefix="qlab-goals-") as tmp:
-        bench_load.write_project(Path(tmp), 2000)
-        comparison: Comparison = bench_load.whole_process(Path(tmp), 2000, rounds)
-    ratio = comparison.ratio("qlab validate", "bare CSafeLoader read")
+def nginx_rows(sitting: Sitting) -> list[Row]:
+    comparison = bench_nginx.compare(2000, sitting.rounds["nginx"], [None])
+    name = "qlab run (concurrency default)"
+    ratio, rss = comparison.ratio(name, bench_nginx.RAW), comparison.peak_rss(name)
     return [
-        ["qlab validate of 2,000 case files", "<= 3x a bare CSafeLoader read", f"{ratio:.2f}x",
-         _verdict(ratio <= 3), _loads(comparison.load_before, comparison.load_after)]
-    ]  # fmt: skip
+        Row(
+            "**nginx**: `qlab run`, 2,000 read cases against nginx (`bench_nginx.py`)",
+            f"{comparison.median_wall(name):.2f} s, {rss:.1f} MiB",
+            f"raw httpx loop {comparison.median_wall(bench_nginx.RAW):.2f} s",
+            _x(ratio),
+            "≤ 2.2x, ≤ 64 MiB",
+            sitting.verdict("nginx", ratio <= 2.2, rss <= 64),
+            sitting.date(comparison),
+            sitting.commit,
+        )
+    ]
 
 
-def table(rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| goal | target | whole-process figure | verdict | load average |", "|---|---|---|---|---|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+def scale_rows(sitting: Sitting) -> list[Row]:
+    comparison = bench_scale.compare(100_000, 4, sitting.rounds["scale"])
+    wall, rss = comparison.median_wall("qlab run"), comparison.peak_rss("qlab run")
+    return [
+        Row(
+            "**scale**: `qlab run`, 100,000 search cases from 4 YAML files (`bench_scale.py`)",
+            f"{wall:.1f} s, {rss:.0f} MiB",
+            f"reading the files {comparison.median_wall(bench_scale.BASELINE):.1f} s",
+            _x(comparison.ratio("qlab run", bench_scale.BASELINE)),
+            "≤ 30 s, ≤ 500 MiB",
+            sitting.verdict("scale", wall <= 30, rss <= 500),
+            sitting.date(comparison),
+            sitting.commit,
+        )
+    ]
+
+
+def search_rows(sitting: Sitting) -> list[Row]:
+    rows = []
+    for api in ("kubernetes", "spotify", "petstore"):
+        comparison, queries = bench_api_search.compare(api, sitting.rounds["search"])
+        ratio = comparison.ratio("qlab run", bench_api_search.BASELINE)
+        rows.append(
+            Row(
+                f"**search**: `qlab run`, {api}'s {queries:,} generated queries (`bench_api_search.py`)",
+                f"{comparison.median_wall('qlab run'):.2f} s, {comparison.peak_rss('qlab run'):.0f} MiB",
+                f"bm25s {comparison.median_wall(bench_api_search.BASELINE):.2f} s",
+                _x(ratio),
+                "≤ 2x",
+                sitting.verdict("search", ratio <= 2),
+                sitting.date(comparison),
+                sitting.commit,
+            )
+        )
+    return rows
+
+
+def validate_rows(sitting: Sitting) -> list[Row]:
+    comparison = bench_validate.compare(2000, sitting.rounds["validate"])
+    ratio = comparison.ratio("qlab validate", bench_validate.BASELINE)
+    return [
+        Row(
+            "**validate**: `qlab validate`, 2,000 case files (`bench_validate.py`)",
+            f"{comparison.median_wall('qlab validate'):.2f} s, {comparison.peak_rss('qlab validate'):.0f} MiB",
+            f"CSafeLoader read {comparison.median_wall(bench_validate.BASELINE):.2f} s",
+            _x(ratio),
+            "≤ 3x",
+            sitting.verdict("validate", ratio <= 3),
+            sitting.date(comparison),
+            sitting.commit,
+        )
+    ]
+
+
+RAILS: dict[str, Callable[[Sitting], list[Row]]] = {
+    "nginx": nginx_rows,
+    "scale": scale_rows,
+    "search": search_rows,
+    "validate": validate_rows,
+}
+ROUNDS = {"nginx": 5, "scale": 2, "search": 5, "validate": 5}  # of record
+
+
+def commit() -> str:
+    """The commit measured, short, with ``+`` when the tree differs from it."""
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True
+    )
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
+def rail_of(line: str) -> str | None:
+    found = re.match(r"\| \*\*(\w+)\*\*", line)
+    return found.group(1) if found else None
+
+
+def write(rows: list[Row], measured: set[str]) -> None:
+    """Replace the measured rails' rows of the table in RESULTS.md; the other rails' rows stay, in rail order."""
+    text = RESULTS.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{RESULTS}: the markers {BEGIN} and {END} are missing")
+    before, _, rest = text.partition(BEGIN)
+    table, _, after = rest.partition(END)
+    kept = [line for line in table.splitlines() if rail_of(line) and rail_of(line) not in measured]
+    lines = kept + [row.markdown() for row in rows]
+    lines.sort(key=lambda line: list(RAILS).index(rail_of(line) or ""))
+    RESULTS.write_text(
+        f"{before}{BEGIN}\n{HEADER}\n" + "\n".join(lines) + f"\n{END}{after}", encoding="utf-8"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of each comparison (100,000 cases: 2)")
-    parser.add_argument("--before", type=Path, metavar="RUNNER", help="an earlier checkout's runner/ folder")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows here")
+    parser.add_argument("--only", nargs="+", choices=list(RAILS), help="these rails only")
+    parser.add_argument("--smoke", action="store_true", help="one round each (rows marked: not of record)")
+    parser.add_argument("--write", action="store_true", help=f"put the rows into {RESULTS.name}")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    print(f"# every whole-process goal, one sitting; {load_average()}")
-    rows: Rows = []
-    floors: Rows = []
-    for goal, floor in (
-        nginx_rows(args.rounds, args.before),
-        latency_rows(args.rounds, args.before),
-        scale_rows(min(args.rounds, 2), args.before),
-        (validate_rows(args.rounds), []),
-    ):
-        rows += goal
-        floors += floor
-    print("\n## Goals\n")
-    print(table(rows))
-    print("\n## What each goal leaves for qlab's own work (medians of the same rounds)\n")
-    print("| goal | measured | meeting it needs |\n|---|---|---|")
-    print("\n".join("| " + " | ".join(row) + " |" for row in floors))
-    print(f"\n{load_average()}")
-    if args.json:
-        args.json.write_text(json.dumps({"goals": rows, "floors": floors}, indent=1), encoding="utf-8")
+    names = args.only or list(RAILS)
+    sitting = Sitting({name: 1 if args.smoke else ROUNDS[name] for name in RAILS}, commit())
+    rows: list[Row] = []
+    for name in names:
+        print(f"# {name} ...", file=sys.stderr, flush=True)
+        rows += RAILS[name](sitting)
+    print(HEADER)
+    print("\n".join(row.markdown() for row in rows))
+    if args.write:
+        write(rows, set(names))
+        print(f"\nwrote {RESULTS}", file=sys.stderr)
     return 0
 
 

@@ -17,7 +17,7 @@ import the mutated tree too (``PYTHONPATH``), so a mutant is not spared because 
 
 Score: killed / (all mutants - skipped), where killed counts a failing test, a timeout and a crash; a mutant no
 selected test reaches ("no tests") counts against the score. ``summary.json`` in the stage folder keeps the
-figures, the commit measured and every survivor with its diff; bench/RESULTS-mutation.md records the decisions.
+figures, the commit measured and every survivor with its diff; bench/README.md says where the decisions are.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ JSON text as a run writes it. Main's code: ``git archive <commit> runner schemas
 ``--runner /tmp/main/runner``.
 
 ``cases`` keeps each case record of a result.json but ``latency_ms``/``duration_ms``, and the metrics but their
-``latency_ms``: a run of ``bench/bench_run.py``'s project with the old and the new code must give equal files.
+``latency_ms``: a run of ``bench/bench_scale.py``'s project with the old and the new code must give equal files.
 """
 
 from __future__ import annotations

@@ -8,10 +8,8 @@ tool), measured from the outside:
 - the child's own CPU time, from the ``rusage`` that ``wait4`` returns for that child alone;
 - its peak RSS from GNU time (``/usr/bin/time -f %M``, which starts the command): ``wait4``'s ``ru_maxrss``
   is not the command's own, since Linux carries the memory a child had before ``exec`` (a copy of the
-  benchmark's own pages at the fork) into it. A 300 MB parent made ``python -c pass`` read 313.6 MiB there
-  against 13.1 MiB from GNU time; until 2026-12-05 every side of a comparison was floored at the benchmark
-  process's own size (bench/RESULTS.md says which figures that touched). Without GNU time the figure is
-  ``ru_maxrss`` and the tables say so (``rss_source``);
+  benchmark's own pages at the fork) into it, so a large benchmark process floors every side at its own size.
+  Without GNU time the figure is ``ru_maxrss`` and the tables say so (``rss_source``);
 - for qlab, the phase split: ``QLAB_TIMINGS`` makes qlab append a timestamp at the end of each phase
   (``qlab.commands._timings``), counted from ``QLAB_TIMINGS_T0``, the time of the spawn, so the phases add up
   to the wall time: start + imports, loading, each gate, artifact, outputs, teardown.
@@ -186,10 +184,20 @@ class Comparison:
         return "\n".join(lines)
 
     def show(self, title: str, baseline: str) -> None:
-        """Print ``### title``, the load averages before and after, and ``table(baseline)``."""
+        """Print ``### title``, the load averages before and after, ``table(baseline)`` and the phase split of
+        every side that marked its phases (qlab's)."""
         print(f"\n### {title}\n")
         print(f"{self.load_before} -> {self.load_after}\n")
         print(self.table(baseline))
+        for name, runs in self.runs.items():
+            if runs[0].phases:
+                print()
+                print(self.split_table(name))
+
+    def save(self, path: Path | None) -> None:
+        """Write ``to_json()`` to ``path`` (nothing when None)."""
+        if path is not None:
+            path.write_text(json.dumps(self.to_json(), indent=1), encoding="utf-8")
 
     def split_table(self, name: str) -> str:
         split = self.median_split(name)

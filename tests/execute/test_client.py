@@ -532,7 +532,8 @@ def test_connect_errors_are_retried_with_doubling_waits_all_on_record() -> None:
 
 
 # --------------------------------------------------------------------------------------------- edges the
-# mutation run left open (bench/RESULTS-mutation.md): each test names the rule it keeps
+# mutation run left open (bench/mutation.py; its survivors: git show 6b179e1:bench/RESULTS-mutation.md): each
+# test names the rule it keeps
 
 
 def test_a_retried_answer_is_on_record_with_its_status_wait_and_attempt() -> None:
