@@ -168,12 +168,43 @@ def test_a_rate_counts_the_cases_that_failed_at_an_earlier_stage() -> None:
     assert metrics.denominator("execute_read_success_rate", cases) == 6
     assert metrics.earlier_failures("execute_read_success_rate", cases) == {"plan": 1}
     assert metrics.earlier_failures("plan_hit_rate", cases) == {}  # it failed at plan itself
-    # a case that failed at search counts against select, plan and execute; a blocked one counts nowhere
+    # a case that failed at search counts against select, plan and execute
     miss = _x("m", "failed", failure={"stage": "search", "reason": "expected_target_absent"})
-    blocked = _x("b", "blocked", failure={"stage": "search", "reason": "blocked_by_stage"})
-    figures = metrics.case_metrics([_x("ok"), miss, blocked])
+    figures = metrics.case_metrics([_x("ok"), miss])
     assert figures["selector_accuracy"] == figures["plan_hit_rate"] == figures["execute_success_rate"] == 0.5
-    assert metrics.earlier_failures("selector_accuracy", [miss, blocked]) == {"search": 1}
+    assert metrics.earlier_failures("selector_accuracy", [_x("ok"), miss]) == {"search": 1}
+
+
+def test_a_stage_the_run_never_reached_measures_nothing() -> None:
+    """Rule (issue 36, 2): when a gate stops the run, the later stages were not reached: a case that failed
+    before them counts in none of their rates (n/a (not reached), never 0), and a case the gate stopped counts
+    where it went through and passed."""
+    stop = {"stage": "select", "reason": "blocked_by_stage"}
+    miss = _x("m", "failed", failure={"stage": "select", "reason": "wrong_target_selected"},
+              search={"hit": True, "hit_rank": 1}, target_selector={"selected_target": "x"})  # fmt: skip
+    went = [
+        _x(f"b{i}", "blocked", failure=stop, search={"hit": True, "hit_rank": 1}, target_selector={"selected_target": "t"})
+        for i in range(9)
+    ]  # fmt: skip
+    never = _x("n", "blocked", failure=stop)  # a case of a later gate only: it never ran
+    cases = [miss, *went, never]
+    figures = metrics.case_metrics(cases)
+    assert figures["selector_accuracy"] == 0.9  # as the select gate judged it, before the block
+    assert figures["hit_at_k"] == 1.0
+    assert figures["plan_hit_rate"] is None and figures["execute_success_rate"] is None  # not 0
+    assert metrics.acceptance(cases)["plan_hit_rate"] is None
+    assert metrics.not_reached(figures, cases) == [
+        "plan_hit_rate", "execute_read_success_rate", "execute_success_rate", "assertion_pass_rate",
+    ]  # fmt: skip
+    assert metrics.not_reached({"selector_accuracy": None}, []) == []  # no case at all: no data
+    assert metrics.stopped_at(cases) == "select" and metrics.stopped_at([miss]) is None
+    # a part of the run (one suite) is measured with the whole run's stop
+    assert metrics.case_metrics([miss], stop="select")["plan_hit_rate"] is None
+    assert metrics.case_metrics([miss])["plan_hit_rate"] == 0.0  # nothing stopped it: a miss of plan too
+    assert (
+        metrics.denominator("plan_hit_rate", cases) == 0
+        and metrics.denominator("selector_accuracy", cases) == 10
+    )
 
 
 def test_a_stage_outside_the_case_mode_never_measures_it() -> None:
@@ -216,10 +247,10 @@ def _p(case_id: str, status: str = "passed", mode: str = "plan", **kw: Any) -> d
     ("metric", "cases", "n"),
     [
         ("hit_at_k", [_c("a", **SEARCHED), _c("b", search={"hit": None}), _c("c", "failed", **MISSED_SEARCH),
-                      _c("d", "blocked", **SEARCHED), _c("f", flaky=True, **SEARCHED)], 2),
+                      _c("d", "blocked", **SEARCHED), _c("e", "blocked"), _c("f", flaky=True, **SEARCHED)], 3),
         ("top_1", [_c("a", **SEARCHED), _c("b", search={"hit": None}), _c("x")], 1),
         ("selector_accuracy", [_p("a", target_selector={}), _p("b", "failed", **MISSED_SEARCH), _p("c", "skipped", target_selector={}),
-                               _c("s", **SEARCHED)], 2),
+                               _p("d", "blocked", search={}), _c("s", **SEARCHED)], 3),
         ("plan_hit_rate", [_p("a", plan={}), _p("b", "failed", failure={"stage": "select", "reason": "x"}), _p("c")], 2),
         ("execute_success_rate", [_p("a", mode="execute", execute={}), _p("b", "failed", mode="execute", **MISSED_SEARCH),
                                   _p("c", mode="plan", plan={})], 2),
@@ -252,8 +283,12 @@ def test_counts_by_status_with_flaky_ones() -> None:
 
 def test_reached_and_measured() -> None:
     assert metrics.reached(_c("a", **SEARCHED), "search")
-    for status in ("blocked", "skipped"):  # never ran: reached nothing, whatever it carries
-        assert not metrics.reached(_c("a", status, **SEARCHED), "search")
+    for status in ("blocked", "skipped"):  # stopped after search: it went through search, and nothing later
+        assert metrics.reached(_c("a", status, **SEARCHED), "search")
+        assert not metrics.reached(_c("a", status, **SEARCHED), "select")
+        assert not metrics.reached(
+            _c("a", status, failure={"stage": "search", "reason": "blocked_by_stage"}), "search"
+        )
     assert metrics.reached(_c("b", "failed", **MISSED_SEARCH), "search")
     assert not metrics.reached(_c("c", "passed"), "search")
     assert not metrics.reached(_c("c", "passed", search={}), "nowhere")

@@ -4,13 +4,16 @@ can name (``METRICS``; ``docs/metrics.md`` is generated from it).
 Every figure here is a pure function of the per-case dicts of the result artifact (``CaseResult.to_dict()``), so
 ``qlab merge`` recomputes exactly what one unsharded run computes. Conventions:
 
-- **Rates over the cases that should have been measured.** A stage's rate counts every case whose mode goes
-  through that stage (search: every case; select and plan: plan and execute cases; execute: execute cases) and
-  that was judged: it reached the stage, or it failed at an earlier stage — then it counts as a failure of this
-  stage's rate too (``failed_earlier`` names the stage). A ``blocked`` or ``skipped`` case was never judged and
-  counts in no rate.
+- **Rates over the cases that reached their stage.** A stage's rate counts every case whose mode goes through
+  that stage (search: every case; select and plan: plan and execute cases; execute: execute cases) and that the
+  stage judged: it reached the stage (it holds the stage's object, or failed there), or it failed at an earlier
+  stage — then it counts as a failure of this stage's rate too (``failed_earlier`` names the stage) — unless a
+  gate stopped the run before this stage (``stopped_at``): a stage the run never reached measures nothing. A case
+  a stopping gate kept from running (``blocked``, or ``skipped`` when the gate could not decide) keeps the objects
+  of the stages it went through and passed: it counts there, and in no later stage.
+- A rate with no case behind it is ``None``: "no data", or **"not reached"** (``not_reached``) when cases that
+  would have counted never reached its stage — shown as ``n/a (not reached)``, never as 0.
 - ``flaky: true`` cases are reported but never gate, so the gating figures leave them out (``gating``).
-- A rate with no case behind it is ``None`` ("no data"), never a made-up 0 or 1.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ STAGE_OBJECTS: dict[str, tuple[str, ...]] = {
     "learn": ("learning",),
 }
 STATUSES: tuple[str, ...] = ("passed", "failed", "error", "blocked", "skipped")
+STAGE_ORDER: tuple[str, ...] = ("build", "search", "select", "plan", "execute", "learn")
 # the case stages in run order, and the ones a case of each mode goes through
 CASE_STAGES: tuple[str, ...] = ("search", "select", "plan", "execute")
 MODE_STAGES: dict[str, tuple[str, ...]] = {
@@ -131,7 +135,8 @@ def _rate(hits: int, total: int) -> float | None:
     return None if total == 0 else round(hits / total, 6)
 
 
-def _failed_at(case: Case, stage: str) -> bool:
+def failed_at(case: Case, stage: str) -> bool:
+    """The case failed (status failed or error) at ``stage``; a blocked case failed nowhere."""
     failure = case.get("failure") or {}
     return failure.get("stage") == stage and case.get("status") in ("failed", "error")
 
@@ -147,27 +152,68 @@ def failed_earlier(case: Case, stage: str) -> str | None:
 
 
 def reached(case: Case, stage: str) -> bool:
-    """True when the case was evaluated by ``stage`` (it has the stage's object or failed there)."""
-    status = case.get("status")
-    if status == "blocked" or status == "skipped":
-        return False
+    """True when the case went through ``stage``: it holds the stage's object, or failed there. A case that a
+    blocked gate stopped keeps only the objects of the stages it went through (and passed: a failure would have
+    made it failed), so it reached those and no later one."""
     for key in STAGE_OBJECTS.get(stage, ()):
         if case.get(key) is not None:
             return True
-    return _failed_at(case, stage)
+    return failed_at(case, stage)
 
 
 def measured(case: Case, stage: str) -> bool:
-    """True when ``stage``'s rates count the case: it reached the stage, or its mode goes through the stage and it
-    failed at an earlier one (a failure of this stage's rates too). Blocked and skipped cases never count."""
-    if case.get("status") == "passed":  # most cases of a run: counted where they have the stage's object
-        for key in STAGE_OBJECTS.get(stage, ()):  # noqa: SIM110 (any() over a generator: twice the time)
-            if case.get(key) is not None:
-                return True
-        return False
+    """True when ``stage``'s rates may count the case on its own: it reached the stage, or its mode goes through
+    the stage and it failed at an earlier one (``measured_at`` leaves that one out when the run stopped before
+    ``stage``)."""
     if reached(case, stage):
         return True
     return stage in MODE_STAGES.get(str(case.get("mode")), ()) and failed_earlier(case, stage) is not None
+
+
+STOPPED = frozenset({"blocked_by_stage", "stopped_by_error"})
+
+
+class _FromCases:
+    """The default of ``stop``: found in the cases given (``stopped_at``)."""
+
+
+FROM_CASES = _FromCases()
+Stop = str | None | _FromCases
+
+
+def stopped_at(cases: Iterable[Case]) -> str | None:
+    """The stage of the gate that stopped the run (its blocked or stopped cases name it: ``blocked_by_stage``,
+    ``stopped_by_error``), ``run`` when a pre-run check stopped it before any gate; None when nothing stopped it.
+    The stages after it were never reached."""
+    found: str | None = None
+    for case in cases:
+        if case.get("status") in ("blocked", "skipped"):
+            failure = case.get("failure") or {}
+            if failure.get("reason") in STOPPED:
+                where = str(failure.get("stage"))
+                if found is None or _order(where) < _order(found):
+                    found = where
+    return found
+
+
+def _order(stage: str) -> int:
+    return STAGE_ORDER.index(stage) if stage in STAGE_ORDER else -1
+
+
+def _ran(stage: str, stop: str | None) -> bool:
+    """The run reached ``stage``: nothing stopped it, or it stopped at that stage or a later one."""
+    return stop is None or _order(stage) <= _order(stop)
+
+
+def measured_at(cases: Iterable[Case], stage: str, *, stop: Stop = FROM_CASES) -> list[Case]:
+    """The cases ``stage``'s rates count (see the module docstring): those that reached it, and those of a mode
+    that goes through it that failed at an earlier stage — when the run reached ``stage`` (``stop``: where the run
+    stopped, found in ``cases`` by default; pass the whole run's for a part of it)."""
+    listed = cases if isinstance(cases, list) else list(cases)
+    where = stopped_at(listed) if isinstance(stop, _FromCases) else stop
+    if not _ran(stage, where):
+        return [c for c in listed if reached(c, stage)]
+    return [c for c in listed if measured(c, stage)]
 
 
 def gating(case: Case) -> bool:
@@ -217,10 +263,10 @@ def _no_target(search: Any) -> bool:
     return isinstance(search, Mapping) and "hit" in search and search["hit"] is None
 
 
-def search_metrics(cases: Sequence[Case]) -> Metrics:
+def search_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """hit@K, Top-1, MRR and nDCG@K (one relevant target per case) over the cases that reached search."""
     # a case without an expected target (assertions only) has ``hit: null``: it has no rank to count
-    evaluated = [c for c in cases if measured(c, "search") and not _no_target(c.get("search"))]
+    evaluated = [c for c in measured_at(cases, "search", stop=stop) if not _no_target(c.get("search"))]
     hits = top1 = 0
     rr = ndcg = 0.0
     for case in evaluated:
@@ -243,16 +289,16 @@ def search_metrics(cases: Sequence[Case]) -> Metrics:
     }
 
 
-def select_metrics(cases: Sequence[Case]) -> Metrics:
+def select_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """Selector accuracy (over the cases select measured: a case that failed before select counts as a miss),
     override rate, and how often an override was right (both over the cases that reached select)."""
-    evaluated = [c for c in cases if measured(c, "select")]
-    correct = sum(1 for c in evaluated if failed_earlier(c, "select") is None and not _failed_at(c, "select"))
+    evaluated = measured_at(cases, "select", stop=stop)
+    correct = sum(1 for c in evaluated if failed_earlier(c, "select") is None and not failed_at(c, "select"))
     with_llm = [
         c for c in evaluated if reached(c, "select") and (c.get("target_selector") or {}).get("llm_target")
     ]
     overrides = [c for c in with_llm if (c.get("target_selector") or {}).get("overrode_llm")]
-    overrides_right = sum(1 for c in overrides if not _failed_at(c, "select"))
+    overrides_right = sum(1 for c in overrides if not failed_at(c, "select"))
     tokens, cost = llm_usage(c for c in evaluated if reached(c, "select"))
     return {
         "selector_accuracy": _rate(correct, len(evaluated)),
@@ -287,14 +333,14 @@ def llm_usage(cases: Iterable[Case]) -> tuple[int, float]:
     return tokens, cost
 
 
-def plan_metrics(cases: Sequence[Case]) -> Metrics:
+def plan_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """Plan hit rate: a synthesized plan and no failure at the plan stage, over the cases plan measured (a case
     that failed before plan counts as a miss)."""
-    evaluated = [c for c in cases if measured(c, "plan")]
+    evaluated = measured_at(cases, "plan", stop=stop)
     hits = sum(
         1
         for c in evaluated
-        if (c.get("plan") or {}).get("status") == "synthesized" and not _failed_at(c, "plan")
+        if (c.get("plan") or {}).get("status") == "synthesized" and not failed_at(c, "plan")
     )
     return {"plan_hit_rate": _rate(hits, len(evaluated))}
 
@@ -303,12 +349,12 @@ def _execute_ok(case: Case) -> bool:
     return case.get("status") == "passed"  # a passed case failed nowhere
 
 
-def execute_metrics(cases: Sequence[Case]) -> Metrics:
+def execute_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """Execute success over read-only cases (the "execute read success rate"), over all execute cases (both over
     the cases execute measured: a case that failed before execute counts as a failure), and the share of the
     evaluated assertions that held."""
-    evaluated = [c for c in cases if measured(c, "execute")]
-    reads = [c for c in evaluated if c.get("mutation_safety", "read_only") == "read_only"]
+    evaluated = measured_at(cases, "execute", stop=stop)
+    reads = [c for c in evaluated if _read_only(c)]
     assertions = [a for c in evaluated for a in c.get("assertions") or ()]
     return {
         "execute_read_success_rate": _rate(sum(map(_execute_ok, reads)), len(reads)),
@@ -317,41 +363,54 @@ def execute_metrics(cases: Sequence[Case]) -> Metrics:
     }
 
 
-def _measured_by(metric: str) -> Any:
-    """The predicate of the cases a case-share metric is over (its denominator), or None for other metrics."""
-    return {
-        "hit_at_k": lambda c: measured(c, "search") and not _no_target(c.get("search")),
-        "top_1": lambda c: measured(c, "search") and not _no_target(c.get("search")),
-        "selector_accuracy": lambda c: measured(c, "select"),
-        "plan_hit_rate": lambda c: measured(c, "plan"),
-        "execute_success_rate": lambda c: measured(c, "execute"),
-        "execute_read_success_rate": lambda c: (
-            measured(c, "execute") and c.get("mutation_safety", "read_only") == "read_only"
-        ),
-        "pass_rate": lambda c: c.get("status") in ("passed", "failed", "error"),
-    }.get(metric)
+def _read_only(case: Case) -> bool:
+    return bool(case.get("mutation_safety", "read_only") == "read_only")
 
 
-def denominator(metric: str, cases: Iterable[Case]) -> int | None:
+# a case-share metric: (its stage or None for the whole case, which of the stage's cases it is over)
+_SHARES: dict[str, tuple[str | None, Any]] = {
+    "hit_at_k": ("search", lambda c: not _no_target(c.get("search"))),
+    "top_1": ("search", lambda c: not _no_target(c.get("search"))),
+    "selector_accuracy": ("select", None),
+    "plan_hit_rate": ("plan", None),
+    "execute_success_rate": ("execute", None),
+    "execute_read_success_rate": ("execute", _read_only),
+    "pass_rate": (None, lambda c: c.get("status") in ("passed", "failed", "error")),
+}
+
+
+def _share_cases(metric: str, cases: Iterable[Case], stop: Stop) -> list[Case] | None:
+    """The gating cases the case-share ``metric`` is over (its denominator), or None for other metrics."""
+    if metric not in _SHARES:
+        return None
+    stage, keep = _SHARES[metric]
+    listed = list(cases)
+    where = stopped_at(listed) if isinstance(stop, _FromCases) else stop
+    gated = [c for c in listed if gating(c)]
+    over = measured_at(gated, stage, stop=where) if stage is not None else gated
+    return over if keep is None else [c for c in over if keep(c)]
+
+
+def denominator(metric: str, cases: Iterable[Case], *, stop: Stop = FROM_CASES) -> int | None:
     """How many of the gating ``cases`` the case-share ``metric`` is over; None for a metric that is not a
     share of cases (``Metric.counts_cases``)."""
-    predicate = _measured_by(metric)
-    if predicate is None:
-        return None
-    return sum(1 for c in cases if gating(c) and predicate(c))
+    over = _share_cases(metric, cases, stop)
+    return None if over is None else len(over)
 
 
-def earlier_failures(metric: str, cases: Iterable[Case]) -> dict[str, int]:
+def earlier_failures(metric: str, cases: Iterable[Case], *, stop: Stop = FROM_CASES) -> dict[str, int]:
     """The gating cases ``metric`` counts as failures because they failed at an earlier stage, by that stage."""
     info = METRICS.get(metric)
     stage = info.stage if info is not None else None
     out: dict[str, int] = {}
     if stage not in CASE_STAGES:
         return out
-    for case in cases:
-        where = failed_earlier(case, str(stage)) if gating(case) else None
-        if where is not None and measured(case, str(stage)):
-            out[where] = out.get(where, 0) + 1
+    listed = list(cases)
+    where = stopped_at(listed) if isinstance(stop, _FromCases) else stop
+    for case in measured_at([c for c in listed if gating(c)], str(stage), stop=where):
+        earlier = failed_earlier(case, str(stage))
+        if earlier is not None:
+            out[earlier] = out.get(earlier, 0) + 1
     return dict(sorted(out.items(), key=lambda kv: CASE_STAGES.index(kv[0])))
 
 
@@ -370,6 +429,48 @@ def structured(case: Case) -> bool:
             return False
         return not str(failure.get("message", "")).startswith("unexpected error")
     return True
+
+
+# the run's acceptance metrics (``acceptance``) -> the metric each one is
+ACCEPTANCE_OF: dict[str, str] = {
+    "search_hit_at_k": "hit_at_k",
+    "search_top_1": "top_1",
+    "target_selector_accuracy": "selector_accuracy",
+    "plan_hit_rate": "plan_hit_rate",
+    "execute_read_success_rate": "execute_read_success_rate",
+}
+NOT_REACHED = "n/a (not reached)"  # how every output shows a figure whose stage its cases never reached
+
+
+def stage_not_reached(
+    stage: str, cases: Iterable[Case], *, keep: Any = None, stop: Stop = FROM_CASES
+) -> bool:
+    """True when gating cases whose mode goes through ``stage`` (and that ``keep`` accepts) exist and the stage
+    measured none of them: a stopping gate, or their suite's gates, never took them there."""
+    listed = list(cases)
+    where = stopped_at(listed) if isinstance(stop, _FromCases) else stop
+    would = [
+        c
+        for c in listed
+        if gating(c) and stage in MODE_STAGES.get(str(c.get("mode")), ()) and (keep is None or keep(c))
+    ]
+    return bool(would) and not measured_at(would, stage, stop=where)
+
+
+def not_reached(figures: Mapping[str, Any], cases: Iterable[Case], *, stop: Stop = FROM_CASES) -> list[str]:
+    """The names in ``figures`` (metric names, or the acceptance metrics' names) whose value is None because their
+    stage was not reached (``stage_not_reached``), in the order of ``figures``: shown ``n/a (not reached)``."""
+    listed = list(cases)
+    where = stopped_at(listed) if isinstance(stop, _FromCases) else stop
+    out = []
+    for name, value in figures.items():
+        metric = METRICS.get(ACCEPTANCE_OF.get(name, name))
+        if value is not None or metric is None or metric.stage not in CASE_STAGES:
+            continue
+        keep = _read_only if metric.name == "execute_read_success_rate" else None
+        if stage_not_reached(str(metric.stage), listed, keep=keep, stop=where):
+            out.append(name)
+    return out
 
 
 def structured_failure_rate(cases: Iterable[Case]) -> float | None:
@@ -395,15 +496,17 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def case_metrics(cases: Sequence[Case]) -> Metrics:
+def case_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """Every metric a gate threshold may name, over ``cases`` (flaky cases left out), with ``pass_rate``,
-    ``structured_failure_rate`` and per-stage latency as ``latency_<stage>_p50_ms`` / ``_p95_ms``."""
+    ``structured_failure_rate`` and per-stage latency as ``latency_<stage>_p50_ms`` / ``_p95_ms``. ``stop``: where
+    the run stopped (``stopped_at``), found in ``cases`` unless given (a suite's cases with the run's stop)."""
+    where = stopped_at(cases) if isinstance(stop, _FromCases) else stop
     gated = [c for c in cases if gating(c)]
     out: Metrics = {}
-    out.update(search_metrics(gated))
-    out.update(select_metrics(gated))
-    out.update(plan_metrics(gated))
-    out.update(execute_metrics(gated))
+    out.update(search_metrics(gated, stop=where))
+    out.update(select_metrics(gated, stop=where))
+    out.update(plan_metrics(gated, stop=where))
+    out.update(execute_metrics(gated, stop=where))
     tally = counts(gated)
     evaluated = tally["passed"] + tally["failed"] + tally["error"]
     out["pass_rate"] = _rate(tally["passed"], evaluated)
@@ -416,14 +519,15 @@ def case_metrics(cases: Sequence[Case]) -> Metrics:
 
 def acceptance(cases: Sequence[Case]) -> dict[str, Any]:
     """The run-level acceptance metrics, over every gating case of the run."""
+    where = stopped_at(cases)
     gated = [c for c in cases if gating(c)]
-    search = search_metrics(gated)
+    search = search_metrics(gated, stop=where)
     return {
         "search_hit_at_k": search["hit_at_k"],
         "search_top_1": search["top_1"],
-        "target_selector_accuracy": select_metrics(gated)["selector_accuracy"],
-        "plan_hit_rate": plan_metrics(gated)["plan_hit_rate"],
-        "execute_read_success_rate": execute_metrics(gated)["execute_read_success_rate"],
+        "target_selector_accuracy": select_metrics(gated, stop=where)["selector_accuracy"],
+        "plan_hit_rate": plan_metrics(gated, stop=where)["plan_hit_rate"],
+        "execute_read_success_rate": execute_metrics(gated, stop=where)["execute_read_success_rate"],
         "structured_failure_rate": structured_failure_rate(gated),
         "latency_ms": latency(gated),
     }

@@ -5,7 +5,12 @@ The scenarios (fake stages, ``run.fakes``; latencies are fixed, so metrics are c
 - ``pass``: every required case passes; a ``required: false`` suite has a failing case (it does not gate);
 - ``blocked``: a search case misses its target, the search gate stops the run, later cases are blocked;
 - ``hostile``: ``blocked`` with markup, workflow commands, XML-breaking and control characters in the text
-  a failing case carries.
+  a failing case carries;
+- ``select``: a regression case (a must-pass suite in the select and plan gates) selects the wrong target: the
+  select gate blocks, the plan cases that passed select are blocked before plan;
+- ``plan``: a plan case needs input the case does not give: the plan gate blocks (its stop);
+- ``execute``: a read-only execute case fails an assertion: the execute gate blocks;
+- ``error``: an execute case's dev server does not start: the execute gate could not decide (ERROR).
 
 The select stage also searches the cases it selects for (as the real one does), so a case blocked after its
 select gate has stage objects a merge must not keep.
@@ -35,7 +40,14 @@ HOSTILE = (
     '<script>alert("x")</script> ]]> &amp; </failure> %0A::error file=x::pwned\n::warning::y '
     "\x1b[31mred\x1b[0m \x00 \x07 \u202e ${{ secrets.T }} | pipe"
 )
-SCENARIOS = ("pass", "blocked", "hostile")
+SCENARIOS = ("pass", "blocked", "hostile", "select", "plan", "execute", "error")
+# the scenario's failing case: (index in ``cases``, its case)
+_FAILING = {
+    "select": ("r01", "regression", "plan", "wrong:x"),
+    "plan": ("p02", "plan_e2e", "plan", "unsat:x"),
+    "execute": ("e01", "execute_read", "execute", "assert:x"),
+    "error": ("e01", "execute_read", "execute", "down:x"),
+}
 SHARDS = (1, 2, 3)
 
 
@@ -68,9 +80,14 @@ def cases(scenario: str) -> list[Case]:
         f.case("o01", "optional", "search", line=1),
         f.case("o02", "optional", "search", "absent:x", line=2),
     ]
+    out += [f.case(f"r{i:02d}", "regression", "plan", line=i + 1) for i in range(3)]
     if scenario in ("blocked", "hostile"):
         target = f"absent:{HOSTILE}" if scenario == "hostile" else "absent:gone"
         out[4] = f.case("s04", "search_core", "search", target, line=5)
+    if scenario in _FAILING:
+        case_id, suite, mode, target = _FAILING[scenario]
+        index = next(i for i, c in enumerate(out) if c.id == case_id)
+        out[index] = f.case(case_id, suite, mode, target, line=out[index].origin.line)
     return out
 
 
@@ -79,9 +96,11 @@ def project(tmp: Path, scenario: str) -> f.FakeProject:
     suites = {
         **config.suites,
         "optional": Suite("optional", "search", ("o/*.yaml",), required=False),
+        "regression": Suite("regression", "plan", ("r/*.yaml",), category="regression"),
     }
+    joins = {"search": "optional", "select": "regression", "plan": "regression"}
     gates = tuple(
-        dataclasses.replace(g, suites=(*g.suites, "optional")) if g.name == "search" else g
+        dataclasses.replace(g, suites=(*g.suites, joins[g.name])) if g.name in joins else g
         for g in config.gates
     )
     return f.FakeProject(dataclasses.replace(config, suites=suites, gates=gates), tuple(cases(scenario)))

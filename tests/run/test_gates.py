@@ -126,8 +126,9 @@ def test_roll_back_and_round_trip() -> None:
         plan={"status": "synthesized"},
         latency_ms={"search": 1.0, "plan": 2.0},
     )
-    gates.roll_back(case, blocking_stage="search", message="m")
+    gates.roll_back(case, blocking_stage="search", gate="search")
     assert "plan" not in case and case["latency_ms"] == {"search": 1.0} and case["status"] == "blocked"
+    assert case["failure"]["message"] == "the search gate blocked the run; this case never ran"
     record = _eval([_c("a")], {"s": {"hit_at_k": 1.0}})
     assert GateSpec.from_record(record) == SPEC
 
@@ -589,18 +590,18 @@ def test_roll_back_removes_the_later_stages_only() -> None:
         "latency_ms": {"search": 1.0, "target_selection": 2.0, "plan": 3.0, "execute": 4.0},
     }
     at_search = _x("a", **full)
-    gates.roll_back(at_search, blocking_stage="search", message="m")
+    gates.roll_back(at_search, blocking_stage="search", gate="g")
     assert set(at_search) - {"case_id", "suite", "mode", "status", "failure"} == {"search", "latency_ms"}
     assert at_search["latency_ms"] == {"search": 1.0}
     at_execute = _x("b", **{**full, "latency_ms": dict(full["latency_ms"])})
-    gates.roll_back(at_execute, blocking_stage="execute", message="m")
+    gates.roll_back(at_execute, blocking_stage="execute", gate="g")
     assert "assertions" in at_execute and "execute" in at_execute and "learning" not in at_execute
     assert at_execute["latency_ms"] == full["latency_ms"]
     bare = {"case_id": "c", "suite": "r", "status": "passed"}  # no latencies recorded: nothing to remove
-    gates.roll_back(bare, blocking_stage="plan", message="m")
+    gates.roll_back(bare, blocking_stage="plan", gate="g")
     assert bare["status"] == "blocked"
     odd = _x("d", **{**full, "latency_ms": dict(full["latency_ms"])})
-    gates.roll_back(odd, blocking_stage="pre-run", message="m")  # not a stage: nothing after it is known
+    gates.roll_back(odd, blocking_stage="pre-run", gate="g")  # not a stage: nothing after it is known
     assert "execute" in odd and odd["failure"]["stage"] == "pre-run"
 
 
@@ -610,10 +611,25 @@ def test_roll_back_removes_the_later_stages_only() -> None:
 )
 def test_roll_back_says_why_the_case_never_ran(error: bool, status: str, reason: str) -> None:
     case = _x("a", status="failed", failure=FAIL)
-    gates.roll_back(case, blocking_stage="plan", message="the plan gate blocked the run", error=error)
+    gates.roll_back(case, blocking_stage="plan", gate="plan", error=error)
+    what = "could not decide" if error else "blocked the run"
     assert (case["status"], case["failure"]) == (
         status,
-        {"stage": "plan", "reason": reason, "message": "the plan gate blocked the run"},
+        {"stage": "plan", "reason": reason, "message": f"the plan gate {what}; this case never ran"},
+    )
+
+
+def test_a_stopped_case_is_told_which_stage_it_went_through_and_which_it_never_reached() -> None:
+    """Rule: a case a blocking gate stopped after it went through select is not told it never ran there."""
+    case = _x(
+        "a", target_selector={"selected_target": "t"}, latency_ms={"search": 1.0, "target_selection": 2.0}
+    )
+    gates.roll_back(case, blocking_stage="select", gate="select", keep={"search", "select"})
+    assert case["failure"]["message"] == (
+        "the select gate blocked the run; this case went through select and never reached plan"
+    )
+    assert gates.stopped_text("g", error=True, mode="search", holds={}.get) == (
+        "the g gate could not decide; this case never ran"
     )
 
 
@@ -678,7 +694,7 @@ def test_roll_back_to_the_stages_a_case_went_through_drops_every_other_stage_and
         passes=3,
         latency_ms={"search": 1.0, "target_selection": 2.0, "plan": 3.0, "execute": 4.0},
     )
-    gates.roll_back(case, blocking_stage="select", message="m", keep={"search", "plan"})
+    gates.roll_back(case, blocking_stage="select", gate="g", keep={"search", "plan"})
     assert case == {
         "case_id": "a",
         "suite": "r",
@@ -689,7 +705,11 @@ def test_roll_back_to_the_stages_a_case_went_through_drops_every_other_stage_and
         "attempts": 3,
         "passes": 0,
         "latency_ms": {"search": 1.0, "plan": 3.0},
-        "failure": {"stage": "select", "reason": "blocked_by_stage", "message": "m"},
+        "failure": {
+            "stage": "select",
+            "reason": "blocked_by_stage",
+            "message": "the g gate blocked the run; this case went through search and never reached select",
+        },
     }
 
 

@@ -300,7 +300,7 @@ def test_a_blocked_merge_rolls_later_cases_back_as_the_unsharded_run_does(tmp_pa
         {
             "stage": "search",
             "reason": "blocked_by_stage",
-            "message": "the search gate blocked the run; this case never ran there",
+            "message": "the search gate blocked the run; this case never ran",
         },
     )
 
@@ -315,7 +315,10 @@ def test_a_gate_that_could_not_decide_stops_the_merge_as_an_error(tmp_path: Path
     assert merged["decision"]["verdict"] == "error"
     assert merged["cases"] == whole["cases"]
     learn = next(g for g in merged["gates"] if g["name"] == "learn")
-    assert (learn["status"], learn["reasons"]) == ("skipped", ["stopped: gate execute could not decide"])
+    assert (learn["status"], learn["reasons"]) == (
+        "skipped",
+        ["stopped: gate execute could not decide (an infrastructure fault)"],
+    )
 
 
 def test_an_error_gate_rolls_later_cases_back_as_skipped(tmp_path: Path) -> None:
@@ -341,7 +344,7 @@ def test_an_error_gate_rolls_later_cases_back_as_skipped(tmp_path: Path) -> None
     assert {(c["status"], c["failure"]["reason"], c["failure"]["stage"]) for c in late} == {
         ("skipped", "stopped_by_error", "execute")
     }
-    assert late[0]["failure"]["message"] == "the execute gate could not decide; this case never ran there"
+    assert late[0]["failure"]["message"] == "the execute gate could not decide; this case never ran"
 
 
 def test_a_case_that_failed_in_its_own_gate_before_the_block_keeps_its_failure(tmp_path: Path) -> None:

@@ -47,16 +47,27 @@ def test_merged_shards_tell_the_unsharded_story(scenario: str, total: int) -> No
     assert set(merged["stages"]) == set(whole["stages"])  # no stage a blocked merged run never reached
 
 
+_OBJECTS = {"search": "search", "select": "target_selector", "plan": "plan", "execute": "execute"}
+
+
 @pytest.mark.parametrize("scenario", story.SCENARIOS)
-def test_a_blocked_merged_run_keeps_no_stage_object_of_its_blocked_cases(scenario: str) -> None:
+def test_a_stopped_merged_run_keeps_no_stage_object_past_the_stop(scenario: str) -> None:
+    """A case the stopping gate kept from running keeps only the objects of the stages it went through before the
+    stop, whatever its shard ran past it: the plan cases searched and selected before the select gate blocked keep
+    those two, and nothing of plan."""
     merged = story.story(scenario).merged[3]
-    blocked = [c for c in merged["cases"] if c["status"] == "blocked"]
-    if scenario == "pass":
-        assert not blocked
-        return
-    # the plan cases were searched and selected in their shards; the run was blocked before their gates
-    assert blocked and all(not ({"search", "target_selector", "plan", "execute"} & set(c)) for c in blocked)
-    assert not any(c.get("latency_ms") for c in blocked)
+    stopped = [c for c in merged["cases"] if c["status"] in ("blocked", "skipped")]
+    # the execute gate is the last to judge cases: when it stops the run, no case is left for a later gate
+    assert bool(stopped) is (scenario not in ("pass", "execute", "error"))
+    for case in stopped:
+        stop = case["failure"]["stage"]
+        later = list(_OBJECTS)[list(_OBJECTS).index(stop) + 1 :] if stop in _OBJECTS else list(_OBJECTS)
+        assert not ({_OBJECTS[s] for s in later} & set(case)), case
+    if scenario == "select":
+        went = [c for c in stopped if "target_selector" in c]
+        assert went and all(
+            c["failure"]["message"].endswith("went through select and never reached plan") for c in went
+        )
 
 
 def test_each_check_is_written_once_however_many_shards_ran_it() -> None:

@@ -14,14 +14,23 @@ PRELUDE = """\
 
 What each metric a gate threshold can name counts, and over which cases. Every metric is computed from the
 cases of the result artifact alone, per suite (the gate compares each of its suites) and for the run
-(`metrics` in `result.json`). `flaky: true` cases are left out; a rate with no case behind it is `null`
-("no data"), never a made-up 0 or 1.
+(`metrics` in `result.json`). `flaky: true` cases are left out; a rate with no case behind it is `null`, never a
+made-up 0 or 1: "no data", or **not reached** (below).
 
-**Rates over the cases that should have been measured.** A stage's rate counts every case whose mode goes
-through that stage — search: every case; select and plan: plan and execute cases; execute: execute cases — and
-that was judged: it reached the stage, or it **failed at an earlier stage**, in which case it counts as a failure
-of this rate too. The gate record names those cases' stage (`thresholds[].failed_earlier`, and the reason
-`… (counting 1 failed at plan)`). A `blocked` or `skipped` case was never judged and counts in no rate.
+**Rates over the cases that reached their stage.** A stage's rate counts every case whose mode goes through that
+stage — search: every case; select and plan: plan and execute cases; execute: execute cases — and that the stage
+judged: it reached the stage, or it **failed at an earlier stage**, in which case it counts as a failure of this
+rate too. The gate record names those cases' stage (`thresholds[].failed_earlier`, and the reason
+`… (counting 1 failed at plan)`).
+
+**Not reached.** When a gate blocks (or cannot decide), the run stops: the later stages are never reached, and
+their rates measure nothing — not the cases the gate stopped, not the cases that failed before. A case the gate
+stopped (`blocked`, or `skipped` with `stopped_by_error`) keeps the objects of the stages it went through and
+passed, and counts there: when the select gate blocks, the plan cases that passed select still count in
+`selector_accuracy`, and `plan_hit_rate` is `null`. Such a figure is listed under `not_reached` in `result.json`
+(`metrics`, `suites.<name>`, `scorecard`; `thresholds[].not_reached` in a gate record) and every output — the
+console, the summary, the HTML report, the JUnit properties, the trend charts — shows it as
+`n/a (not reached)`, never as 0.
 
 **Tolerance.** A threshold `metric >= r` on a metric marked *counts cases* below also says how many failing
 cases the gate tolerates on that suite: `floor((1 - r) * n)` of its `n` measured cases (see

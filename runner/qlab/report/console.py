@@ -87,7 +87,7 @@ def gate_table(artifact: Mapping[str, Any], *, color: bool = False) -> str:
     rows = [("gate", "stage", "status", "numbers")]
     for gate in artifact.get("gates") or ():
         numbers = ", ".join(
-            f"{t.get('metric')}{_where(t)}={_num(t.get('actual'))}{t.get('op')}{t.get('value')}"
+            f"{t.get('metric')}{_where(t)}={derive.threshold_actual(t, empty='n/a')}{t.get('op')}{t.get('value')}"
             for t in gate.get("thresholds") or ()
         )
         rows.append((str(gate.get("name")), str(gate.get("stage")), str(gate.get("status")), numbers))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.changes import CHANGE_KINDS, change_kind
+from qlab.metrics import NOT_REACHED as NOT_REACHED  # "n/a (not reached)": a figure its cases never reached
 from qlab.metrics import SCORECARD_DIMENSIONS
 from qlab.metrics import unstable as unstable  # a passed case that did not pass every repeat: flaky
 from qlab.reasons import REASONS
@@ -83,6 +84,28 @@ def number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def not_reached(result: Artifact, section: str = "metrics", *, suite: str | None = None) -> frozenset[str]:
+    """The names of ``section`` (``metrics``, ``scorecard``; a suite's metrics with ``suite``) whose value the
+    artifact records as not reached (``not_reached``): every report shows them as ``NOT_REACHED``, never 0."""
+    recorded = as_mapping(result.get("not_reached"))
+    names = as_mapping(recorded.get("suites")).get(suite) if suite is not None else recorded.get(section)
+    return frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
+
+
+def figure(value: Any, *, reached: bool = True, empty: str = "—", digits: int = 3) -> str:
+    """A figure as the text reports print it: ``digits`` decimals, ``empty`` for no data, ``NOT_REACHED`` for a
+    figure whose stage its cases never reached."""
+    found = number(value)
+    if found is None:
+        return empty if reached else NOT_REACHED
+    return f"{found:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def threshold_actual(row: Mapping[str, Any], *, empty: str = "—") -> str:
+    """A gate threshold's measured value (``figure``): not reached when its gate never ran on those cases."""
+    return figure(row.get("actual"), reached=not row.get("not_reached"), empty=empty)
 
 
 def status_counts(result: Artifact) -> dict[str, int]:
@@ -292,6 +315,16 @@ def metric_trends(results: Sequence[Artifact]) -> dict[str, list[float | None]]:
     for label, values in rows:
         if any(v is not None for v in values):
             out[label] = values
+    return out
+
+
+def trends_not_reached(results: Sequence[Artifact]) -> dict[str, list[bool]]:
+    """``{label: [not reached in that run]}`` for the labels of ``metric_trends``: a gap that is "not reached"."""
+    out: dict[str, list[bool]] = {}
+    for key, label in ACCEPTANCE_METRICS:
+        out[label] = [key in not_reached(r) for r in results]
+    for dim in SCORECARD_DIMENSIONS:
+        out[f"scorecard: {dim}"] = [dim in not_reached(r, "scorecard") for r in results]
     return out
 
 

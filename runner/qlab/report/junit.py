@@ -298,6 +298,14 @@ def _flat(prefix: str, data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _figures(prefix: str, data: Mapping[str, Any], unreached: frozenset[str]) -> dict[str, Any]:
+    """``_flat`` figures, with those whose stage was never reached written ``n/a (not reached)`` (a figure with no
+    data is left out)."""
+    out = _flat(prefix, data)
+    out.update({f"{prefix}{name}": derive.NOT_REACHED for name in unreached if data.get(name) is None})
+    return out
+
+
 def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
     fp = artifact.get("fingerprint") or {}
     props: dict[str, Any] = {
@@ -312,8 +320,10 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
     shard = artifact.get("shard")
     if shard:
         props["qlab.shard"] = f"{shard.get('index')}/{shard.get('total')}"
-    props.update(_flat("metric.", artifact.get("metrics") or {}))
-    props.update(_flat("scorecard.", artifact.get("scorecard") or {}))
+    props.update(_figures("metric.", artifact.get("metrics") or {}, derive.not_reached(artifact)))
+    props.update(
+        _figures("scorecard.", artifact.get("scorecard") or {}, derive.not_reached(artifact, "scorecard"))
+    )
     suite = report.suite("qlab", props)
     for guard in artifact.get("prerun") or ():
         _guard_case(suite, "qlab.prerun", guard, failed_outcome="error")
@@ -349,7 +359,9 @@ def _gate_suite(report: _Report, gate: Mapping[str, Any], stages: Mapping[str, A
     props: dict[str, Any] = {"gate.stage": gate.get("stage"), "gate.status": gate.get("status")}
     for row in gate.get("thresholds") or ():
         where = f"[{row['suite']}]" if row.get("suite") else ""
-        props[f"threshold.{row.get('metric')}{where}"] = row.get("actual")
+        props[f"threshold.{row.get('metric')}{where}"] = (
+            derive.NOT_REACHED if row.get("not_reached") else row.get("actual")
+        )
     suite = report.suite(f"gate.{name}", props)
     classname = f"qlab.gate.{name}"
     status = gate.get("status")
@@ -368,7 +380,8 @@ def _gate_suite(report: _Report, gate: Mapping[str, Any], stages: Mapping[str, A
             f" [{row['suite']}]" if row.get("suite") else ""
         )
         if row.get("passed") is None:
-            suite.case(classname, label, outcome="skipped", message="not evaluated: no data")
+            said = derive.NOT_REACHED if row.get("not_reached") else "no data"
+            suite.case(classname, label, outcome="skipped", message=f"not evaluated: {said}")
         elif row.get("passed"):
             suite.case(classname, label)
         else:
@@ -439,7 +452,9 @@ def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
             "suite.category": info.get("category"),
             "suite.required": info.get("required"),
         }
-        props.update(_flat("metric.", info.get("metrics") or {}))
+        props.update(
+            _figures("metric.", info.get("metrics") or {}, derive.not_reached(artifact, suite=str(name)))
+        )
         shaky = [c for c in by_suite.get(name, ()) if c.get("status") == "passed" and derive.unstable(c)]
         if (
             shaky

@@ -68,6 +68,11 @@ def _num(value: Any) -> str:
     return str(value) if isinstance(value, int) else _cell(value)
 
 
+def _figure(value: Any, *, reached: bool) -> str:
+    """``_num``, with a figure whose stage its cases never reached shown ``n/a (not reached)``, never 0."""
+    return derive.NOT_REACHED if value is None and not reached else _num(value)
+
+
 def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     suites = artifact.get("suites") or {}
     return [
@@ -119,7 +124,12 @@ def _threshold(row: Mapping[str, Any]) -> str:
     op, value = row.get("op"), row.get("value")
     shown_op = op if op in _OPS else _cell(op)
     shown_value = str(value) if isinstance(value, (int, float)) else _cell(value)  # as qlab.yaml states it
-    return f"{_word(row.get('metric'))}{suite} {_num(row.get('actual'))} {shown_op} {shown_value}"
+    actual = (
+        derive.NOT_REACHED
+        if row.get("not_reached") and row.get("actual") is None
+        else _num(row.get("actual"))
+    )
+    return f"{_word(row.get('metric'))}{suite} {actual} {shown_op} {shown_value}"
 
 
 def counts_line(artifact: Mapping[str, Any]) -> str:
@@ -237,9 +247,10 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
 def _metrics(artifact: Mapping[str, Any]) -> list[str]:
     m = artifact.get("metrics") or {}
     lines = ["### Acceptance metrics", "", "| metric | value |", "|---|---|"]
+    unreached = derive.not_reached(artifact)
     for key, value in m.items():
         if key != "latency_ms":
-            lines.append(f"| {_word(key)} | {_num(value)} |")
+            lines.append(f"| {_word(key)} | {_figure(value, reached=key not in unreached)} |")
     latency = m.get("latency_ms") or {}
     if latency:
         lines += ["", "| stage | p50 ms | p95 ms |", "|---|---|---|"]
@@ -250,11 +261,12 @@ def _metrics(artifact: Mapping[str, Any]) -> list[str]:
         ]
     card = artifact.get("scorecard") or {}
     if card:
+        unreached = derive.not_reached(artifact, "scorecard")
         lines += [
             "",
             "| scorecard | value |",
             "|---|---|",
-            *(f"| {_word(k)} | {_num(v)} |" for k, v in card.items()),
+            *(f"| {_word(k)} | {_figure(v, reached=k not in unreached)} |" for k, v in card.items()),
         ]
     return [*lines, ""]
 
@@ -432,7 +444,8 @@ def _size(text: str) -> int:
 
 def trend(runs: Sequence[Mapping[str, Any]]) -> str:
     """The runs of a series, oldest first, one row each: verdict, case counts and every acceptance metric (``qlab
-    report --trend``). A metric a run has no data for is ``—``, never 0."""
+    report --trend``). A metric a run has no data for is ``—``, one its cases never reached ``n/a (not reached)``,
+    never 0."""
     keys = [(key, label) for key, label in derive.ACCEPTANCE_METRICS]
     head = ["run", "started", "verdict", "cases", "passed", "failed", *(label for _, label in keys)]
     lines = [
@@ -444,6 +457,7 @@ def trend(runs: Sequence[Mapping[str, Any]]) -> str:
     for run in runs:
         counts = derive.status_counts(run)
         metrics = derive.as_mapping(run.get("metrics"))
+        unreached = derive.not_reached(run)
         cells = [
             _cell(run.get("run_id")),
             _cell(run.get("started_at")),
@@ -451,7 +465,7 @@ def trend(runs: Sequence[Mapping[str, Any]]) -> str:
             str(sum(counts.values())),
             str(counts["passed"]),
             str(counts["failed"] + counts["error"]),
-            *(_num(derive.number(metrics.get(key))) for key, _ in keys),
+            *(derive.figure(metrics.get(key), reached=key not in unreached) for key, _ in keys),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     if len(runs) >= 2:

@@ -61,6 +61,7 @@ KEY_ORDER = (
     "metrics",
     "categories",
     "scorecard",
+    "not_reached",
     "postrun",
     "guards",
     "readiness",
@@ -94,9 +95,10 @@ def suite_section(
     grouped: dict[str, list[Mapping[str, Any]]] = {name: [] for name in suites}
     for case in cases:
         grouped.setdefault(str(case["suite"]), []).append(case)
+    stop = metrics.stopped_at(cases)  # each suite is measured with the run's stop: a stage it never reached
     out: dict[str, dict[str, Any]] = {}
     for name, info in suites.items():
-        figures = metrics.case_metrics(grouped[name])
+        figures = metrics.case_metrics(grouped[name], stop=stop)
         for metric, value in (extra or {}).get(name, {}).items():
             figures.setdefault(metric, value)
         out[name] = {
@@ -176,7 +178,29 @@ def conclude(
         artifact["scorecard"] = card
     else:
         artifact.pop("scorecard", None)
+    artifact["not_reached"] = not_reached(artifact)
     return ordered(artifact)
+
+
+def not_reached(artifact: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of the artifact that are ``null`` because their stage was never reached (a blocked gate kept
+    the cases from it; ``qlab.metrics.not_reached``): the run's ``metrics``, each suite's, the ``scorecard``.
+    Every output shows them as ``n/a (not reached)``, never as 0."""
+    cases = artifact.get("cases") or []
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for case in cases:
+        grouped.setdefault(str(case.get("suite")), []).append(case)
+    stop = metrics.stopped_at(cases)
+    suites = {
+        name: found
+        for name, info in (artifact.get("suites") or {}).items()
+        if (found := metrics.not_reached(info.get("metrics") or {}, grouped.get(name, ()), stop=stop))
+    }
+    return {
+        "metrics": metrics.not_reached(artifact.get("metrics") or {}, cases, stop=stop),
+        "suites": suites,
+        "scorecard": scorecard_mod.not_reached(artifact.get("scorecard") or {}, cases),
+    }
 
 
 def case_view(case: dict[str, Any], shared: dict[tuple[Any, ...], dict[str, Any]] | None = None) -> None:

@@ -50,11 +50,15 @@ _SAME_AS = {
 
 
 def stage_metrics(
-    per_shard: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[str, Any]]
+    per_shard: Sequence[Mapping[str, Any]],
+    cases: Sequence[Mapping[str, Any]],
+    *,
+    stop: metrics.Stop = metrics.FROM_CASES,
 ) -> dict[str, float | None]:
-    """A stage's figures on the merged run: what its cases tell (rates, latencies) computed again over them, totals
-    summed, the rest (the build's figures, equal on every shard) as the first shard has it."""
-    figures = metrics.case_metrics(cases) if cases else {}
+    """A stage's figures on the merged run: what its cases tell (rates, latencies) computed again over them (with
+    the run's ``stop``), totals summed, the rest (the build's figures, equal on every shard) as the first shard has
+    it."""
+    figures = metrics.case_metrics(cases, stop=stop) if cases else {}
     out: dict[str, float | None] = {}
     for key in dict.fromkeys(k for m in per_shard for k in m):
         source = _SAME_AS.get(key, key)
@@ -140,7 +144,7 @@ def settle(
             continue
         suites = {s for spec in specs_here for s in spec.suites}
         members = [c for c in cases if c["suite"] in suites]
-        figures = stage_metrics(per_shard, members)
+        figures = stage_metrics(per_shard, members, stop=metrics.stopped_at(cases))
         schema = entry["details"].get("schema")
         if schema and schema.get("checked"):
             figures["schema_validity"] = round(schema["valid"] / schema["checked"], 6)

@@ -30,11 +30,21 @@ Everything here works on artifact-level data (case dicts, metric dicts, guard an
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.metrics import STAGE_OBJECTS, Case, denominator, draft, earlier_failures, gating, unstable
+from qlab.metrics import (
+    MODE_STAGES,
+    STAGE_OBJECTS,
+    Case,
+    denominator,
+    draft,
+    earlier_failures,
+    gating,
+    not_reached,
+    unstable,
+)
 from qlab.project.model import Gate
 from qlab.reasons import REASONS, is_infrastructure
 from qlab.run.stops import derive_stops
@@ -332,7 +342,10 @@ def _threshold_rows(
                 "suite": suite,
                 "gating": is_required and not defer and passed is not None,
             }
-            earlier = earlier_failures(metric, [c for c in cases if c.get("suite") == suite]) if suite else {}
+            members = [c for c in cases if c.get("suite") == suite] if suite else cases
+            if actual is None and not_reached({metric: None}, members):
+                row["not_reached"] = True  # its stage never took these cases: n/a, never a breach nor a 0
+            earlier = earlier_failures(metric, members) if suite else {}
             if earlier:
                 row["failed_earlier"] = (
                     earlier  # counted as failures of this rate, by the stage they failed at
@@ -433,12 +446,16 @@ def _head(spec: GateSpec) -> dict[str, Any]:
     return head
 
 
-def skipped(spec: GateSpec, reason: str) -> dict[str, Any]:
-    """The record of a gate that did not run; its thresholds are listed with no actual value."""
+def skipped(spec: GateSpec, reason: str, *, stopped: bool = False) -> dict[str, Any]:
+    """The record of a gate that did not run; its thresholds are listed with no actual value — ``not_reached``
+    when the run ``stopped`` before it (an earlier gate blocked or could not decide)."""
     rows = [
         {"metric": m, "op": op, "value": v, "actual": None, "passed": None, "suite": None, "gating": False}
         for m, op, v in spec.thresholds
     ]
+    if stopped:
+        for row in rows:
+            row["not_reached"] = True
     return {
         **_head(spec),
         "status": "skipped",
@@ -458,11 +475,32 @@ def errored(spec: GateSpec, reason: str, message: str) -> dict[str, Any]:
     return record
 
 
+def stopped_gate_text(gate: str, *, error: bool) -> str:
+    """Why a gate after the one that stopped the run did not run (its record's reason)."""
+    if error:
+        return f"stopped: gate {gate} could not decide (an infrastructure fault)"
+    return f"blocked by gate {gate}"
+
+
+def stopped_text(gate: str, *, error: bool, mode: str, holds: Callable[[str], Any]) -> str:
+    """What a case a stopping gate kept from running is told: the gate, and the first stage of its mode it did not
+    reach (``holds(key)``: the case's stage object under ``key``, None when it has none). A case that went through
+    select before the select gate blocked did run there: it never reached plan."""
+    what = "could not decide" if error else "blocked the run"
+    stages = MODE_STAGES.get(mode, ())
+    went = [s for s in stages if any(holds(key) is not None for key in STAGE_OBJECTS.get(s, ()))]
+    missing = next((s for s in stages if s not in went), None)
+    index = stages.index(missing) if missing is not None else 0
+    if index == 0:
+        return f"the {gate} gate {what}; this case never ran"
+    return f"the {gate} gate {what}; this case went through {stages[index - 1]} and never reached {missing}"
+
+
 def roll_back(
     case: dict[str, Any],
     *,
     blocking_stage: str,
-    message: str,
+    gate: str,
     error: bool = False,
     keep: Collection[str] | None = None,
 ) -> None:
@@ -483,6 +521,7 @@ def roll_back(
             case.pop("assertions", None)
     case["status"] = "skipped" if error else "blocked"
     reason = "stopped_by_error" if error else "blocked_by_stage"
+    message = stopped_text(gate, error=error, mode=str(case.get("mode")), holds=case.get)
     case["failure"] = {"stage": blocking_stage, "reason": reason, "message": message}
 
 

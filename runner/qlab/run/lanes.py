@@ -112,16 +112,25 @@ class Lanes:
         wanted = [c.id for c in self.cases] if ids is None else list(ids)
         return [self.aggregate(case_id) for case_id in wanted]
 
-    def block(self, case_ids: Iterable[str], *, stage: str, message: str, error: bool = False) -> int:
+    def block(
+        self,
+        case_ids: Iterable[str],
+        *,
+        stage: str,
+        message: str | Callable[[CaseResult], str],
+        error: bool = False,
+    ) -> int:
         """Mark every attempt of these cases that is not done yet as blocked by ``stage`` (``skipped`` with
-        ``stopped_by_error`` when the run stopped at an infrastructure fault); returns how many cases changed."""
+        ``stopped_by_error`` when the run stopped at an infrastructure fault); ``message`` may be made per attempt
+        (what it went through); returns how many cases changed."""
         changed = 0
         reason = "stopped_by_error" if error else "blocked_by_stage"
         for case_id in case_ids:
             hit = False
             for result in self.attempts(case_id):
                 if not result.done:
-                    result.fail(stage, reason, message, status="skipped" if error else "blocked")
+                    text = message if isinstance(message, str) else message(result)
+                    result.fail(stage, reason, text, status="skipped" if error else "blocked")
                     hit = True
             changed += hit
         return changed

@@ -146,12 +146,8 @@ def _judge(
         # the learn gate observes a blocked run as a single run's does (not one stopped by an error)
         observes = spec.stage == "learn" and blocked is not None and not blocked[3]
         if blocked is not None and not observes:
-            stopped = (
-                f"stopped: gate {blocked[2]} could not decide"
-                if blocked[3]
-                else f"blocked by gate {blocked[2]}"
-            )
-            records.append(gates.skipped(spec, stopped))
+            stopped = gates.stopped_gate_text(blocked[2], error=blocked[3])
+            records.append(gates.skipped(spec, stopped, stopped=True))
             continue
         if all(g.get("status") == "skipped" for g in mine):
             records.append(dict(mine[0]))
@@ -178,7 +174,10 @@ def _judge(
             record["status"] = "blocked"
             record["reasons"] = list(dict.fromkeys(r for g in mine for r in g.get("reasons") or ()))
         records.append(record)
-        if record["status"] in ("blocked", "error"):
+        if blocked is None and record["status"] in (
+            "blocked",
+            "error",
+        ):  # the first stop: the learn gate after it
             blocked = (index, spec.stage, spec.name, record["status"] == "error")
     if blocked is not None:
         _roll_back(cases, specs, blocked)
@@ -204,11 +203,10 @@ def _roll_back(
             and failure.get("stage") == stage
         ):
             continue
-        what = "could not decide" if error else "blocked the run"
         gates.roll_back(
             case,
             blocking_stage=stage,
-            message=f"the {name} gate {what}; this case never ran there",
+            gate=name,
             error=error,
             keep=_went_through(case, specs[: index + 1]),
         )

@@ -241,7 +241,7 @@ def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:
     # the learning loop learns from); a run stopped by an error decided nothing: only its outputs are scanned
     observes = gate.stage == "learn" and not state.stopped_by_error
     if state.blocked_by is not None and not observes:
-        state.skip(spec, state.stopped_reason())
+        state.skip(spec, state.stopped_reason(), stopped=True)
         if gate.stage == "learn":
             _scrub_only(state, ctx, gate)
         return

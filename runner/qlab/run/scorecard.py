@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
+from qlab.metrics import failed_at, stage_not_reached
 from qlab.project.model import Budget
 from qlab.run.postrun import claims_records
 
@@ -117,6 +118,21 @@ def details(
         "human_acceptance": lambda: _human_acceptance(artifact, cases, review_list),
     }
     return {name: builders[name]() for name in DIMENSIONS}
+
+
+# a dimension measured at one stage of the cases: ``None`` there is "not reached" when no case reached it
+_STAGE_OF = {"tool_selection_accuracy": "select"}
+
+
+def not_reached(card: Mapping[str, float | None], cases: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The dimensions of ``card`` that are None because their stage was never reached by cases that would have
+    gone through it (``qlab.metrics.stage_not_reached``): shown ``n/a (not reached)``, never 0."""
+    listed = list(cases)
+    return [
+        name
+        for name, value in card.items()
+        if value is None and name in _STAGE_OF and stage_not_reached(_STAGE_OF[name], listed)
+    ]
 
 
 def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
@@ -295,9 +311,8 @@ def _tool_selection(cases: list[Mapping[str, Any]]) -> tuple[int, int]:
         explicit = case["target_selector"].get("correct")
         if isinstance(explicit, bool):
             correct += int(explicit)
-        else:
-            failure = case.get("failure")
-            correct += int(not (isinstance(failure, Mapping) and failure.get("stage") == "select"))
+        else:  # a case a later gate's block stopped went through select, and chose right
+            correct += int(not failed_at(case, "select"))
     return correct, len(selected)
 
 

@@ -159,14 +159,12 @@ class RunState:
         """Each suite's part in the decision rule (required, must pass)."""
         return gates.suite_rules(_suite_info(self.config))
 
-    def skip(self, spec: GateSpec, reason: str) -> None:
-        self.gates[spec.name] = gates.skipped(spec, reason)
+    def skip(self, spec: GateSpec, reason: str, *, stopped: bool = False) -> None:
+        self.gates[spec.name] = gates.skipped(spec, reason, stopped=stopped)
 
     def stopped_reason(self) -> str:
         """Why later gates did not run."""
-        if self.stopped_by_error:
-            return f"stopped: gate {self.blocked_by} could not decide (an infrastructure fault)"
-        return f"blocked by gate {self.blocked_by}"
+        return gates.stopped_gate_text(str(self.blocked_by), error=self.stopped_by_error)
 
     def block_after(self, gate: Gate, stage: str, *, error: bool = False) -> None:
         """Every case still pending in a later gate is reported blocked by this gate's stage (``skipped`` with
@@ -179,8 +177,12 @@ class RunState:
         if stage == "build":
             suites = {c.suite for c in self.cases}
         ids = [c.id for c in self.cases if c.suite in suites]
-        what = "could not decide" if error else "blocked the run"
-        message = f"the {gate.name} gate {what}; this case never ran there"
+
+        def message(result: CaseResult) -> str:
+            return gates.stopped_text(
+                gate.name, error=error, mode=result.mode, holds=lambda key: getattr(result, key, None)
+            )
+
         self.lanes.block(ids, stage=stage, message=message, error=error)
 
     def boundary_checks(
@@ -266,6 +268,7 @@ class RunState:
             or gates.skipped(
                 GateSpec.from_config(g, suites=self.selected.gate_suites.get(g.name, ())),
                 stopped if final else "pending: runs after this provisional artifact was written",
+                stopped=final,
             )
             for g in self.config.gates
         ]

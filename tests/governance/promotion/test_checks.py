@@ -157,7 +157,7 @@ def test_plan_target_correct_judges_plan_and_execute_cases_only() -> None:
     cases = {
         "s1": {"mode": "search"},
         "p1": {"mode": "plan", "target_selector": {"selected_target": "getA"}},
-        "p2": {"mode": "plan", "target_selector": {"selected_target": "getB"},
+        "p2": {"mode": "plan", "status": "failed", "target_selector": {"selected_target": "getB"},
                "failure": {"stage": "select", "reason": "wrong_target_selected"}},
         "e1": {"mode": "execute", "target_selector": {"selected_target": None}},
         "p3": {"mode": "plan", "target_selector": {"selected_target": "getC", "correct": True}},

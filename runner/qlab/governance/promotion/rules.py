@@ -138,9 +138,7 @@ def selection_correct(case: Mapping[str, Any]) -> bool | None:
         return None
     if isinstance(selector.get("correct"), bool):
         return bool(selector["correct"])
-    failure = case.get("failure")
-    failed_at_select = isinstance(failure, Mapping) and failure.get("stage") == "select"
-    return selector.get("selected_target") is not None and not failed_at_select
+    return selector.get("selected_target") is not None and not metrics.failed_at(case, "select")
 
 
 def _selector_accuracy(case: Mapping[str, Any]) -> float | None:
@@ -156,9 +154,11 @@ def _plan_hit(case: Mapping[str, Any]) -> float | None:
     if not metrics.measured(case, "plan"):
         return None
     plan = case.get("plan")
-    failure = case.get("failure")
-    failed_at_plan = isinstance(failure, Mapping) and failure.get("stage") == "plan"
-    return float(isinstance(plan, Mapping) and plan.get("status") == "synthesized" and not failed_at_plan)
+    return float(
+        isinstance(plan, Mapping)
+        and plan.get("status") == "synthesized"
+        and not metrics.failed_at(case, "plan")
+    )
 
 
 def _execute_success(case: Mapping[str, Any]) -> float | None:

@@ -96,10 +96,22 @@ def failures(result: Artifact) -> Markup:
 def scorecard(result: Artifact) -> Markup:
     card = as_mapping(result.get("scorecard"))
     rows = [(dim, [number(card.get(dim))]) for dim in SCORECARD_DIMENSIONS]
-    chart = bar_chart(rows, series=["score"], label="Scorecard, ten dimensions in [0, 1]", max_value=1.0)
-    missing = [dim for dim, (value,) in rows if value is None]
+    unreached = derive.not_reached(result, "scorecard")
+    chart = bar_chart(
+        rows,
+        series=["score"],
+        label="Scorecard, ten dimensions in [0, 1]",
+        max_value=1.0,
+        missing={dim: derive.NOT_REACHED for dim in unreached},
+    )
+    missing = [dim for dim, (value,) in rows if value is None and dim not in unreached]
     note = "Ten dimensions of the scorecard, each in [0, 1]. "
     note += (
-        f"No data for: {', '.join(missing)} (this run has nothing to compute them from)." if missing else ""
+        f"No data for: {', '.join(missing)} (this run has nothing to compute them from). " if missing else ""
+    )
+    note += (
+        f"Not reached: {', '.join(sorted(unreached))} (a gate stopped the run before it)."
+        if unreached
+        else ""
     )
     return section("scorecard", "Scorecard", Markup(chart), note=note.strip())

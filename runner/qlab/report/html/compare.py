@@ -124,6 +124,7 @@ def trends(results: Sequence[Artifact]) -> Markup:
     if not series:
         return section("trends", "Trends", empty("None of these runs has metrics to plot."))
     ticks = {float(i + 1): f"#{i + 1}" for i in range(len(results))}
+    unreached = derive.trends_not_reached(results)
     figures = []
     for label, values in series.items():
         chart = line_chart(
@@ -135,9 +136,12 @@ def trends(results: Sequence[Artifact]) -> Markup:
             width=400,
             height=190,
         )
-        last = next((v for v in reversed(values) if v is not None), None)
+        gaps = unreached.get(label, [False] * len(values))
+        latest = derive.NOT_REACHED if values[-1] is None and gaps[-1] else fmt(values[-1])
+        missed = [f"#{i + 1}" for i, gap in enumerate(gaps) if gap]
+        said = f"; {derive.NOT_REACHED} in {', '.join(missed)}" if missed else ""
         figures.append(
-            f"<figure>{chart}<figcaption>{esc(label)}: latest {esc(fmt(last))}</figcaption></figure>"
+            f"<figure>{chart}<figcaption>{esc(label)}: latest {esc(latest)}{esc(said)}</figcaption></figure>"
         )
     run_rows = [
         (
@@ -153,5 +157,6 @@ def trends(results: Sequence[Artifact]) -> Markup:
         f"Trends over {len(results)} runs",
         Markup(f'<div class="grid2">{"".join(figures)}</div>'),
         table(["#", "run", "started", "verdict"], run_rows),
-        note="Each metric per run; a gap means the run has no data for it (never drawn as zero).",
+        note="Each metric per run; a gap means the run has no data for it, or its cases never reached the metric's "
+        "stage (n/a (not reached): a gate before it blocked); never drawn as zero.",
     )

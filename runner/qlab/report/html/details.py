@@ -20,10 +20,14 @@ def suites(result: Artifact) -> Markup:
         s = as_mapping(raw)
         counts = as_mapping(s.get("counts"))
         metrics = as_mapping(s.get("metrics"))
-        # metrics without data are many (a search suite has no plan metrics): name how many, list the rest
-        measured = [(k, number(v)) for k, v in metrics.items() if number(v) is not None]
+        # metrics without data are many (a search suite has no plan metrics): name how many, list the rest; a
+        # figure its cases never reached (a gate before it blocked) is named: n/a (not reached), never 0
+        unreached = derive.not_reached(result, suite=str(name))
+        measured = [(k, number(v)) for k, v in metrics.items() if number(v) is not None or k in unreached]
         unmeasured = len(metrics) - len(measured)
-        metric_html = "<br>".join(f"{esc(k)} {esc(fmt(v))}" for k, v in measured)
+        metric_html = "<br>".join(
+            f"{esc(k)} {esc(derive.NOT_REACHED if v is None else fmt(v))}" for k, v in measured
+        )
         if unmeasured:
             metric_html += f'{"<br>" if measured else ""}<span class="muted">{unmeasured} without data</span>'
         rows.append(

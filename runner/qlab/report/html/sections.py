@@ -143,12 +143,12 @@ def _thresholds(gate: Mapping[str, Any]) -> Markup:
             if t.get("passed") is False
             else ""
         )
-        actual = number(t.get("actual"))
+        actual = fmt(number(t.get("actual"))) if not t.get("not_reached") else derive.NOT_REACHED
         suite = f" [{t['suite']}]" if t.get("suite") else ""
         gating = "" if t.get("gating", True) else ' <span class="muted">(not gating)</span>'
         parts.append(
             f"{mark} <code>{esc(t.get('metric', '?'))}{esc(suite)} {esc(t.get('op', ''))} "
-            f"{esc(fmt(number(t.get('value'))))}</code> actual <b>{esc(fmt(actual))}</b>{gating}"
+            f"{esc(fmt(number(t.get('value'))))}</code> actual <b>{esc(actual)}</b>{gating}"
         )
     return Markup("<br>".join(parts))
 
@@ -206,8 +206,13 @@ def gates(result: Artifact) -> Markup:
 
 def acceptance_metrics(result: Artifact) -> Markup:
     metrics = as_mapping(result.get("metrics"))
+    unreached = derive.not_reached(result)
     rows = [
-        (label, show(number(metrics.get(key)), empty="no data"), key)
+        (
+            label,
+            show(number(metrics.get(key)), empty=derive.NOT_REACHED if key in unreached else "no data"),
+            key,
+        )
         for key, label in derive.ACCEPTANCE_METRICS
     ]
     categories = as_mapping(result.get("categories"))

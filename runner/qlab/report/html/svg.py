@@ -66,10 +66,12 @@ def bar_chart(
     unit: str = "",
     max_value: float | None = None,
     width: int = 720,
+    missing: Mapping[str, str] | None = None,
 ) -> str:
     """Horizontal grouped bars: ``rows`` is ``[(row label, [value per series]), ...]``.
 
-    ``max_value`` fixes the scale (1.0 for rates); otherwise the largest value sets it.
+    ``max_value`` fixes the scale (1.0 for rates); otherwise the largest value sets it. A row without a value
+    says "no data", or what ``missing`` gives for its label (``n/a (not reached)``).
     """
     bar_h, gap = 14, 10
     label_w = min(260.0, max([_CHAR_W * len(name) for name, _ in rows] + [60.0]) + 12)
@@ -94,8 +96,9 @@ def bar_chart(
             y = y0 + s * bar_h
             cls = SERIES_CLASSES[s % len(SERIES_CLASSES)]
             if value is None or not math.isfinite(value):
+                said = (missing or {}).get(name, "no data")
                 parts.append(
-                    f'<text class="nodata" x="{label_w + 4:.1f}" y="{y + bar_h - 3:.1f}">no data</text>'
+                    f'<text class="nodata" x="{label_w + 4:.1f}" y="{y + bar_h - 3:.1f}">{esc(said)}</text>'
                 )
                 continue
             w = max(0.0, min(1.0, value / top)) * plot_w
