@@ -252,3 +252,24 @@ def test_the_shards_read_are_out_of_the_gcs_walks_while_they_are_merged(
     assert code == 0, stdout + stderr
     assert frozen == [True, True, True]
     assert gc.get_freeze_count() == before
+
+
+def test_the_merged_outputs_are_named_like_a_run_s_absolute_and_its_summary_says_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule (issue 36, 3): ``qlab merge shards/`` from the working directory names its outputs as ``qlab run``
+    does — absolute paths, on the console and in $GITHUB_OUTPUT — and its summary says it merged two shards
+    (not "shard 1/1")."""
+    _shards(tmp_path, _cases(), n=2)
+    github_output = tmp_path / "github-output"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(github_output))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    code, stdout, stderr = _cli(["merge", "shards"], capsys)
+    assert code == 0, stdout + stderr
+    written = dict(line.split("=", 1) for line in github_output.read_text().splitlines() if "=" in line)
+    for name in ("result", "junit", "summary"):
+        assert Path(written[name]).is_absolute() and Path(written[name]).is_file(), written[name]
+    assert f"result: {tmp_path / 'shards' / 'result.json'}" in stdout
+    summary = (tmp_path / "shards" / "summary.md").read_text(encoding="utf-8")
+    assert " · merged from 2 shards" in summary and "shard 1/1" not in summary

@@ -4,12 +4,14 @@ included) and JUnit testcases; each check once; environments that listen elsewhe
 from __future__ import annotations
 
 import dataclasses
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from qlab.errors import SpecFetchError
 from qlab.project.model import Environment
 from qlab.report import junit
 from qlab.run import guards
@@ -116,3 +118,70 @@ def test_shards_whose_environment_listens_on_another_port_merge(tmp_path: Path) 
         {"field": "environments.dev.base_url", "values": ["http://127.0.0.1:8101", "http://127.0.0.1:8102"]}
     ]
     assert merged["decision"] == story.story("pass").whole["decision"]
+
+
+# ------------------------------------------------------------------ a shard that could not decide beside one that blocked
+
+
+def _with(scenario: str, **targets: str) -> list[Any]:
+    """The scenario's cases with some expected targets changed (``run.fakes``: ``absent:``, ``down:``, ...)."""
+    out = story.cases(scenario)
+    return [
+        story.f.case(c.id, c.suite, c.mode, targets[c.id], line=c.origin.line) if c.id in targets else c
+        for c in out
+    ]
+
+
+def _two_shards(tmp_path: Path, cases: list[Any], **per_shard: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The unsharded run and the merge of two shards; ``per_shard``: options of shard 1 only (its runner)."""
+    fake = dataclasses.replace(story.project(tmp_path, "pass"), cases=tuple(cases))
+    whole = run(fake, options=story.options(tmp_path, **per_shard)).artifact
+    paths = []
+    for i in (1, 2):
+        opts = story.options(tmp_path, ShardSpec(i, 2), **(per_shard if i == 1 else {}))
+        paths.append(write(tmp_path / f"qlab-shard-{i}-of-2.json", run(fake, options=opts).artifact))
+    return json.loads(json.dumps(whole)), merge([(p, read(p)) for p in paths])
+
+
+def _refused(url: str, timeout: float) -> tuple[bool, str]:
+    return False, "connection refused"
+
+
+def _spec_down(config: Any, gate: Any) -> Any:
+    raise SpecFetchError("http://127.0.0.1:9/openapi.json: connection refused")
+
+
+def test_an_error_shard_beside_a_blocked_one_merges_to_error_when_the_error_comes_first(
+    tmp_path: Path,
+) -> None:
+    """Rule (issue 36, 3): one shard ERROR, another BLOCK: the merge says what one run would — ERROR (exit 2)
+    when the fault comes at or before the block. Here the spec URL did not answer on shard 1's runner."""
+    cases = _with("pass", s01="absent:x", s02="absent:y")  # s01 on shard 2, which blocks at search
+    whole, merged = _two_shards(tmp_path, cases, build=_spec_down)
+    assert whole["decision"]["verdict"] == "error"
+    assert (merged["decision"]["verdict"], merged["decision"]["exit_code"]) == ("error", 2)
+    assert merged["decision"]["reasons"] == whole["decision"]["reasons"]
+    assert [(g["name"], g["status"]) for g in merged["gates"]] == [
+        (g["name"], g["status"]) for g in whole["gates"]
+    ]
+    assert merged["cases"] == whole["cases"]  # every case never ran, as in the one run
+
+
+def test_a_shard_whose_pre_run_check_failed_makes_the_merge_error_with_no_case_judged(tmp_path: Path) -> None:
+    """Shard 1's environment did not answer on its runner (pre-run check), shard 2 blocked at search: nothing the
+    merge holds is a verdict on the product — ERROR, every case never ran, no gate after the build blocked."""
+    cases = _with("pass", s01="absent:x", s02="absent:y")
+    _, merged = _two_shards(tmp_path, cases, reach=_refused)
+    assert (merged["decision"]["verdict"], merged["decision"]["exit_code"]) == ("error", 2)
+    assert merged["decision"]["reasons"][0].startswith("pre-run check environment_reachable failed")
+    assert {c["status"] for c in merged["cases"]} == {"skipped"}
+    assert {c["failure"]["stage"] for c in merged["cases"]} == {"run"}
+    assert not {"search", "target_selector"} & {k for c in merged["cases"] for k in c}
+    assert all(g["status"] in ("passed", "skipped") for g in merged["gates"]), merged["gates"]
+
+
+def test_an_error_and_a_block_at_the_same_gate_merge_to_error(tmp_path: Path) -> None:
+    cases = _with("pass", e00="down:x", e01="assert:x", e02="assert:y")  # the shards split e00 and e01
+    whole, merged = _two_shards(tmp_path, cases)
+    assert whole["decision"]["verdict"] == merged["decision"]["verdict"] == "error"
+    assert merged["decision"] == whole["decision"] and merged["cases"] == whole["cases"]

@@ -245,15 +245,18 @@ def test_output_paths(tmp_path: Path) -> None:
     config = _config(tmp_path, dir="reports", result="r.json", junit="j.xml", summary="s.md")
     assert outputs.output_paths(config) == OutputPaths(tmp_path / "reports" / "r.json", tmp_path / "reports" / "j.xml",
                                                        tmp_path / "reports" / "s.md")  # fmt: skip
+    # relative options are taken from the working directory and named absolute, as every output names them
+    cwd = Path.cwd()
     assert outputs.output_paths(config, out_dir="x", junit_path="ci/junit.xml") == OutputPaths(
-        Path("x/r.json"), Path("ci/junit.xml"), Path("x/s.md")
+        cwd / "x/r.json", cwd / "ci/junit.xml", cwd / "x/s.md"
     )
     shard = outputs.output_paths(config, out_dir="x", shard=ShardSpec(2, 3))
-    assert shard == OutputPaths(Path("x/qlab-shard-2-of-3.json"), Path("x/junit-shard-2-of-3.xml"),
-                                Path("x/summary-shard-2-of-3.md"))  # fmt: skip
-    assert outputs.output_paths(
-        config, out_dir="x", junit_path="j/1.xml", shard=ShardSpec(1, 2)
-    ).junit == Path("j/1.xml")
+    assert shard == OutputPaths(cwd / "x/qlab-shard-2-of-3.json", cwd / "x/junit-shard-2-of-3.xml",
+                                cwd / "x/summary-shard-2-of-3.md")  # fmt: skip
+    assert (
+        outputs.output_paths(config, out_dir="x", junit_path="j/1.xml", shard=ShardSpec(1, 2)).junit
+        == cwd / "j/1.xml"
+    )
     assert temp_paths(tmp_path) == OutputPaths(
         tmp_path / "result.json", tmp_path / "junit.xml", tmp_path / "summary.md"
     )

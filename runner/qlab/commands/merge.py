@@ -6,7 +6,6 @@ Exit codes: the merged decision (0 pass, 1 block), 2 when the set is incomplete 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
@@ -15,7 +14,7 @@ from qlab.commands.render import check_ci_files, render_outcome
 from qlab.run import artifact as artifact_io
 from qlab.run import history
 from qlab.run.merge import collect, merge
-from qlab.run.outputs import OutputPaths, prepare, release, write_file, write_outputs
+from qlab.run.outputs import OutputPaths, absolute, prepare, release, write_file, write_outputs
 from qlab.run.shard import durations_of
 
 
@@ -34,7 +33,7 @@ def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet
     files = collect(inputs)
     shards = [(path, artifact_io.read(path)) for path in files]
     merged = merge(shards, exit_zero=exit_zero)
-    folder = Path(out_dir) if out_dir else files[0].parent
+    folder = absolute(out_dir if out_dir else files[0].parent)  # named like a run's outputs: absolute
     paths = OutputPaths(folder / "result.json", folder / "junit.xml", folder / "summary.md")
     prepare(paths)
     try:

@@ -108,6 +108,22 @@ def threshold_actual(row: Mapping[str, Any], *, empty: str = "—") -> str:
     return figure(row.get("actual"), reached=not row.get("not_reached"), empty=empty)
 
 
+def shard_label(result: Artifact) -> str | None:
+    """What a report says of the run's shard: ``shard 2/3`` for one shard, ``merged from 3 shards`` for the result
+    of ``qlab merge``; None for an unsharded run."""
+    shard = as_mapping(result.get("shard"))
+    if not shard:
+        return None
+    merged = shard.get("merged_from")
+    if isinstance(merged, list):
+        return f"merged from {len(merged)} shard{'' if len(merged) == 1 else 's'}"
+
+    def whole(value: Any) -> str:  # numbers only: the label is printed as it is (an edited artifact is data)
+        return str(value) if type(value) is int else "?"
+
+    return f"shard {whole(shard.get('index'))}/{whole(shard.get('total'))}"
+
+
 def status_counts(result: Artifact) -> dict[str, int]:
     counts = Counter(str(c.get("status", "")) for c in cases_of(result))
     return {status: counts.get(status, 0) for status in STATUSES}

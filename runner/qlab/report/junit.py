@@ -317,9 +317,9 @@ def _run_suite(report: _Report, artifact: Mapping[str, Any]) -> None:
         "qlab.collection_digest": fp.get("collection_digest"),
         "qlab.git_commit": fp.get("git_commit"),
     }
-    shard = artifact.get("shard")
+    shard = derive.shard_label(artifact)
     if shard:
-        props["qlab.shard"] = f"{shard.get('index')}/{shard.get('total')}"
+        props["qlab.shard"] = shard
     props.update(_figures("metric.", artifact.get("metrics") or {}, derive.not_reached(artifact)))
     props.update(
         _figures("scorecard.", artifact.get("scorecard") or {}, derive.not_reached(artifact, "scorecard"))

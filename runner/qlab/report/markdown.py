@@ -89,12 +89,8 @@ def _header(artifact: Mapping[str, Any]) -> list[str]:
     decision = artifact.get("decision") or {}
     verdict = derive.verdict(decision).upper()
     icon = {"PASS": "✅", "BLOCK": "❌", "ERROR": "⛔", "CANCELLED": "⏹️"}.get(verdict, "❔")
-    shard = artifact.get("shard")
-    where = (
-        f" · shard {_num(shard.get('index'))}/{_num(shard.get('total'))}"
-        if shard and shard.get("index")
-        else ""
-    )
+    shard = derive.shard_label(artifact)
+    where = f" · {shard}" if shard else ""
     lines = [
         f"## {icon} qlab: {verdict} — {_word(artifact.get('project', ''))}",
         "",

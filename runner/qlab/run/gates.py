@@ -475,11 +475,19 @@ def errored(spec: GateSpec, reason: str, message: str) -> dict[str, Any]:
     return record
 
 
-def stopped_gate_text(gate: str, *, error: bool) -> str:
-    """Why a gate after the one that stopped the run did not run (its record's reason)."""
+def stopped_gate_text(gate: str | None, *, error: bool) -> str:
+    """Why a gate after the one that stopped the run did not run (its record's reason); ``gate`` None: a pre-run
+    check stopped the run before any gate."""
+    if gate is None:
+        return "stopped: a pre-run check failed"
     if error:
         return f"stopped: gate {gate} could not decide (an infrastructure fault)"
     return f"blocked by gate {gate}"
+
+
+def never_ran_text(check: Mapping[str, Any]) -> str:
+    """What a case is told when a failed pre-run ``check`` (a guard record) kept the whole run from starting."""
+    return f"pre-run check {check.get('guard')} failed; this case never ran: {check.get('message')}"
 
 
 def stopped_text(gate: str, *, error: bool, mode: str, holds: Callable[[str], Any]) -> str:

@@ -90,6 +90,11 @@ def check_set(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> int:
         (("fingerprint", "collection_digest"), "collection digest"),
     ):
         values = {(d.get(key[0]) or {}).get(key[1]) for _, d in shards}
+        if key[1] == "collection_digest":
+            values.discard(
+                None
+            )  # a shard whose collection could not be built has none (its build gate says why)
+            values = values or {None}
         if len(values) != 1:
             raise InputError(
                 f"the shards come from different runs: their {label} differs; re-run the whole matrix"
@@ -131,9 +136,15 @@ def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def _judge(
-    shards: Sequence[Mapping[str, Any]], cases: list[dict[str, Any]], stages: Mapping[str, Any]
+    shards: Sequence[Mapping[str, Any]],
+    cases: list[dict[str, Any]],
+    stages: Mapping[str, Any],
+    *,
+    prerun_failed: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would."""
+    """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would.
+    ``prerun_failed``: a block-mode pre-run check that failed in a shard: as in one run, no gate after the build
+    judges, and no case ran (the run is ERROR)."""
     first = shards[0]
     rules = gates.suite_rules(first.get("suites") or {})
     records: list[dict[str, Any]] = []
@@ -145,12 +156,21 @@ def _judge(
         mine = [d["gates"][index] for d in shards]
         # the learn gate observes a blocked run as a single run's does (not one stopped by an error)
         observes = spec.stage == "learn" and blocked is not None and not blocked[3]
-        if blocked is not None and not observes:
-            stopped = gates.stopped_gate_text(blocked[2], error=blocked[3])
+        if (blocked is not None and not observes) or (prerun_failed is not None and spec.stage != "build"):
+            stopped = gates.stopped_gate_text(
+                blocked[2] if blocked else None, error=bool(blocked and blocked[3])
+            )
             records.append(gates.skipped(spec, stopped, stopped=True))
             continue
         if all(g.get("status") == "skipped" for g in mine):
             records.append(dict(mine[0]))
+            continue
+        failed = next((g for g in mine if spec.stage == "build" and g.get("status") == "error"), None)
+        if (
+            failed is not None
+        ):  # a shard could not build the collection (a spec URL down): it could not decide
+            records.append(dict(failed))
+            blocked = (index, spec.stage, spec.name, True)
             continue
         members = [c for c in cases if c["suite"] in spec.suites]
         suite_metrics = {
@@ -179,7 +199,13 @@ def _judge(
             "error",
         ):  # the first stop: the learn gate after it
             blocked = (index, spec.stage, spec.name, record["status"] == "error")
-    if blocked is not None:
+    if prerun_failed is not None:
+        message = gates.never_ran_text(prerun_failed)
+        for case in cases:
+            if (case.get("failure") or {}).get("stage") != "run":
+                gates.roll_back(case, blocking_stage="run", gate="", error=True, keep=())
+                case["failure"]["message"] = message
+    elif blocked is not None:
         _roll_back(cases, specs, blocked)
     return records
 
@@ -278,7 +304,8 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         "prerun": evidence.guards(datas, [d.get("prerun") or () for d in datas]),
         "readiness": first.get("readiness") or {},
     }
-    merged["gates"] = _judge(datas, cases, stages)
+    failed = next((g for g in merged["prerun"] if not g.get("passed") and g.get("mode") == "block"), None)
+    merged["gates"] = _judge(datas, cases, stages, prerun_failed=failed)
     specs = [gates.GateSpec.from_record(g) for g in merged["gates"]]
     merged["stages"] = evidence.settle(stages, merged["gates"], specs, cases)
     return artifact.summarize(merged, exit_zero=exit_zero)

@@ -92,21 +92,28 @@ def output_paths(
     junit_path: str | Path | None = None,
     shard: ShardSpec | None = None,
 ) -> OutputPaths:
-    """The output files of a run: ``out_dir`` (relative to the working directory) or the config's output dir
-    (relative to qlab.yaml)."""
-    folder = Path(out_dir) if out_dir is not None else Path(config.path).parent / config.output.dir
+    """The output files of a run, as absolute paths (what the console and the step outputs name): ``out_dir``
+    (relative to the working directory) or the config's output dir (relative to qlab.yaml)."""
+    folder = absolute(out_dir if out_dir is not None else Path(config.path).parent / config.output.dir)
+    junit_file = absolute(junit_path) if junit_path else None
     if shard is not None:
         label = shard.label
         return OutputPaths(
             result=folder / f"qlab-shard-{label}.json",
-            junit=Path(junit_path) if junit_path else folder / f"junit-shard-{label}.xml",
+            junit=junit_file or folder / f"junit-shard-{label}.xml",
             summary=folder / f"summary-shard-{label}.md",
         )
     return OutputPaths(
         result=folder / config.output.result,
-        junit=Path(junit_path) if junit_path else folder / config.output.junit,
+        junit=junit_file or folder / config.output.junit,
         summary=folder / config.output.summary,
     )
+
+
+def absolute(path: str | Path) -> Path:
+    """``path`` made absolute against the working directory, without following symbolic links (the visible
+    output files are links into the current set)."""
+    return Path(os.path.abspath(path))
 
 
 def prepare(paths: OutputPaths) -> None:

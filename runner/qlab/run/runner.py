@@ -194,7 +194,7 @@ def _never_ran(state: RunState) -> RunOutcome:
     """A pre-run check failed and no gate ran: every case is skipped (``stopped_by_error``), never reported as
     passed nor as blocked: the run is ERROR, nothing was judged."""
     failed = next(g for g in state.prerun if not g.passed and g.mode == "block")
-    message = f"pre-run check {failed.guard} failed; this case never ran: {failed.message}"
+    message = gates.never_ran_text({"guard": failed.guard, "message": failed.message})
     state.lanes.block([c.id for c in state.cases], stage="run", message=message, error=True)
     return state.finish()
 

@@ -164,7 +164,7 @@ class RunState:
 
     def stopped_reason(self) -> str:
         """Why later gates did not run."""
-        return gates.stopped_gate_text(str(self.blocked_by), error=self.stopped_by_error)
+        return gates.stopped_gate_text(self.blocked_by, error=self.stopped_by_error)
 
     def block_after(self, gate: Gate, stage: str, *, error: bool = False) -> None:
         """Every case still pending in a later gate is reported blocked by this gate's stage (``skipped`` with
@@ -254,14 +254,12 @@ class RunState:
         suite_order = {name: i for i, name in enumerate(self.config.suites)}
         cases = sorted((r.to_dict() for r in self.lanes.results()), key=artifact.case_sort_key(suite_order))
         postrun.annotate(cases, {c.id: c.expected_plan_tools for c in self.cases if c.expected_plan_tools})
-        stopped = "the run stopped before this gate: " + (
-            f"it was cancelled ({self.cancelled_by})"
+        stopped = (
+            f"the run stopped before this gate: it was cancelled ({self.cancelled_by})"
             if self.cancelled_by
-            else "a pre-run check failed"
-            if self.prerun_failed()
-            else f"gate {self.blocked_by} could not decide"
-            if self.stopped_by_error
-            else f"gate {self.blocked_by} blocked"
+            else gates.stopped_gate_text(
+                None if self.prerun_failed() else self.blocked_by, error=self.stopped_by_error
+            )
         )
         records = [
             self.gates.get(g.name)

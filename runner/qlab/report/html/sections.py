@@ -33,11 +33,9 @@ def header(result: Artifact, *, title: str) -> Markup:
         ("qlab", result.get("qlab_version")),
         ("exit code", decision.get("exit_code")),
     ]
-    shard = as_mapping(result.get("shard"))
+    shard = derive.shard_label(result)
     if shard:
-        merged = shard.get("merged_from")
-        label = f"{shard.get('index', '?')}/{shard.get('total', '?')}"
-        facts.append(("shard", f"merged from {len(merged)} shards" if isinstance(merged, list) else label))
+        facts.append(("shard", shard))
     if decision.get("advisory"):
         facts.append(("mode", "advisory (--exit-zero): a block exits 0"))
     return Markup(
