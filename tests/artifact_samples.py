@@ -260,3 +260,23 @@ def full(artifact: dict[str, Any]) -> dict[str, Any]:
         for stop in gate["stops"]:
             stop.setdefault("gating", True)
     return out
+
+
+GATE_SUITES = {"search": ["search_core"], "plan": ["plan_e2e"], "execute": ["execute_read"]}
+
+
+def as_written(artifact: dict[str, Any]) -> dict[str, Any]:
+    """``full(artifact)`` with its gates' suites, and its decision, gate verdicts and metrics as its cases give
+    them (``qlab.run.verify``): what a command that reads a result accepts (it refuses one whose stored verdict or
+    figures disagree with its cases)."""
+    from qlab.run import verify
+
+    out = full(artifact)
+    for gate in out["gates"]:
+        gate.setdefault("suites", GATE_SUITES.get(gate["name"], []))
+    found = verify.rederive(out)
+    out.update(decision=found["decision"], gates=found["gates"], cases=found["cases"])
+    out["metrics"] = {**out["metrics"], **found["metrics"]}
+    for name, info in found["suites"].items():
+        out["suites"][name] = {**out["suites"].get(name, {}), **info}
+    return out

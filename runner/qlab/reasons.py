@@ -297,6 +297,20 @@ REASONS: dict[str, Reason] = {
             "error",
         ),
         _R(
+            "run_not_passed",
+            "run",
+            "a release was asked for a result whose decision is not PASS: the run blocked, or could not decide",
+            "Fix what the run's decision names, run `qlab run` again, and release a result that PASSed.",
+            "error",
+        ),
+        _R(
+            "artifact_inconsistent",
+            "run",
+            "a stored result's decision, gate verdicts or metrics disagree with its own case records (edited after the run?)",
+            "Do not use it: take the result from the job that wrote it (an artifact is only as trustworthy as the storage it came from), or run qlab again.",
+            "error",
+        ),
+        _R(
             "budget_exceeded",
             "run",
             "the run's budget (LLM cost, tokens or time) was exceeded",

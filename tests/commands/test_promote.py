@@ -243,3 +243,25 @@ def test_both_runs_are_out_of_the_cyclic_gcs_walks_while_they_are_compared(
     code, _, _ = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata"), capsys)
     assert code == 1 and frozen == [True, True]
     assert gc.get_freeze_count() == before
+
+
+def test_a_forged_candidate_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Rule (issue 35, 8): promote re-derives the decision and metrics from the case records: a candidate whose
+    failing case was edited to passed, or whose stored metrics were raised, is refused (exit 2,
+    artifact_inconsistent), whatever the comparison would say."""
+    base, cand = _pair(tmp_path, required=False)
+    data = json.loads(cand.read_text())
+    data["cases"][1]["status"] = "passed"  # s-2 missed its target; its failure record stays
+    cand.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 2, out + err
+    assert (
+        "cand.json: refused (artifact_inconsistent)" in err
+        and "case s-2: passed, yet it records a failure" in err
+    )
+    data = json.loads(cand.read_text())
+    data["cases"][1]["status"] = "failed"
+    data["decision"] = {"verdict": "block", "reasons": ["gate search blocked"], "exit_code": 1}
+    cand.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata"), capsys)
+    assert code == 2 and "its decision says BLOCK (exit 1), its cases give PASS (exit 0)" in err, out + err

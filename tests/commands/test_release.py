@@ -193,3 +193,130 @@ def test_a_reviewer_who_asks_for_a_new_run_keeps_the_skill_draft(
     assert code == 1 and "FAIL  human_review: bo asked for a new run of this result" in out
     code, _, err = _cli(["approve", "member-delivery-skill", *base, "--regenerate", "--reject"], capsys)
     assert code == 2 and "two different decisions" in err
+
+
+# ------------------------------------------------------------------------ a release judges a result that PASSed
+
+
+def _run(tmp_path: Path, config: Path, name: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, Path]:
+    """``qlab run`` on the project, its result kept as ``name``."""
+    out = tmp_path / f"out-{name}"
+    code, stdout, err = _cli(["run", "--config", str(config), "--out", str(out), "--quiet"], capsys)
+    assert code in (0, 1), stdout + err
+    kept = tmp_path / name
+    kept.write_bytes((out / "result.json").read_bytes())
+    return code, kept
+
+
+def _search_that_passes(tmp_path: Path) -> None:
+    (tmp_path / "gates" / "search_core" / "cases.yaml").write_text(
+        "- id: s-track\n  query: track delivery D-5003\n  expected_target: trackDelivery\n", encoding="utf-8"
+    )
+
+
+def _blocked_beside_the_regression_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[Path, Path]:
+    """A run that BLOCKs because a case of a required suite beside the regression suite (in the same plan gate)
+    misses its target; the regression suite passes."""
+    config, _ = _setup(tmp_path)
+    text = config.read_text()
+    text = text.replace(
+        "  regression:\n",
+        "  plan_core:\n    mode: plan\n    cases: [gates/plan_core/*.yaml]\n  regression:\n",
+        1,
+    )
+    config.write_text(
+        text.replace("suites: [regression]", "suites: [plan_core, regression]"), encoding="utf-8"
+    )
+    _search_that_passes(tmp_path)
+    (tmp_path / "gates" / "plan_core").mkdir()
+    (tmp_path / "gates" / "plan_core" / "miss.yaml").write_text(
+        "id: s-miss\nquery: where is my parcel\nexpected_target: createOrder\n", encoding="utf-8"
+    )
+    code, result = _run(tmp_path, config, "blocked.json", capsys)
+    data = json.loads(result.read_text())
+    assert code == 1 and data["decision"]["verdict"] == "block", data["decision"]
+    assert {c["case_id"]: c["status"] for c in data["cases"]}["reg-1"] == "passed"
+    return config, result
+
+
+def test_a_blocked_run_is_never_released_even_when_approved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule (issue 36, 1): the run BLOCKED because a required suite failed while the regression suite passed; a
+    reviewer approved it. The release stops at its pre-run checks (ERROR, run_not_passed); the skill stays draft."""
+    config, result = _blocked_beside_the_regression_suite(tmp_path, capsys)
+    base = ["--result", str(result), "--config", str(config)]
+    code, _, err = _cli(["approve", "member-delivery-skill", *base, "--by", "alice"], capsys)
+    assert code == 0, err
+    code, out, err = _cli(["release", "member-delivery-skill", *base], capsys)
+    assert code == 2, out + err
+    assert "pre-run check result_passed failed (run_not_passed)" in err
+    assert "ended BLOCK (exit 1)" in err and "s-miss" in err and "keeps its status" in err
+    assert "trigger_eval" not in out + err  # no gate ran
+    assert not (tmp_path / ".qlab" / "releases.json").exists()  # nothing recorded: the skill stays draft
+
+
+def test_an_edited_case_status_in_a_stored_result_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule (issue 35, 8): release re-derives the decision from the case records. A result whose failing case
+    was edited to passed — its decision still BLOCK, or edited to PASS too — is refused (artifact_inconsistent)."""
+    config, result = _blocked_beside_the_regression_suite(tmp_path, capsys)
+    data = json.loads(result.read_text())
+    case = next(c for c in data["cases"] if c["case_id"] == "s-miss")
+    case["status"] = "passed"
+    result.write_text(json.dumps(data), encoding="utf-8")
+    base = ["--result", str(result), "--config", str(config)]
+    code, out, err = _cli(["release", "member-delivery-skill", *base], capsys)
+    assert code == 2 and "refused (artifact_inconsistent)" in err, out + err
+    assert "case s-miss: passed, yet it records a failure (expected_target_absent)" in err
+    del case["failure"]
+    case["search"] = {**case["search"], "hit": True, "hit_rank": 1}
+    data["decision"] = {"verdict": "pass", "reasons": ["2 gate(s) passed"], "exit_code": 0, "advisory": False}
+    result.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = _cli(["release", "member-delivery-skill", *base], capsys)
+    assert code == 2 and "refused (artifact_inconsistent)" in err, out + err
+    assert "gate plan: recorded blocked, its cases give passed" in err
+    assert not (tmp_path / ".qlab" / "releases.json").exists()
+
+
+def test_the_latest_review_is_the_last_one_recorded_whatever_its_timestamp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule (issue 36, 8): two reviews in the same second — approved, then rejected — the rejection counts."""
+    config, digest = _setup(tmp_path)
+    result = _result(tmp_path, digest, "r.json")
+    base = ["--result", str(result), "--config", str(config)]
+    assert _cli(["approve", "member-delivery-skill", *base, "--by", "alice"], capsys)[0] == 0
+    assert _cli(["approve", "member-delivery-skill", *base, "--by", "bo", "--reject"], capsys)[0] == 0
+    approvals = tmp_path / ".qlab" / "approvals.json"
+    data = json.loads(approvals.read_text())
+    for item in data["approvals"]:
+        item["at"] = "2026-12-01T10:00:00Z"  # recorded in the same second
+    approvals.write_text(json.dumps(data), encoding="utf-8")
+    code, out, _ = _cli(["release", "member-delivery-skill", *base], capsys)
+    assert code == 1 and "FAIL  human_review: bo rejected this result" in out, out
+
+
+def test_a_result_of_another_value_of_a_variable_names_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rule (issue 36, 8): only an environment variable qlab.yaml reads (a port) differed between the run and the
+    release: the refusal names it, not only "another version of qlab.yaml"."""
+    config, _ = _setup(tmp_path)
+    text = config.read_text()
+    config.write_text(
+        text.replace("project: gov-test", "project: gov-${QLAB_TEST_PORT:-x}"), encoding="utf-8"
+    )
+    _search_that_passes(tmp_path)
+    monkeypatch.setenv("QLAB_TEST_PORT", "8101")
+    code, result = _run(tmp_path, config, "r.json", capsys)
+    assert code == 0, json.loads(result.read_text())["decision"]
+    monkeypatch.setenv("QLAB_TEST_PORT", "8102")
+    code, _, err = _cli(
+        ["release", "member-delivery-skill", "--result", str(result), "--config", str(config)], capsys
+    )
+    assert code == 2 and "pre-run check policy_published failed (policy_unpublished)" in err
+    assert "had other values in that run: ${QLAB_TEST_PORT}" in err, err

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import artifact_samples as samples
+from qlab import __version__
 from qlab.cli import main
 from qlab.commands.report import order_runs, write_reports
 
@@ -23,7 +24,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 def _store(tmp_path: Path, name: str, artifact: dict[str, Any]) -> Path:
     path = tmp_path / name
-    path.write_text(json.dumps(samples.full(artifact)), encoding="utf-8")
+    path.write_text(json.dumps(samples.as_written(artifact)), encoding="utf-8")
     return path
 
 
@@ -49,7 +50,7 @@ def test_series_is_ordered_by_start_time_and_the_latest_is_reported(
     assert code == 0, stderr
     page = out.read_text(encoding="utf-8")
     assert "Trends over 2 runs" in page
-    assert ">PASS<" in page  # the newer run (passing) is the one reported in full
+    assert "run-new" in page.split('<section id="gates">', 1)[0]  # the newer run is the one reported in full
     diff = page.split('<section id="promotion">', 1)[1]
     assert diff.index("run-old") < diff.index("run-new")
 
@@ -186,3 +187,29 @@ def test_an_unknown_format_is_a_usage_error_before_anything_is_read(
     code, _, stderr = _run(["report", str(tmp_path / "missing.json"), "--format", "junt=x.xml"], capsys)
     assert code == 2
     assert "unknown report format 'junt' (known: junit, markdown). Did you mean 'junit'?" in stderr
+
+
+def test_a_result_whose_stored_figures_disagree_with_its_cases_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Rule (issue 35, 8): every command that reads a result re-derives its decision and figures from the case
+    records; ``qlab report`` refuses one whose stored metric was raised or whose failing case was made to pass."""
+    path = _store(tmp_path, "result.json", samples.result())
+    data = json.loads(path.read_text())
+    data["metrics"]["search_hit_at_k"] = 1.0
+    data["qlab_version"] = (
+        __version__  # a figure is checked on a result of this qlab (how it is made may change)
+    )
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = _run(["report", str(path)], capsys)
+    assert code == 2 and "refused (artifact_inconsistent)" in err
+    assert "metrics.search_hit_at_k: recorded 1.0, its cases give 0.857143" in err
+    path = _store(tmp_path, "result.json", samples.result())
+    data = json.loads(path.read_text())
+    case = next(c for c in data["cases"] if c["case_id"] == "member-plan-002")
+    case["status"] = "passed"
+    del case["failure"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    code, _, err = _run(["report", str(path), "--html", str(tmp_path / "r.html")], capsys)
+    assert code == 2 and "its decision says BLOCK (exit 1), its cases give PASS (exit 0)" in err, err
+    assert not (tmp_path / "r.html").exists()

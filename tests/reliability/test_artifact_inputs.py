@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from artifact_samples import full, result
+from artifact_samples import as_written, result
 from qlab.cli import main
 from qlab.project.scaffold import demo_files
 from reliability.generators import BYTES, SETTINGS, deep, documents, note_outcome, to_json, tree_mutation
 
-REAL = full(result())  # a complete result artifact, as qlab run writes it
+REAL = as_written(result())  # a complete result artifact, as qlab run writes it
 
 
 def run_cli(*args: str) -> tuple[int, str]:

@@ -14,6 +14,7 @@ Exit codes: 0 written, 2 an unreadable or invalid artifact (the message says whi
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from qlab.report import markdown as markdown_report
 from qlab.report.html import render_html
 from qlab.run import history
 from qlab.run.artifact import read
+from qlab.run.verify import verified
 
 STDOUT = Path("-")
 
@@ -63,11 +65,22 @@ def _emit(path: Path, text: str) -> None:
         raise InputError(f"{path}: cannot be written: {exc.strerror or exc}") from None
 
 
+def read_result(path: Path) -> dict[str, Any]:
+    """A result as its cases give it (``qlab.run.verify``): one whose stored verdict or figures disagree with its
+    case records is refused (exit 2)."""
+    return verified(read(path), str(path))
+
+
 def with_history(results: Sequence[Path]) -> list[dict[str, Any]]:
-    """The results, and the runs kept in the history folder beside each (``qlab.run.history``), once per run id."""
+    """The results, and the runs kept in the history folder beside each (``qlab.run.history``), once per run id.
+    A kept run whose record disagrees with its cases is passed over, as an unreadable one is."""
     runs: dict[str, dict[str, Any]] = {}
     for path in results:
-        for run in [*history.runs(history.folder_of(path)), read(path)]:
+        kept = []
+        for run in history.runs(history.folder_of(path)):
+            with contextlib.suppress(InputError):
+                kept.append(verified(run, "history"))
+        for run in [*kept, read_result(path)]:
             runs.setdefault(str(run.get("run_id") or f"#{len(runs)}"), run)
     return list(runs.values())
 
@@ -92,8 +105,8 @@ def write_reports(
     """
     if not results:
         raise UsageError("give at least one result artifact (result.json)")
-    runs = order_runs(with_history(results) if trend else [read(path) for path in results])
-    base = read(baseline) if baseline is not None else None
+    runs = order_runs(with_history(results) if trend else [read_result(path) for path in results])
+    base = read_result(baseline) if baseline is not None else None
     latest = runs[-1]
     written: list[tuple[str, Path]] = []
     renderers = [

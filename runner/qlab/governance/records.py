@@ -23,6 +23,7 @@ from qlab.errors import InputError
 from qlab.results import plain
 from qlab.resultschema import artifact_problem
 from qlab.run.heap import settle
+from qlab.run.verify import verified
 
 PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
 
@@ -81,8 +82,10 @@ def read_json(path: str | Path, *, what: str) -> Any:
 def load_artifact(path: str | Path) -> Artifact:
     """Load a result artifact written by ``qlab run`` (or ``qlab merge``).
 
-    Checks only what governance needs: an object whose ``cases`` is a list of objects, each with a string
-    ``case_id`` and ``status``, and no case id twice. The message points at the JSON path that is wrong.
+    Checks what governance needs — an object whose ``cases`` is a list of objects, each with a string ``case_id``
+    and ``status``, and no case id twice; the message points at the JSON path that is wrong — then judges it
+    again from its cases (``qlab.run.verify``): the decision, gates and metrics governance reads are those its
+    case records give, and a result whose stored ones disagree is refused (``artifact_inconsistent``, exit 2).
     """
     p = Path(path)
     data, digest = _read(
@@ -91,6 +94,9 @@ def load_artifact(path: str | Path) -> Artifact:
         missing="result artifact not found; run `qlab run` first or pass the right path",
     )
     check_artifact(data, str(p))
+    data = verified(
+        data, str(p)
+    )  # its decision and figures as its cases give them; refused when they disagree
     settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return Artifact(data=data, path=str(p), digest=digest)
 

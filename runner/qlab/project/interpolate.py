@@ -25,6 +25,15 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MAX_NESTING = 20
 
 
+_REFERENCE = re.compile(r"(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def names(text: str) -> list[str]:
+    """The variables ``text`` reads (``${VAR}``, ``${VAR:-default}``, also inside a default), once each, in order;
+    a literal ``$${`` reads none."""
+    return list(dict.fromkeys(_REFERENCE.findall(text)))
+
+
 class InterpolationError(ValueError):
     """A bad or unresolvable ``${...}``; the message says which and what to do."""
 

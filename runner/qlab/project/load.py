@@ -9,6 +9,7 @@ referenced files. Warnings never fail a load; they travel with the Project (or w
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import hashlib
 import json
@@ -25,7 +26,7 @@ from qlab.project.build_config import build_config
 from qlab.project.cases import CaseFile, CaseSet, attribute, discover, load_file
 from qlab.project.document import Document, JsonPath
 from qlab.project.files import display_path, find_config, project_relative, read_document
-from qlab.project.interpolate import expand, interpolate
+from qlab.project.interpolate import expand, interpolate, names
 from qlab.project.model import Case, Config, Origin, Suite
 from qlab.project.references import check_references
 from qlab.project.semantic_cases import check_critical
@@ -79,9 +80,9 @@ WHERE_SERVER_KEYS = ("url", "command")
 
 def _read_config(
     config_path: Path, environ: Mapping[str, str]
-) -> tuple[Document, tuple[str, str], list[Diagnostic]]:
-    """The interpolated config document, its digest and shard digest (``Config.shard_digest``), and its
-    interpolation + schema diagnostics."""
+) -> tuple[Document, tuple[str, str, tuple[tuple[str, str], ...]], list[Diagnostic]]:
+    """The interpolated config document, its digest, shard digest (``Config.shard_digest``) and variables
+    (``Config.variables``), and its interpolation + schema diagnostics."""
     raw, doc = read_document(config_path, display=display_path(config_path))
     written = doc.data
     data, found = interpolate(doc, environ)
@@ -90,7 +91,15 @@ def _read_config(
     # the digest covers the bytes after interpolation: a run against another port is another configuration
     text = raw.decode("utf-8-sig")
     digest = hashlib.sha256(expand(text, environ, strict=False).encode("utf-8")).hexdigest()
-    return doc, (digest, _shard_digest(data, written)), found
+    return doc, (digest, _shard_digest(data, written), _variables(text, environ)), found
+
+
+def _variables(text: str, environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Each variable qlab.yaml reads, with a short digest of its value (``Config.variables``)."""
+    return tuple(
+        (name, "sha256:" + hashlib.sha256(f"{name}={environ.get(name, '')}".encode()).hexdigest()[:16])
+        for name in names(text)
+    )
 
 
 def _shard_digest(data: Any, written: Any) -> str:
@@ -147,11 +156,14 @@ def load_project(
         os.path.normpath(config_path if config_path.is_absolute() else Path.cwd() / config_path)
     )
     base = config_path.parent
-    doc, (digest, shard_digest), found = _read_config(config_path, os.environ if environ is None else environ)
+    doc, (digest, shard_digest, variables), found = _read_config(
+        config_path, os.environ if environ is None else environ
+    )
     config: Config | None = None
     if not any(d.severity == "error" for d in found):
         config = build_config(doc.data, path=str(config_path), digest=digest, shard_digest=shard_digest,
                               origin=_origin_of(doc, project_relative(config_path, base)))  # fmt: skip
+        config = dataclasses.replace(config, variables=variables)
         found.extend(check_config(config, doc))
     suites = dict(config.suites) if config is not None else _salvage_suites(doc.data)
 

@@ -407,6 +407,9 @@ class Config:
     target_version: str | None = (
         None  # the version the run evaluates (``qlab run --target-version`` overrides)
     )
+    # each environment variable qlab.yaml reads (``${VAR}``) with a digest of its value, never the value: a
+    # result records them, so a release judged under another value can say which variable differed
+    variables: tuple[tuple[str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------------------------- cases

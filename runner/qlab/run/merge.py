@@ -135,16 +135,19 @@ def _check_manifest(path: Path, data: Mapping[str, Any]) -> None:
         )
 
 
-def _judge(
+def judge(
     shards: Sequence[Mapping[str, Any]],
     cases: list[dict[str, Any]],
     stages: Mapping[str, Any],
     *,
     prerun_failed: Mapping[str, Any] | None = None,
+    defer: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every gate judged again on the merged evidence, in order, blocking later cases as a single run would.
-    ``prerun_failed``: a block-mode pre-run check that failed in a shard: as in one run, no gate after the build
-    judges, and no case ran (the run is ERROR)."""
+    """Every gate judged again on the merged evidence (the shards' gate records and stages, ``cases`` their
+    cases, changed in place), in order, blocking later cases as a single run would. ``prerun_failed``: a
+    block-mode pre-run check that failed in a shard: as in one run, no gate after the build judges, and no case
+    ran (the run is ERROR). ``defer``: judge one shard of several as it judged itself (thresholds left to the
+    merge). ``qlab.run.verify`` judges a stored result with it too."""
     first = shards[0]
     rules = gates.suite_rules(first.get("suites") or {})
     records: list[dict[str, Any]] = []
@@ -189,6 +192,7 @@ def _judge(
             earlier=[specs[i] for i, r in enumerate(records) if r.get("status") != "skipped"],
             reported_stops=stage.get("stops") or (),
             guards=guards,
+            defer_thresholds=defer,
         )
         if spec.stage == "build" and any(g.get("status") == "blocked" for g in mine):
             record["status"] = "blocked"
@@ -305,7 +309,7 @@ def merge(shards: Sequence[tuple[Path, Mapping[str, Any]]], *, exit_zero: bool =
         "readiness": first.get("readiness") or {},
     }
     failed = next((g for g in merged["prerun"] if not g.get("passed") and g.get("mode") == "block"), None)
-    merged["gates"] = _judge(datas, cases, stages, prerun_failed=failed)
+    merged["gates"] = judge(datas, cases, stages, prerun_failed=failed)
     specs = [gates.GateSpec.from_record(g) for g in merged["gates"]]
     merged["stages"] = evidence.settle(stages, merged["gates"], specs, cases)
     return artifact.summarize(merged, exit_zero=exit_zero)

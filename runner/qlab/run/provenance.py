@@ -108,6 +108,8 @@ def fingerprint(
         "git_commit": commit,
         "selection_digest": selection_digest,
     }
+    if config.variables:  # only when qlab.yaml reads some: other fingerprints stay as they were
+        body["config_variables"] = dict(config.variables)
     knowledge = _knowledge_digest(config)
     if (
         knowledge is not None

@@ -740,3 +740,17 @@ def test_a_case_of_a_suite_neither_run_describes_is_required() -> None:
     )
     assert [(c.case_id, c.kind, c.required) for c in report.changes] == [("s-1", "regressed", True)]
     assert report.verdict == "block"
+
+
+@pytest.mark.parametrize("missing", ["baseline", "candidate", "both"])
+def test_same_collection_refuses_runs_that_record_no_collection_digest(missing: str) -> None:
+    """Rule (issue 36, 8): ``same: [collection]`` cannot be checked without a digest on both sides: refused (exit
+    2), never taken as "the same"."""
+    base = _art(artifact([search_case("s-1")]), "a")
+    cand = _art(copy.deepcopy(dict(base.data)), "b")
+    for side in {"baseline": (base,), "candidate": (cand,), "both": (base, cand)}[missing]:
+        side.data["fingerprint"]["collection_digest"] = None
+    rule = PromotionRule("alias_or_semantic_metadata", same=("cases", "collection"))
+    report = compare(base, cand, change_type="alias_or_semantic_metadata", rule=rule)
+    assert report.exit_code == 2
+    assert "same: collection: a run records no fingerprint.collection_digest" in report.reasons[0]

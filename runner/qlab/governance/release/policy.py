@@ -6,8 +6,8 @@
 4. regression_eval — the regression suite is configured and required, the result artifact is of the collection
    being released, and every active case of the suite ran in it and passed (draft cases are listed, not
    required; archived ones are not run).
-5. human_review — the latest review of this skill bound to the sha256 of the evaluated result artifact is an
-   approval (an approval of another or older result does not count).
+5. human_review — the latest review of this skill bound to the sha256 of the evaluated result artifact (the last
+   one recorded) is an approval (an approval of another or older result does not count).
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def human_review(
         if others:
             reason += f"; reviews of other results do not count: {', '.join(others)}"
         return gate_result("human_review", [reason], {}, {"result_digest": artifact.digest})
-    latest = max(bound, key=lambda a: str(a.get("at", "")))
+    latest = bound[-1]  # the last one recorded: the file is appended to in order (two may share a second)
     details = {"result_digest": artifact.digest, "reviewer": latest.get("reviewer"), "at": latest.get("at")}
     if latest.get("decision") != "approved":
         note = f": {latest.get('note')}" if latest.get("note") else ""

@@ -10,10 +10,15 @@ creation." For ``qlab release SKILL``:
 - ``policy_exists`` — the policy the release is judged under is there: the skill declares permissions, and its
   regression suite exists, is required and a gate runs it;
 - ``policy_published`` — the result artifact was judged under the policy in force: its fingerprint's
-  ``config_digest`` is the digest of qlab.yaml as it is now (an edited qlab.yaml is a policy nobody ran).
+  ``config_digest`` is the digest of qlab.yaml as it is now (an edited qlab.yaml is a policy nobody ran); when
+  only an environment variable qlab.yaml reads differs, the message names it;
+- ``result_passed`` — the result's decision, judged again from its cases (``qlab.run.verify``), is PASS: a run
+  that blocked (a required suite failed, whichever) or could not decide is never released.
 
-A failed check is ``ERROR`` (exit 2, reason ``skill_binding_unknown`` or ``policy_unpublished``): nothing was
-judged, the skill keeps its status and no attempt is recorded.
+A failed check is ``ERROR`` (exit 2, reason ``skill_binding_unknown``, ``policy_unpublished`` or
+``run_not_passed``): nothing was judged, the skill keeps its status (a draft stays draft) and no attempt is
+recorded. A result whose stored decision or figures disagree with its cases is refused before any of them
+(``artifact_inconsistent``).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ def checks(
         "cases' tools are bound to the collection",
         "skill_binding_unknown" if found else "",
     )
-    return [bindings, _policy_exists(skill, config), _policy_published(config, artifact)]
+    return [bindings, _policy_exists(skill, config), _policy_published(config, artifact), _decision(artifact)]
 
 
 def _policy_exists(skill: ReleaseSkill, config: Config) -> Check:
@@ -77,13 +82,44 @@ def _policy_published(config: Config, artifact: Artifact | None) -> Check:
         return Check(
             "policy_published", True, "no result artifact yet: the regression and review gates say so"
         )
-    recorded = (artifact.data.get("fingerprint") or {}).get("config_digest")
+    fingerprint = artifact.data.get("fingerprint") or {}
+    recorded = fingerprint.get("config_digest")
     if recorded and recorded != config.digest:
+        then = fingerprint.get("config_variables")
+        changed = (
+            [name for name, digest in config.variables if then.get(name) != digest]
+            if isinstance(then, dict)
+            else []
+        )
+        why = (
+            f"the environment variable(s) qlab.yaml reads had other values in that run: "
+            f"{', '.join('${' + n + '}' for n in changed)}; release with the values the run had, or run again"
+            if changed
+            else "run `qlab run` with the qlab.yaml this release uses"
+        )
         return Check(
             "policy_published",
             False,
             f"{artifact.path} was judged under another version of qlab.yaml ({str(recorded)[:19]}…, now "
-            f"{config.digest[:19]}…): run `qlab run` with the qlab.yaml this release uses",
+            f"{config.digest[:19]}…): {why}",
             "policy_unpublished",
         )
     return Check("policy_published", True, "the result was judged under the policy in qlab.yaml")
+
+
+def _decision(artifact: Artifact | None) -> Check:
+    """A release judges a result that PASSed: one that blocked, or could not decide, stops it here."""
+    if artifact is None:
+        return Check("result_passed", True, "no result artifact yet: the regression and review gates say so")
+    decision = artifact.data.get("decision") or {}
+    verdict = str(decision.get("verdict", "")).upper() or "no decision"
+    if decision.get("verdict") == "pass":
+        return Check("result_passed", True, f"{artifact.path} PASSed")
+    reasons = "; ".join(str(r) for r in (decision.get("reasons") or ())[:3])
+    return Check(
+        "result_passed",
+        False,
+        f"{artifact.path} ended {verdict} (exit {decision.get('exit_code')}): {reasons or 'no reason recorded'}; "
+        "a release judges a result whose decision is PASS: fix what the run names and run it again",
+        "run_not_passed",
+    )
