@@ -94,7 +94,7 @@ def test_the_schema_check_rejects_a_run_step_without_shell(tmp_path: Path) -> No
 def test_every_run_step_has_a_shell_and_no_expression_inside_its_script() -> None:
     steps = _load(ACTION)["runs"]["steps"]
     run_steps = [s for s in steps if "run" in s]
-    assert len(run_steps) == 2
+    assert len(run_steps) == 3  # find Python, install, run
     for step in run_steps:
         assert step.get("shell") == "bash", step["name"]
         assert "${{" not in step["run"], f"{step['name']}: an expression inside a script is an injection risk"
@@ -110,7 +110,7 @@ def test_inputs_reach_scripts_only_through_env() -> None:
         # everything else may reference inputs only in `if:`, `with:` and `working-directory:` (never a script)
         for key in set(step) - {"env", "if", "with", "working-directory", "name", "id", "uses", "shell"}:
             assert "inputs." not in str(step[key]), (step["name"], key)
-    script_inputs = set(action["inputs"]) - {"python-version", "working-directory"}
+    script_inputs = set(action["inputs"]) - {"python-version", "working-directory", "cache"}
     assert script_inputs <= used, f"inputs that never reach the script: {script_inputs - used}"
 
 
@@ -152,14 +152,47 @@ def test_every_output_maps_to_a_name_qlab_really_writes() -> None:
             assert any(out in written for _, out in refs), f"output {name}: qlab writes none of {refs}"
 
 
+def test_every_name_qlab_writes_is_a_declared_output() -> None:
+    """Rule (issue 36, 4): a later step can read every output qlab writes to $GITHUB_OUTPUT through the action's
+    outputs (a composite action passes on only the ones it declares), the old names included."""
+    written = set(github.outputs(samples.result(), {"result": "r", "junit": "j", "summary": "s"}))
+    declared = {
+        out for output in _load(ACTION)["outputs"].values() for step, out in _output_refs(output["value"])
+        if step == "qlab"
+    }  # fmt: skip
+    assert written <= declared, f"written, not declared: {sorted(written - declared)}"
+
+
+def test_the_action_uses_the_current_major_versions_and_caches_pip() -> None:
+    """Rule (issue 36, 4): actions/setup-python at its current major (v6) in the action and every example, and
+    pip's downloads cached (on by default) in the folder the install step gives pip."""
+    steps = _load(ACTION)["runs"]["steps"]
+    uses = [s["uses"] for s in steps if "uses" in s]
+    assert "actions/setup-python@v6" in uses and "actions/cache@v5" in uses
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    install = next(s for s in steps if s.get("id") == "install")
+    assert cache["with"]["path"] == install["env"]["PIP_CACHE_DIR"]
+    assert _load(ACTION)["inputs"]["cache"]["default"] == "true"
+    for path in WORKFLOWS:
+        for step in _steps(_load(path)):
+            used = str(step.get("uses", ""))
+            assert not used.startswith("actions/setup-python@") or used == "actions/setup-python@v6", (
+                path,
+                used,
+            )
+            assert not used.startswith("actions/checkout@") or used == "actions/checkout@v6", (path, used)
+
+
 def test_install_and_run_are_wrapped_in_groups_and_install_pins_to_the_action_ref() -> None:
     steps = {s.get("id"): s for s in _load(ACTION)["runs"]["steps"]}
     for step_id in ("install", "qlab"):
         script = steps[step_id]["run"]
         assert "::group::" in script and "::endgroup::" in script, step_id
     install = steps["install"]
-    assert install["env"]["QLAB_ACTION_PATH"] == "${{ github.action_path }}"
-    assert 'pip install --quiet --disable-pip-version-check "$QLAB_ACTION_PATH"' in install["run"]
+    # one place says what pip installs: the action's own checkout, the ref written after `@`
+    assert install["env"]["QLAB_INSTALL"] == "${{ github.action_path }}"
+    assert install["run"].count("pip install") == 1
+    assert 'pip install --quiet --disable-pip-version-check "$QLAB_INSTALL"' in install["run"]
 
 
 # --------------------------------------------------------------------------------------------- the run script, for real
@@ -231,8 +264,9 @@ def test_run_step_builds_the_qlab_command_from_inputs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0, log
     assert argv == [
-        "run", "--config", "ci/qlab.yaml", "--suite", "search_core", "--suite", "plan_e2e", "--suite", "regression",
-        "--stage", "search", "--stage", "plan", "--shard", "2/4", "--junit", "out/junit.xml", "--exit-zero",
+        "run", "--keep-must-pass", "--config", "ci/qlab.yaml", "--suite", "search_core", "--suite", "plan_e2e",
+        "--suite", "regression", "--stage", "search", "--stage", "plan", "--shard", "2/4", "--junit", "out/junit.xml",
+        "--exit-zero",
     ]  # fmt: skip
     assert (tmp_path / "summary-env").read_text(encoding="utf-8").strip() == "unset"  # summary: false
     assert "decision=block" in out and "exit-code=0" in out
@@ -241,7 +275,7 @@ def test_run_step_builds_the_qlab_command_from_inputs(tmp_path: Path) -> None:
 
 def test_run_step_defaults_are_a_plain_qlab_run(tmp_path: Path) -> None:
     code, argv, _, log = _run_step(tmp_path, {})
-    assert (code, argv) == (0, ["run"]), log
+    assert (code, argv) == (0, ["run", "--keep-must-pass"]), log
     assert (tmp_path / "summary-env").read_text(encoding="utf-8").strip() == str(tmp_path / "step-summary")
 
 
@@ -271,8 +305,26 @@ def test_hostile_input_stays_a_literal_argument(tmp_path: Path) -> None:
     code, argv, _, log = _run_step(tmp_path, {"config": hostile, "suites": "*"})
     assert code == 0, log
     assert not marker.exists()
-    assert argv[:3] == ["run", "--config", hostile]
-    assert argv[3:] == ["--suite", "*"]  # no glob expansion either
+    assert argv[:4] == ["run", "--keep-must-pass", "--config", hostile]
+    assert argv[4:] == ["--suite", "*"]  # no glob expansion either
+
+
+def test_list_inputs_take_new_lines_and_commas_alike(tmp_path: Path) -> None:
+    """Rule (issue 36, 4): a multi-line ``suites:`` input (a YAML block) runs every suite it names, not the first
+    line only; the ``args`` input adds the flags the docs recommend, each word literally."""
+    code, argv, _, log = _run_step(
+        tmp_path,
+        {
+            "suites": "search_core\nregression\n",
+            "stages": "search,\n plan",
+            "args": "--cadence every_search_change\n--durations d,1.json *",
+        },
+    )
+    assert code == 0, log
+    assert argv == [
+        "run", "--keep-must-pass", "--suite", "search_core", "--suite", "regression", "--stage", "search", "--stage",
+        "plan", "--cadence", "every_search_change", "--durations", "d,1.json", "*",
+    ]  # fmt: skip
 
 
 def test_merge_command_passes_the_shard_files(tmp_path: Path) -> None:
@@ -317,7 +369,7 @@ def test_the_action_runs_the_real_qlab_and_its_outputs_resolve(tmp_path: Path) -
         pytest.skip("the qlab console script is not installed (pip install -e .)")
     subprocess.run([qlab, "init", "demo"], cwd=tmp_path, check=True, capture_output=True, timeout=60)
     code, _, out, log = _run_step(
-        tmp_path, {"suites": "search_core"}, bin_dir=Path(qlab).parent, cwd=tmp_path / "demo"
+        tmp_path, {"args": "--cadence every_search_change"}, bin_dir=Path(qlab).parent, cwd=tmp_path / "demo"
     )
     assert code == 0, log[-3000:]
     values = _parse_outputs(out)

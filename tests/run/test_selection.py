@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from qlab.errors import UsageError
+from qlab.errors import InputError, UsageError
 from qlab.run.selection import SelectionSpec, is_empty_ok, select
 from run import fakes as f
 
@@ -139,3 +140,67 @@ def test_a_gate_opts_in_to_its_manual_suites(tmp_path: Path) -> None:
     config, cases = _manual(tmp_path, include_manual=True)
     chosen = select(config, cases, SelectionSpec())  # type: ignore[arg-type]
     assert {"m1", "m2"} <= {c.id for c in chosen.cases} and chosen.skipped == ()
+
+
+def _with_regression(tmp_path: Path) -> tuple[object, list[object]]:
+    config = f.config(tmp_path)
+    suites = {
+        **config.suites,
+        "regression": dataclasses.replace(
+            config.suites["plan_e2e"],
+            name="regression",
+            category="regression",
+            cadence="every_release_candidate",
+        ),
+        "policy": dataclasses.replace(
+            config.suites["plan_e2e"], name="policy", must_pass=True, cadence="manual"
+        ),
+    }
+    gates = tuple(
+        dataclasses.replace(g, suites=(*g.suites, "regression", "policy")) if g.name == "plan" else g
+        for g in config.gates
+    )
+    cases = [
+        *f.demo_cases(),
+        f.case("r1", "regression", "plan", line=1),
+        f.case("m1", "policy", "plan", line=1),
+    ]
+    return dataclasses.replace(config, suites=suites, gates=gates), cases
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SelectionSpec(suites=("search_core",), keep_must_pass=True),
+        SelectionSpec(stages=("search", "select"), keep_must_pass=True),
+        SelectionSpec(cases=("p*",), keep_must_pass=True),
+        SelectionSpec(tags=("smoke",), keep_must_pass=True),
+    ],
+)
+def test_a_selection_that_leaves_out_a_must_pass_suite_is_an_error_when_asked(
+    tmp_path: Path, spec: SelectionSpec
+) -> None:
+    """Rule (issue 36, 4): with ``--keep-must-pass`` (the Action always passes it), a --suite/--stage/--case/--tag
+    selection that leaves out a regression suite the run would judge is an ERROR (exit 2), never a quiet PASS."""
+    config, cases = _with_regression(tmp_path)
+    with pytest.raises(InputError) as exc:
+        select(config, cases, spec)  # type: ignore[arg-type]
+    assert exc.value.exit_code == 2
+    assert "leaves out the must-pass suite(s) regression (category regression)" in str(exc.value)
+    assert "policy" not in str(exc.value)  # a manual suite is not part of a run unless asked for
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SelectionSpec(keep_must_pass=True),  # everything
+        SelectionSpec(suites=("search_core", "regression"), keep_must_pass=True),
+        SelectionSpec(
+            cadences=("every_search_change",), keep_must_pass=True
+        ),  # qlab.yaml says what runs then
+        SelectionSpec(suites=("search_core",)),  # without the flag: a local run of one suite
+    ],
+)
+def test_a_selection_that_keeps_the_must_pass_suites_runs(tmp_path: Path, spec: SelectionSpec) -> None:
+    config, cases = _with_regression(tmp_path)
+    assert select(config, cases, spec).cases  # type: ignore[arg-type]

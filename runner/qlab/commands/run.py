@@ -128,6 +128,12 @@ class _Later:
 )
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Where to write the JUnit XML.")
 @click.option("--exit-zero", is_flag=True, help="Advisory mode: exit 0 when blocked (still 2 on errors).")
+@click.option(
+    "--keep-must-pass",
+    is_flag=True,
+    help="Exit 2 when --suite, --stage, --case or --tag leaves out a must-pass suite (category regression or "
+    "must_pass: true) a run would judge; the GitHub Action always passes it.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines; only the decision.")
 @click.option("--no-server", is_flag=True, help="Do not start the environments' dev servers.")
 @click.option(
@@ -150,6 +156,7 @@ def command(
     quiet: bool,
     no_server: bool,
     target_version: str | None = None,
+    keep_must_pass: bool = False,
 ) -> int:
     timings.mark("imports")
     shard = ShardSpec.parse(shard_spec) if shard_spec else None
@@ -180,7 +187,9 @@ def command(
         shown = _timed(progress) if timings.enabled() else progress
         with RunLog(log_path, secrets) as log:
             options = RunOptions(
-                selection=SelectionSpec(suites, stages, cases, tags, cadences, last_failed),
+                selection=SelectionSpec(
+                    suites, stages, cases, tags, cadences, last_failed, keep_must_pass=keep_must_pass
+                ),
                 shard=shard,
                 durations=durations,
                 previous=previous,

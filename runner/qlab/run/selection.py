@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.errors import UsageError
+from qlab.errors import InputError, UsageError
 from qlab.fuzzy import did_you_mean
 from qlab.project.model import CADENCES, STAGE_MODES, STAGES, Case, Config, Gate
 
@@ -38,6 +38,8 @@ class SelectionSpec:
     tags: tuple[str, ...] = ()
     cadences: tuple[str, ...] = ()
     last_failed: bool = False
+    # refuse a --suite/--stage/--case/--tag selection that leaves out a must-pass suite (``must_pass_left_out``)
+    keep_must_pass: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -175,6 +177,15 @@ def select(
             left_out[case.suite] = left_out.get(case.suite, 0) + 1
             continue
         chosen.append(case)
+    if spec.keep_must_pass:
+        dropped = must_pass_left_out(config, cases, spec, chosen=chosen, previous=previous)
+        if dropped:
+            raise InputError(
+                f"{spec.options()} leaves out the must-pass suite(s) {', '.join(dropped)}: a gated run must judge "
+                "every suite of category regression or marked must_pass: true. Add them to the selection "
+                "(the action's suites: or stages: input), select by cadence (qlab.yaml says which suites run "
+                "when), or run qlab without --keep-must-pass"
+            )
     order = {name: i for i, name in enumerate(config.suites)}
     chosen.sort(key=lambda c: (order[c.suite], c.file, c.origin.line, c.id))
     suites_with_cases = {c.suite for c in chosen}
@@ -204,6 +215,39 @@ def select(
         skipped=skipped,
         archived=tuple(archived),
     )
+
+
+def must_pass_left_out(
+    config: Config,
+    cases: Sequence[Case],
+    spec: SelectionSpec,
+    *,
+    chosen: Sequence[Case],
+    previous: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """The required must-pass suites (category regression, or ``must_pass: true``) that the run would judge with
+    only its ``--cadence`` and ``--last-failed`` filters (what qlab.yaml and the last run decide) but that the
+    ``--suite``, ``--stage``, ``--case`` or ``--tag`` filters leave out, each named with why it must pass."""
+    narrowing = spec.suites or spec.stages or spec.cases or spec.tags
+    if not narrowing:
+        return []
+    kept = {c.suite for c in chosen}
+    whole = select(
+        config, cases, SelectionSpec(cadences=spec.cadences, last_failed=spec.last_failed), previous=previous
+    )
+    would = {c.suite for c in whole.cases}
+    out = []
+    for name, suite in config.suites.items():
+        why = (
+            "category regression"
+            if suite.category == "regression"
+            else "must_pass: true"
+            if suite.must_pass
+            else ""
+        )
+        if why and suite.required and name in would and name not in kept:
+            out.append(f"{name} ({why})")
+    return out
 
 
 def is_empty_ok(spec: SelectionSpec) -> bool:
