@@ -63,7 +63,21 @@ def test_the_expected_workflows_exist() -> None:
         "examples/workflows/sharded.yml",
         "examples/workflows/promotion-check.yml",
         "examples/workflows/release.yml",
+        "examples/workflows/fork-safe.yml",
     } <= names
+
+
+def test_the_fork_safe_example_runs_the_execute_gates_only_where_secrets_exist() -> None:
+    """Rule (issue 36, 5): fork pull requests get the gates that need no secret; the execute gates run where the
+    secret is (a push, or a pull request from the repository itself), the secret passed through env."""
+    jobs = _load(ROOT / "examples" / "workflows" / "fork-safe.yml")["jobs"]
+    plan, execute = jobs["plan-gates"], jobs["execute-gates"]
+    assert "if" not in plan
+    stages = next(s for s in plan["steps"] if s.get("id") == "qlab")["with"]["stages"]
+    assert "execute" not in stages and "plan" in stages
+    assert "head.repo.full_name == github.repository" in execute["if"]
+    run = next(s for s in execute["steps"] if s.get("id") == "qlab")
+    assert "stages" not in run["with"] and run["env"]["API_TOKEN"] == "${{ secrets.API_TOKEN }}"
 
 
 # --------------------------------------------------------------------------------------------- schemas

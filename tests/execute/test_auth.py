@@ -422,3 +422,29 @@ def test_operation_level_security_chooses_among_profiles_that_name_a_scheme() ->
     assert pick({"app_id": ()}, {}).status == "not_required"  # type: ignore[union-attr]  # optional auth
     assert pick({"other": ()}) is None  # no profile answers it: the environment's profile serves it
     assert _resolver(env, AuthProfile("p", "bearer", token_env="TOK")).choose(tool("t")) is None
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "named"),
+    [
+        ('echo "$API_TOKEN"', {}, ("API_TOKEN",)),
+        ("printf %s ${API_TOKEN}", {"API_TOKEN": " "}, ("API_TOKEN",)),  # set but empty is missing too
+        ('echo "${API_TOKEN:-fallback}"', {}, ()),  # it states its own fallback
+        ('echo "$API_TOKEN"', {"API_TOKEN": "x"}, ()),
+        ("echo $$HOME_ID", {}, ()),  # $$ is the shell's own
+    ],
+)
+def test_a_token_command_names_the_variables_it_reads_that_are_unset(
+    command: str, env: dict[str, str], named: tuple[str, ...]
+) -> None:
+    """Rule (issue 36, 5): a fork pull request has no secrets; the token command prints nothing and the message and
+    the readiness record name the variable it lacks (names only), not just "printed nothing"."""
+    from qlab.execute.auth import unset_in_command
+
+    assert unset_in_command(command, env) == named
+    if named and "$API_TOKEN" in command:
+        res = _resolver({"PATH": "/usr/bin:/bin", **env}, AuthProfile("p", "bearer", token_command=command))
+        found = res.preflight("p", required=True)
+        assert found.reason_codes == ("auth_header_resolution_failed",)
+        assert "it reads API_TOKEN, not set or empty here" in found.message
+        assert found.readiness()["missing_env"] == ["API_TOKEN"]

@@ -223,3 +223,18 @@ def test_an_execute_gate_that_tolerates_failures_blocks_when_every_request_is_re
     cases = [_c(f"e{i}", stage="execute", reason="auth_failed", mode="execute") for i in range(3)]
     record = evaluate(spec, cases=cases, suite_metrics={"s": {}}, stage_metrics={}, rules={"s": SuiteRule()})
     assert record["status"] == "blocked" and record["stops"][0]["condition"] == "auth_not_ready"
+
+
+def test_an_auth_stop_names_the_variables_its_cases_could_not_read() -> None:
+    """Rule (issue 36, 5): the stop that blocks the execute gate says which environment variable was unset, so the
+    gate's reasons (console, summary, the gate's annotation) name it."""
+    ready = {"status": "not_ready", "reason_codes": ["auth_context_required"], "missing_env": ["API_TOKEN"]}
+    cases = [
+        _c("e1", stage="execute", reason="auth_context_required", auth_readiness=ready),
+        _c("e2", stage="execute", reason="auth_header_resolution_failed",
+           auth_readiness={**ready, "missing_env": ["OTHER", "API_TOKEN"]}),
+    ]  # fmt: skip
+    (stop,) = _stops([("auth_not_ready", None)], cases, stage="execute")
+    assert stop["message"] == (
+        "2 case(s): e1, e2 (auth_context_required, auth_header_resolution_failed; not set: API_TOKEN, OTHER)"
+    )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import sys
 import threading
 import time
@@ -123,7 +124,24 @@ class _Unset(Exception):
 
 
 class _Unresolved(Exception):
-    pass
+    def __init__(self, message: str, *, missing: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+# a shell variable a command reads: $NAME or ${NAME}; ${NAME:-x} (and -, =, ?, +) states its own fallback
+_SHELL_VAR = re.compile(r"(?<!\$)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=?+])?|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def unset_in_command(command: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The environment variables a token command reads without a fallback that are unset or empty in
+    ``environ``: what a fork pull request, which has no secrets, is missing. Names only, never values."""
+    found = []
+    for braced, fallback, bare in _SHELL_VAR.findall(command):
+        name = braced or bare
+        if name and not (braced and fallback) and not environ.get(name, "").strip():
+            found.append(name)
+    return tuple(dict.fromkeys(found))
 
 
 class AuthResolver:
@@ -215,7 +233,12 @@ class AuthResolver:
                 missing=exc.names,
             )
         except _Unresolved as exc:
-            return _failed(p.name, "auth_header_resolution_failed", f"auth profile {p.name!r}: {exc}")
+            return _failed(
+                p.name,
+                "auth_header_resolution_failed",
+                f"auth profile {p.name!r}: {exc}",
+                missing=exc.missing,
+            )
         return AuthResolution(
             "ready", p.name, headers, params, secrets=tuple(s for s in secrets if s), expires_at=expires
         )
@@ -276,13 +299,16 @@ class AuthResolver:
         # What the command printed is secret, on either stream and whether it worked or not: a failing command
         # often names the token it could not refresh. All of it is registered for scrubbing, none is shown.
         self._seen.update(_printed(done.stdout, done.stderr))
+        unset = unset_in_command(command, self._environ)
+        reads = f"; it reads {', '.join(unset)}, not set or empty here" if unset else ""
         if done.returncode != 0:
             said = " (its output is not shown: it may hold a token; run the command yourself to see it)"
             raise _Unresolved(
-                f"token command exited with {done.returncode}{said if done.stderr.strip() else ''}"
+                f"token command exited with {done.returncode}{said if done.stderr.strip() else ''}{reads}",
+                missing=unset,
             )
         if not token:
-            raise _Unresolved("token command printed nothing")
+            raise _Unresolved(f"token command printed nothing{reads}", missing=unset)
         return token
 
     def _oauth2(self, p: AuthProfile) -> tuple[dict[str, str], dict[str, str], list[str], float | None]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from qlab.collection import skill_bindings
 from qlab.collection.model import Collection
+from qlab.execute.auth import unset_in_command
 from qlab.fuzzy import did_you_mean
 from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
@@ -129,6 +130,12 @@ def _auth_problem(config: Config, env_name: str | None) -> str | None:
         program = (shlex.split(profile.token_command) or [""])[0]
         if not shutil.which(program):
             return f"profile {profile_name!r}: token command {program!r} not found (auth_header_resolution_failed)"
+        unset = unset_in_command(profile.token_command, os.environ)
+        if unset:
+            return (
+                f"profile {profile_name!r}: its token command reads {', '.join(unset)}, not set "
+                "(auth_header_resolution_failed)"
+            )
         return None
     if missing:
         return f"profile {profile_name!r}: {', '.join(missing)} not set (auth_context_required)"

@@ -35,15 +35,15 @@ def _cases_message(ids: Sequence[str], cases: Sequence[Case]) -> str:
     """A stop's message from its cases alone (how many, the first few, their reasons): the same words whether one
     run or the merge of its shards found them, whatever each stage wrote."""
     wanted = set(ids)
+    mine = [c for c in cases if str(c.get("case_id")) in wanted]
     reasons = sorted(
-        {
-            str((c.get("failure") or {}).get("reason"))
-            for c in cases
-            if str(c.get("case_id")) in wanted and (c.get("failure") or {}).get("reason")
-        }
+        {str((c.get("failure") or {}).get("reason")) for c in mine if (c.get("failure") or {}).get("reason")}
     )
+    # the environment variables an auth profile could not read (names, never values): what a fork PR lacks
+    unset = sorted({str(n) for c in mine for n in ((c.get("auth_readiness") or {}).get("missing_env") or ())})
     shown = f"{len(ids)} case(s): {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}"
-    return f"{shown} ({', '.join(reasons)})" if reasons else shown
+    said = ", ".join(reasons) + (f"; not set: {', '.join(unset)}" if unset else "")
+    return f"{shown} ({said})" if said else shown
 
 
 def derive_stops(
