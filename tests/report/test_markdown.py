@@ -22,7 +22,7 @@ def test_sections() -> None:
         "| `required_fields_unsatisfied` | 1 | plan | Search passes but plan fails" in text
     )  # seed 000's hint
     assert "- junit: [`junit.xml`](junit.xml)" in text
-    assert "**Blocked cases:** 1 by plan (they never ran)." in text
+    assert "**Blocked cases:** 1 by plan (the block kept them from the stages after it)." in text
 
 
 def test_pipes_and_newlines_in_cells_are_escaped() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +106,50 @@ def figure(value: Any, *, reached: bool = True, empty: str = "—", digits: int 
 def threshold_actual(row: Mapping[str, Any], *, empty: str = "—") -> str:
     """A gate threshold's measured value (``figure``): not reached when its gate never ran on those cases."""
     return figure(row.get("actual"), reached=not row.get("not_reached"), empty=empty)
+
+
+def not_gating(result: Artifact) -> Callable[[Mapping[str, Any]], str]:
+    """A function telling, for a failing case of ``result``, why it does not gate ("" when it does): a flaky or
+    draft case, a ``required: false`` suite, or a failure its gate tolerated (``gates[].failures``: the gate that
+    answers for it did not block on its suite). Every report words a non-gating failure from it: an annotation
+    ``::warning`` (never ``::error``), JUnit's ``does not gate (why)``, the summary's non-gating section."""
+    suites = as_mapping(result.get("suites"))
+    by_case: dict[str, str] = {}
+    by_suite: dict[str, str] = {}
+    errored: set[str] = set()
+    for gate in result.get("gates") or ():
+        gate = as_mapping(gate)
+        name = str(gate.get("name"))
+        for error in gate.get("errors") or ():
+            errored.update(str(i) for i in as_mapping(error).get("case_ids") or ())
+        deferred = any("deferred" in str(w) for w in gate.get("warnings") or ())
+        for entry in gate.get("failures") or ():
+            entry = as_mapping(entry)
+            if entry.get("blocks"):
+                said = ""
+            elif deferred:
+                said = f"gate {name} leaves its tolerance to qlab merge, which counts the failing cases of all shards"
+            else:
+                said = f"tolerated by gate {name}: {entry.get('tolerance') or 'within its tolerance'}"
+            listed = [str(as_mapping(c).get("case_id")) for c in entry.get("cases") or ()]
+            for case_id in listed:
+                by_case.setdefault(case_id, said)
+            if int(entry.get("failing") or 0) > len(listed):  # only the first ones are listed
+                by_suite.setdefault(str(entry.get("suite")), said)
+
+    def why(case: Mapping[str, Any]) -> str:
+        if case.get("flaky"):
+            return "flaky case"
+        if case.get("lifecycle") == "draft":
+            return "draft case"
+        if not as_mapping(suites.get(str(case.get("suite")))).get("required", True):
+            return "suite is required: false"
+        case_id = str(case.get("case_id"))
+        if case_id in errored:
+            return ""
+        return by_case.get(case_id, by_suite.get(str(case.get("suite")), ""))
+
+    return why
 
 
 def shard_label(result: Artifact) -> str | None:

@@ -54,9 +54,9 @@ def in_actions(environ: Mapping[str, str] | None = None) -> bool:
 def _case_findings(
     artifact: Mapping[str, Any], root: str = ""
 ) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """The failing cases: ``error`` for those that gate, ``warning`` for those that do not (flaky cases,
-    ``required: false`` suites)."""
-    suites = artifact.get("suites") or {}
+    """The failing cases: ``error`` for those that gate, ``warning`` for those that do not (flaky and draft cases,
+    ``required: false`` suites, failures their gate tolerated), their message starting ``does not gate (why)``."""
+    why_not = derive.not_gating(artifact)
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {"error": [], "warning": []}
     for case in artifact.get("cases") or ():
         if case.get("status") not in ("failed", "error"):
@@ -66,15 +66,14 @@ def _case_findings(
         text = f"{case.get('case_id')}: {failure.get('stage')}: {reason}: {failure.get('message', '')}"
         tip = hint(reason)
         message = f"{text}\nhint: {tip}" if tip else text
-        gating = (
-            not case.get("flaky")
-            and case.get("lifecycle") != "draft"
-            and (suites.get(case.get("suite")) or {}).get("required", True)
-        )
+        why = why_not(case)
         props: dict[str, Any] = {"title": f"qlab {case.get('suite')}/{case.get('case_id')}"}
         if case.get("file"):
             props = {"file": _joined(root, str(case["file"])), "line": case.get("line") or 1, **props}
-        out["error" if gating else "warning"].append((message, props))
+        if why:
+            out["warning"].append((f"does not gate ({why}): {message}", props))
+        else:
+            out["error"].append((message, props))
     return out
 
 

@@ -445,6 +445,7 @@ def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
     for case in artifact.get("cases") or ():
         by_suite.setdefault(str(case.get("suite")), []).append(case)
     suites = artifact.get("suites") or {}
+    why_not = derive.not_gating(artifact)
     for name in [*suites, *(s for s in by_suite if s not in suites)]:
         info = suites.get(name) or {}
         props = {
@@ -463,12 +464,13 @@ def _case_suites(report: _Report, artifact: Mapping[str, Any]) -> None:
                 f"{c.get('case_id')} {c.get('passes')}/{c.get('attempts')}" for c in shaky
             )
         suite = report.suite(f"suite.{name}", props)
-        gating_suite = info.get("required", True)
         for case in by_suite.get(name, ()):
-            _case(suite, f"qlab.{name}", case, gating_suite=bool(gating_suite))
+            _case(suite, f"qlab.{name}", case, why_not=why_not)
 
 
-def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suite: bool) -> None:
+def _case(
+    suite: _Suite, classname: str, case: Mapping[str, Any], *, why_not: Callable[[Mapping[str, Any]], str]
+) -> None:
     status = case.get("status")
     ms = _record_time(case)
     failure = case.get("failure") or {}
@@ -480,15 +482,7 @@ def _case(suite: _Suite, classname: str, case: Mapping[str, Any], *, gating_suit
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
     else:
-        why = (
-            "flaky case"
-            if case.get("flaky")
-            else "draft case"
-            if case.get("lifecycle") == "draft"
-            else ""
-            if gating_suite
-            else "suite is required: false"
-        )
+        why = why_not(case)
         suite.case(
             classname,
             name,

@@ -74,14 +74,10 @@ def _figure(value: Any, *, reached: bool) -> str:
 
 
 def _failing(artifact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    suites = artifact.get("suites") or {}
+    """The failing cases that gate (``derive.not_gating``)."""
+    why_not = derive.not_gating(artifact)
     return [
-        c
-        for c in artifact.get("cases") or ()
-        if c.get("status") in ("failed", "error")
-        and not c.get("flaky")
-        and c.get("lifecycle") != "draft"
-        and (suites.get(c.get("suite")) or {}).get("required", True)
+        c for c in artifact.get("cases") or () if c.get("status") in ("failed", "error") and not why_not(c)
     ]
 
 
@@ -208,7 +204,11 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
     blocked = [c for c in artifact.get("cases") or () if c.get("status") == "blocked"]
     lines = []
     if others:
-        lines += [f"### Non-gating failures ({len(others)}: flaky cases, required: false suites)", ""]
+        lines += [
+            f"### Non-gating failures ({len(others)}: flaky and draft cases, required: false suites, failures "
+            "their gate tolerated; they do not gate)",
+            "",
+        ]
         lines += [
             "| case | suite | stage | reason | message | where |",
             "|---|---|---|---|---|---|",
@@ -221,7 +221,8 @@ def _non_gating(artifact: Mapping[str, Any], max_bytes: int = MAX_BYTES) -> list
             stage = str((case.get("failure") or {}).get("stage"))
             by[stage] = by.get(stage, 0) + 1
         lines += [
-            f"**Blocked cases:** {', '.join(f'{n} by {_word(s)}' for s, n in by.items())} (they never ran).",
+            f"**Blocked cases:** {', '.join(f'{n} by {_word(s)}' for s, n in by.items())} (the block kept them "
+            "from the stages after it).",
             "",
         ]
     cases = artifact.get("cases") or ()
