@@ -65,6 +65,9 @@ def test_the_brief_previous_run_says_what_the_whole_one_says(tmp_path: Path, sce
     kept = tmp_path / "history"
     history.keep(write(tmp_path / "prev.json", previous), previous["run_id"], kept)
     whole, brief = history.latest(kept), history.latest_brief(kept)
+    if scenario == "error":  # a run that could not decide is no baseline for "since the last run"
+        assert whole is not None and brief is None
+        return
     assert whole is not None and brief is not None
     fields = ("case_id", "suite", "status", "failure", "critical", "flaky")
     assert brief["cases"] == [{k: c[k] for k in fields if k in c} for c in whole["cases"]]
@@ -207,3 +210,28 @@ def test_the_brief_cut_from_the_run_already_read_is_the_brief_read_from_the_file
         assert history.latest_brief(kept, read={**read, "_path": str(result), "_lean": True}) == from_file
     other = write(tmp_path / "other.json", {**previous, "run_id": "20261130T000000Z-z", "cases": []})
     assert history.latest_brief(kept, read={**history.for_learning(other), "_path": str(other)}) == from_file
+
+
+def test_since_the_last_run_compares_with_the_last_decided_run_of_the_same_configuration(
+    tmp_path: Path,
+) -> None:
+    """Rule (issue 36, 7): a regression is compared with the last run that decided (PASS or BLOCK) and ran the
+    same qlab.yaml with the same selection, not with an ERROR run in between (which judged nothing and would
+    show "0 newly failing"), nor with a run of other suites."""
+    passed = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
+    other = {**passed, "run_id": "20261202T000000Z-b"}
+    other["provenance"] = {
+        **passed["provenance"],
+        "run_configuration": {**passed["provenance"]["run_configuration"], "selection": {"suites": ["x"]}},
+    }
+    error = {**story.story("error").whole, "run_id": "20261203T000000Z-c"}
+    current = {**story.story("blocked").whole, "run_id": "20261204T000000Z-d"}
+    kept = tmp_path / "history"
+    for run in (passed, other, error):
+        history.keep(write(tmp_path / f"{run['run_id']}.json", run), run["run_id"], kept)
+    found = history.latest_brief(kept, like=current)
+    assert found is not None and found["run_id"] == passed["run_id"]
+    change = since_last(found, current)
+    assert change.previous_verdict == "pass"
+    assert [c.case_id for c in change.newly_failing] == ["s04"]  # the real regression, not "0 newly failing"
+    assert history.latest_brief(kept)["run_id"] == other["run_id"]  # type: ignore[index]  (no configuration given)

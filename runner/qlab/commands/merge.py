@@ -39,7 +39,7 @@ def command(inputs: tuple[str, ...], out_dir: str | None, exit_zero: bool, quiet
     try:
         check_ci_files()
         kept = history.folder_of(paths.result)  # the merged runs' history, beside the merged result
-        before = history.latest_brief(kept)
+        before = history.latest_brief(kept, like=merged)
         write_outputs(merged, paths, previous=before)
         history.keep(paths.result, str(merged.get("run_id")), kept)
         durations = durations_of(merged["cases"])

@@ -217,7 +217,7 @@ def command(
         # the run history (not for a shard: its merge keeps the run's): the run before this one, then this one
         kept = history.folder_of(paths.result) if shard is None and config.output.history > 0 else None
         read = previous if later is None else later.read
-        before = history.latest_brief(kept, read=read) if kept is not None else None
+        before = history.latest_brief(kept, read=read, like=artifact) if kept is not None else None
         write_outputs(artifact, paths, secrets=secrets, previous=before)
         if kept is not None:
             history.keep(paths.result, str(artifact.get("run_id")), kept, limit=config.output.history)

@@ -7,8 +7,9 @@ same second). After each run the
 oldest entries beyond ``output.history`` (qlab.yaml; 0 keeps none) are removed, under the output folder's lock
 (``qlab.run.outputs``) like the output sets themselves.
 
-Readers: ``latest`` (the run before this one: the "since the last run" block of the console and the summary) and
-``runs`` (``qlab report --trend``: every metric over the kept runs).
+Readers: ``latest_brief`` (the last run that decided with the same configuration: the "since the last run" block
+of the console and the summary), ``latest`` and ``runs`` (``qlab report --trend``: every metric over the kept
+runs).
 """
 
 from __future__ import annotations
@@ -65,27 +66,56 @@ def latest(folder: Path) -> dict[str, Any] | None:
     return None
 
 
-def latest_brief(folder: Path, *, read: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-    """``latest``, with each case cut to what a comparison of two runs reads (``case_id``, ``suite``, ``status``,
-    ``failure``, ``critical``, ``flaky``): the "since the last run" block. Read line by line as the learn gate reads
-    it (``read_lines``, each case cut as it is read), so the previous run is never held whole. A file in another
-    layout is read whole.
+def latest_brief(
+    folder: Path, *, read: Mapping[str, Any] | None = None, like: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The run "since the last run" compares with: the newest kept run that decided (PASS or BLOCK: an ERROR run
+    judged nothing, so it is no baseline) and, with ``like`` (the run being compared), that ran the same
+    configuration — the same qlab.yaml and the same selection (``same_configuration``). Each case cut to what a
+    comparison of two runs reads (``case_id``, ``suite``, ``status``, ``failure``, ``critical``, ``flaky``). Read
+    line by line as the learn gate reads it (``read_lines``, each case cut as it is read), so a previous run is
+    never held whole. A file in another layout is read whole.
 
-    ``read``: that run as the caller already read it (its cases with at least those fields, ``_path`` naming
-    the file): when the newest entry is that very file (the history keeps a hard link to each run's result),
-    it is cut from ``read`` instead of read again."""
+    ``read``: a run as the caller already read it (its cases with at least those fields, ``_path`` naming the
+    file): when an entry is that very file (the history keeps a hard link to each run's result), it is cut from
+    ``read`` instead of read again."""
     for path in reversed(entries(folder)):
-        if read is not None and _same_file(path, read.get("_path")):
-            return _brief_of(read)
-        try:
-            return _brief_of(read_lines(path, _cut(_BRIEF_KEYS)))
-        except (OSError, ValueError, UnicodeDecodeError):
-            pass
-        try:
-            return _brief_of(artifact.read(path))
-        except InputError:
-            continue
+        brief = _brief(path, read)
+        if brief is not None and decided(brief) and (like is None or same_configuration(brief, like)):
+            return brief
     return None
+
+
+def _brief(path: Path, read: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if read is not None and _same_file(path, read.get("_path")):
+        return _brief_of(read)
+    try:
+        return _brief_of(read_lines(path, _cut(_BRIEF_KEYS)))
+    except (OSError, ValueError, UnicodeDecodeError):
+        pass
+    try:
+        return _brief_of(artifact.read(path))
+    except InputError:
+        return None
+
+
+def decided(run: Mapping[str, Any]) -> bool:
+    """The run reached a verdict on the product: PASS or BLOCK (not ERROR, not a run still going)."""
+    decision = run.get("decision")
+    return isinstance(decision, Mapping) and decision.get("verdict") in ("pass", "block")
+
+
+def same_configuration(run: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Both runs ran the same qlab.yaml with the same selection (``--suite``, ``--stage``, ``--case``, ``--tag``,
+    ``--cadence``, ``--last-failed``): their cases are like for like."""
+
+    def key(data: Mapping[str, Any]) -> tuple[Any, Any]:
+        provenance = data.get("provenance")
+        setup = provenance.get("run_configuration") if isinstance(provenance, Mapping) else None
+        setup = setup if isinstance(setup, Mapping) else {}
+        return setup.get("config"), setup.get("selection")
+
+    return key(run) == key(other)
 
 
 def _same_file(path: Path, other: object) -> bool:
