@@ -155,8 +155,8 @@ REASONS: dict[str, Reason] = {
         _R(
             "timeout",
             "execute",
-            "the request took longer than timeout_sec",
-            "Raise timeout_sec or look at the API's latency.",
+            "the case took longer than its timeout_sec: one deadline for the whole case (every engine call, request, retry and redirect of it)",
+            "Raise timeout_sec or look at the latency of the API or the engine.",
         ),
         _R(
             "connection_error",

@@ -734,3 +734,24 @@ def test_a_stop_message_is_shown_whole_after_its_condition() -> None:
     record = gates.evaluate(spec, cases=[_c("a")], suite_metrics={}, stage_metrics={}, rules={},
                             reported_stops=reported)  # fmt: skip
     assert record["reasons"] == ["stop_if custom: stage said: too slow X"]
+
+
+def test_a_share_threshold_tolerates_failures_of_the_suite_s_own_cases_not_the_whole_gate_s() -> None:
+    """Rule (issue 36, 8): ``execute_success_rate >= 0.9`` on a gate of [execute_read, execute_mutation] with 10
+    passing reads and 1 failing mutation: the mutation suite's one case tolerates floor(0.1 * 1) = 0 failures, so
+    the gate blocks. Counted over the whole gate's 11 cases it would tolerate 1, and PASS."""
+    spec = GateSpec(
+        "execute", "execute", ("execute_read", "execute_mutation"), (("execute_success_rate", ">=", 0.9),)
+    )
+    reads = [_x(f"r{i}", suite="execute_read") for i in range(10)]
+    write = _x(
+        "w1", suite="execute_mutation", status="failed", failure=FAIL, mutation_safety="allow_mutation"
+    )
+    rules = {"execute_read": gates.SuiteRule(), "execute_mutation": gates.SuiteRule()}
+    verdict = gates.judge_failures(spec, [*reads, write], rules=rules)
+    mutation = next(f for f in verdict["failures"] if f["suite"] == "execute_mutation")
+    assert (mutation["failing"], mutation["tolerated"], mutation["blocks"]) == (1, 0, True)
+    assert mutation["tolerance"] == "execute_success_rate >= 0.9 over 1 case(s)"
+    assert verdict["blocking"] and verdict["blocking"][0].startswith(
+        "execute_mutation: 1 failing case(s), tolerates 0"
+    )

@@ -1041,3 +1041,24 @@ def test_operation_level_security_on_the_wire(tmp_path: Path, monkeypatch: pytes
     assert seen["/store/inventory"].get("api_key") == "key-2"
     assert "authorization" not in seen["/store/inventory"]
     assert "authorization" not in seen["/user/logout"] and "api_key" not in seen["/user/logout"]
+
+
+def test_timeout_sec_is_one_deadline_across_all_steps_of_the_plan(tmp_path: Path) -> None:
+    """Rule (issue 36, 8): three steps of 0.6 s each under ``timeout_sec: 1``: the case times out during its second
+    step and its third is never sent; a budget per step (1 s each) would have let all three pass."""
+    with servers.CountingServer(slow_sec=0.6) as api:
+        tools = {name: tool(name, path=f"/slow/{name}") for name in ("a", "b", "c")}
+        cases = [case("three", timeout_sec=1.0)]
+        started = __import__("time").monotonic()
+        _report, results, _ctx, _log = execute(
+            tmp_path,
+            cases,
+            tools,
+            env(api.url, retries=0),
+            plans={"three": plan(step("a"), step("b"), step("c"))},
+        )
+        took = __import__("time").monotonic() - started
+        sent = [path for _, path in api.requests]
+    failure = results["three"].failure
+    assert failure is not None and failure.reason == "timeout", results["three"].to_dict()
+    assert "/slow/c" not in sent and took < 1.5, (sent, took)

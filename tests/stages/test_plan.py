@@ -158,3 +158,39 @@ def test_a_select_failure_skips_the_plan(tmp_path: Path) -> None:
     report = plan.run(context(tmp_path, engine=engine), [wrong], results)
     assert engine.calls == ["search", "select"] and results["w"].plan is None
     assert report.suite_metrics["plan_e2e"]["plan_hit_rate"] == 0.0  # failed before plan: a miss of plan too
+
+
+class _Slow:
+    """The built-in engine, whose plan takes ``seconds``."""
+
+    name = "slow"
+
+    def __init__(self, seconds: float) -> None:
+        self.inner, self.seconds = BuiltinEngine(DEMO), seconds
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        return self.inner.search(query, k=k)
+
+    def select(self, query: str, result: SearchResult, **kw: object) -> object:
+        return self.inner.select(query, result, **kw)  # type: ignore[arg-type]
+
+    def plan(self, query: str, target: str, **kw: object) -> Plan:
+        __import__("time").sleep(self.seconds)
+        return self.inner.plan(query, target, **kw)  # type: ignore[arg-type]
+
+
+def test_a_plan_case_over_its_timeout_sec_fails_with_timeout(tmp_path: Path) -> None:
+    """Rule (issue 36, 8): ``timeout_sec`` is enforced for plan cases too: a plan that takes longer than the case's
+    one deadline fails it with ``timeout`` at plan (a 3 s plan passed with ``timeout_sec: 1``)."""
+    import dataclasses
+
+    slow = dataclasses.replace(SEED, timeout_sec=0.2)
+    results = results_for([slow])
+    plan.run(context(tmp_path, engine=_Slow(0.35)), [slow], results)
+    r = results["member-plan-001"]
+    assert r.failure is not None and (r.failure.stage, r.failure.reason) == ("plan", "timeout"), r.to_dict()
+    assert "ran out of its timeout_sec (0.2 s) at plan" in r.failure.message
+    fast = dataclasses.replace(SEED, timeout_sec=5.0)
+    results = results_for([fast])
+    plan.run(context(tmp_path, engine=_Slow(0.05)), [fast], results)
+    assert results["member-plan-001"].status == "passed"

@@ -111,7 +111,9 @@ class CaseRunner:
         """Execute ``case`` with ``plan`` against ``env`` and fill ``result`` (execute, auth_readiness,
         assertions, latency, failure)."""
         started = time.perf_counter()
-        state = CaseState(deadline=time.monotonic() + case.timeout_sec)
+        # one deadline for the whole case: what its search, selection and plan took is already spent
+        spent = sum(result.latency_ms.get(k, 0.0) for k in ("search", "target_selection", "plan")) / 1000
+        state = CaseState(deadline=time.monotonic() + case.timeout_sec - spent)
         latency = 0.0
         try:
             try:

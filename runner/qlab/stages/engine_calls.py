@@ -51,8 +51,27 @@ def fetch_k(ctx: RunContext, case: Case) -> int:
     return max(wanted)
 
 
-def call(result: CaseResult, stage: str, latency_key: str, ctx: RunContext, fn: Callable[[], T]) -> T | None:
-    """Run one engine call, recording its latency; an exception fails the case with ``engine_error``."""
+ENGINE_LATENCIES = ("search", "target_selection", "plan")  # the latency keys of the engine's calls
+
+
+def spent_sec(result: CaseResult) -> float:
+    """The time the case's engine calls took so far (its search, selection and plan), in seconds."""
+    return sum(result.latency_ms.get(key, 0.0) for key in ENGINE_LATENCIES) / 1000
+
+
+def call(
+    result: CaseResult,
+    stage: str,
+    latency_key: str,
+    ctx: RunContext,
+    fn: Callable[[], T],
+    *,
+    timeout_sec: float | None = None,
+) -> T | None:
+    """Run one engine call, recording its latency; an exception fails the case with ``engine_error``.
+    ``timeout_sec``: the case's one deadline for its whole run (``Case.timeout_sec``): once its engine calls
+    together took longer, the case fails with ``timeout`` at this stage (an engine call cannot be cut short from
+    here: the deadline is judged when it returns)."""
     started = time.perf_counter()
     try:
         value = fn()
@@ -64,6 +83,14 @@ def call(result: CaseResult, stage: str, latency_key: str, ctx: RunContext, fn: 
         result.fail(stage, reason, f"{name}: {type(exc).__name__}: {exc}", status="error")
         return None
     result.latency_ms[latency_key] = round((time.perf_counter() - started) * 1000, 3)
+    if timeout_sec is not None and spent_sec(result) > timeout_sec:
+        result.fail(
+            stage,
+            "timeout",
+            f"the case ran out of its timeout_sec ({timeout_sec:g} s) at {stage}: its engine calls took "
+            f"{spent_sec(result):.3f} s",
+        )
+        return None
     return value
 
 
@@ -92,7 +119,14 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     cached = _cached(ctx, SEARCHES, result)
     if cached is not None:
         return None if result.done else cached  # type: ignore[no-any-return]
-    found = call(result, "search", "search", ctx, lambda: ctx.engine.search(case.query, k=fetch_k(ctx, case)))
+    found = call(
+        result,
+        "search",
+        "search",
+        ctx,
+        lambda: ctx.engine.search(case.query, k=fetch_k(ctx, case)),
+        timeout_sec=case.timeout_sec,
+    )
     if found is None:
         return None
     # only plan and execute cases go on to select; a search case's rows are in its result already
@@ -175,6 +209,7 @@ def selected(ctx: RunContext, case: Case, result: CaseResult) -> Selection | Non
         "target_selection",
         ctx,
         lambda: ctx.engine.select(case.query, found, entities=entities, llm_target=case.llm_target),
+        timeout_sec=case.timeout_sec,
     )
     if selection is None:
         return None

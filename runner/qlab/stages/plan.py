@@ -52,7 +52,12 @@ def plan_case(ctx: RunContext, case: Case, result: CaseResult) -> Plan | None:
         result.latency_ms["plan"] = 0.0
     else:
         found = call(
-            result, STAGE, "plan", ctx, lambda: ctx.engine.plan(case.query, target, entities=entities)
+            result,
+            STAGE,
+            "plan",
+            ctx,
+            lambda: ctx.engine.plan(case.query, target, entities=entities),
+            timeout_sec=case.timeout_sec,
         )
     if found is None:
         return None
