@@ -351,15 +351,20 @@ def _execute_ok(case: Case) -> bool:
 
 def execute_metrics(cases: Sequence[Case], *, stop: Stop = FROM_CASES) -> Metrics:
     """Execute success over read-only cases (the "execute read success rate"), over all execute cases (both over
-    the cases execute measured: a case that failed before execute counts as a failure), and the share of the
-    evaluated assertions that held."""
+    the cases execute measured: a case that failed before execute counts as a failure), the share of the
+    evaluated assertions that held, and the share of the auth readiness preflights that found the case ready."""
     evaluated = measured_at(cases, "execute", stop=stop)
     reads = [c for c in evaluated if _read_only(c)]
     assertions = [a for c in evaluated for a in c.get("assertions") or ()]
+    # the auth readiness preflight of each case that reached it: ready (or no auth needed), or not ready
+    preflights = [c["auth_readiness"] for c in evaluated if isinstance(c.get("auth_readiness"), Mapping)]
     return {
         "execute_read_success_rate": _rate(sum(map(_execute_ok, reads)), len(reads)),
         "execute_success_rate": _rate(sum(map(_execute_ok, evaluated)), len(evaluated)),
         "assertion_pass_rate": _rate(sum(1 for a in assertions if a.get("passed")), len(assertions)),
+        "auth_ready_rate": _rate(
+            sum(1 for p in preflights if p.get("status") != "not_ready"), len(preflights)
+        ),
     }
 
 
