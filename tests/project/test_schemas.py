@@ -95,7 +95,13 @@ def test_config_schema_matches_the_model(definition: str) -> None:
 def test_top_level_sections_match_the_config_model() -> None:
     schema = load_schema("config")
     keys = set(schema["properties"]) - {"$schema"}
-    assert keys == _fields(model.Config) - {"path", "digest", "shard_digest", "sensitive_fields", "variables"}  # derived
+    assert keys == _fields(model.Config) - {
+        "path",
+        "digest",
+        "shard_digest",
+        "sensitive_fields",
+        "variables",
+    }  # derived
     collection = set(schema["properties"]["collection"]["properties"])
     assert collection == {
         "sources",
