@@ -382,7 +382,11 @@ def test_plan_and_execute_hits() -> None:
     ]
     assert metrics.execute_metrics(runs) == {
         "execute_read_success_rate": 0.333333, "execute_success_rate": 0.5, "assertion_pass_rate": 0.5,
+        "auth_ready_rate": None,  # no case recorded an auth readiness preflight
     }  # fmt: skip
+    ready, not_ready = {"status": "ready"}, {"status": "not_ready", "reason_codes": ["auth_context_required"]}
+    runs[0]["auth_readiness"], runs[1]["auth_readiness"] = ready, not_ready
+    assert metrics.execute_metrics(runs)["auth_ready_rate"] == 0.5
 
 
 def test_case_metrics_and_acceptance_in_full() -> None:

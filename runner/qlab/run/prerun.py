@@ -21,7 +21,6 @@ from pathlib import Path
 
 from qlab.collection import skill_bindings
 from qlab.collection.model import Collection
-from qlab.execute.auth import unset_in_command
 from qlab.fuzzy import did_you_mean
 from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
@@ -130,6 +129,9 @@ def _auth_problem(config: Config, env_name: str | None) -> str | None:
         program = (shlex.split(profile.token_command) or [""])[0]
         if not shutil.which(program):
             return f"profile {profile_name!r}: token command {program!r} not found (auth_header_resolution_failed)"
+        # here, not at the top: the auth module loads the HTTP client, which a run without execute never needs
+        from qlab.execute.auth import unset_in_command
+
         unset = unset_in_command(profile.token_command, os.environ)
         if unset:
             return (
