@@ -270,4 +270,9 @@ def blocked_at_search(*ids: str) -> dict[str, Any]:
         if i in ids
     ]
     miss = search_case("s-miss", rank=None, top=["getOrder"], top_k=1)
-    return artifact([miss, *later], decision={"verdict": "block", "reasons": [], "exit_code": 1})
+    # the search gate that blocked: a reader judges the stored run again from its cases (qlab.run.verify)
+    search = {"name": "search", "stage": "search", "suites": ["search_core"], "status": "blocked",
+              "thresholds": [], "stops": [], "reasons": []}  # fmt: skip
+    return artifact(
+        [miss, *later], gates=[search], decision={"verdict": "block", "reasons": [], "exit_code": 1}
+    )
