@@ -23,6 +23,7 @@ import yaml
 
 import artifact_samples as samples
 import servers
+from github_files import parse_outputs
 from qlab.report import github
 from servers import NODE_DIR
 
@@ -355,25 +356,6 @@ def test_unknown_command_is_refused_with_exit_2(tmp_path: Path) -> None:
     assert "unknown command input 'deploy'" in log
 
 
-def _parse_outputs(text: str) -> dict[str, str]:
-    """$GITHUB_OUTPUT as the runner reads it: `name=value` and `name<<DELIM ... DELIM`; a later value wins."""
-    values: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delimiter = line.split("<<", 1)
-            body = []
-            for inner in lines:
-                if inner == delimiter:
-                    break
-                body.append(inner)
-            values[name] = "\n".join(body)
-        elif "=" in line:
-            name, value = line.split("=", 1)
-            values[name] = value
-    return values
-
-
 @pytest.mark.slow
 def test_the_action_runs_the_real_qlab_and_its_outputs_resolve(tmp_path: Path) -> None:
     """End to end: the run step with the installed qlab on a scaffolded demo project; every action output that
@@ -386,7 +368,7 @@ def test_the_action_runs_the_real_qlab_and_its_outputs_resolve(tmp_path: Path) -
         tmp_path, {"args": "--cadence every_search_change"}, bin_dir=Path(qlab).parent, cwd=tmp_path / "demo"
     )
     assert code == 0, log[-3000:]
-    values = _parse_outputs(out)
+    values = parse_outputs(out)
     resolved = {}
     for name, output in _load(ACTION)["outputs"].items():
         refs = _output_refs(output["value"])

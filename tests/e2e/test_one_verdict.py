@@ -23,11 +23,13 @@ from typing import Any
 import pytest
 import yaml
 
-from qlab.cli import main
 from qlab.project.scaffold import demo_files, write_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_demo_run import _cli  # in process: the exit code and the output
+
 import servers
+from github_files import parse_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
@@ -147,13 +149,6 @@ def told(result: Path, junit: Path | None = None) -> Told:
 # --------------------------------------------------------------------------------------------- running qlab
 
 
-def _qlab(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out = capsys.readouterr()
-    return int(exc.value.code or 0), out.out + out.err
-
-
 @pytest.fixture
 def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The demo project (as ``qlab init demo`` writes it) in a folder of its own, a free port for its server."""
@@ -221,23 +216,9 @@ class Runner:
             cwd=folder, env=full, capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         self.log = done.stdout + done.stderr
-        self.outputs[step_id] = _parse_outputs(files["GITHUB_OUTPUT"].read_text(encoding="utf-8"))
+        self.outputs[step_id] = parse_outputs(files["GITHUB_OUTPUT"].read_text(encoding="utf-8"))
         self.path = [*files["GITHUB_PATH"].read_text(encoding="utf-8").split(), *self.path]
         return done.returncode
-
-
-def _parse_outputs(text: str) -> dict[str, str]:
-    """$GITHUB_OUTPUT as the runner reads it: ``name=value`` and ``name<<DELIM`` … ``DELIM``; a later value wins."""
-    values: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delimiter = line.split("<<", 1)
-            values[name] = "\n".join(iter(lambda: next(lines), delimiter))
-        elif "=" in line:
-            name, value = line.split("=", 1)
-            values[name] = value
-    return values
 
 
 @pytest.fixture(scope="module")
@@ -268,7 +249,7 @@ def test_one_decision_is_told_the_same_way_by_run_merge_release_and_the_action(
     exit_code = {"pass": 0, "block": 1, "error": 2}[verdict]
 
     # qlab run
-    code, text = _qlab(["run", "--config", str(config), "--out", str(out / "whole")], capsys)
+    code, text = _cli(["run", "--config", str(config), "--out", str(out / "whole")], capsys)
     assert code == exit_code, text
     whole = told(out / "whole" / "result.json")
     assert whole.decision == (verdict, exit_code)
@@ -280,7 +261,7 @@ def test_one_decision_is_told_the_same_way_by_run_merge_release_and_the_action(
     for total in (1, 2, 3):
         shards = out / f"shards-{total}"
         for index in range(1, total + 1):
-            code, text = _qlab(
+            code, text = _cli(
                 [
                     "run",
                     "--config",
@@ -295,7 +276,7 @@ def test_one_decision_is_told_the_same_way_by_run_merge_release_and_the_action(
             )
             assert code in (0, 2), text
         merged = out / f"merged-{total}"
-        code, text = _qlab(["merge", str(shards), "--out", str(merged)], capsys)
+        code, text = _cli(["merge", str(shards), "--out", str(merged)], capsys)
         assert code == exit_code, text
         assert told(merged / "result.json") == whole, f"{total} shard(s)"
 
@@ -328,9 +309,9 @@ def test_one_decision_is_told_the_same_way_by_run_merge_release_and_the_action(
     # qlab release: a PASS can be published once reviewed; a BLOCK or an ERROR stops at its pre-run checks
     for result in (out / "whole" / "result.json", out / "merged-3" / "result.json"):
         base = ["--result", str(result), "--config", str(config)]
-        code, text = _qlab(["approve", SKILL, *base, "--by", "alice"], capsys)
+        code, text = _cli(["approve", SKILL, *base, "--by", "alice"], capsys)
         assert code == 0, text
-        code, text = _qlab(["release", SKILL, *base], capsys)
+        code, text = _cli(["release", SKILL, *base], capsys)
         if verdict == "pass":
             assert code == 0 and f"{SKILL}: published" in text, text
         else:
