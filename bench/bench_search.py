@@ -6,7 +6,7 @@
     python bench/bench_search.py --tune                # the settings grid on the dev set's tune split only
     python bench/bench_search.py --models              # embedding models compared on the dev set's tune split
     python bench/bench_search.py --fusion-check NAME   # fusion candidates (bench/fusion_lab.py) on every set
-    python bench/bench_search.py --independent         # GitHub's REST API, never tuned on (bench/independent)
+    python bench/bench_search.py --independent         # GitHub REST and Kubernetes, never tuned on (bench/independent)
 
 What a user has: each set becomes a generated qlab project (its specs or MCP tools/list file as sources, one
 JSON Lines case file, a build and a search gate, suite ``k: 10``), ``qlab run`` runs it in process, and the
@@ -88,6 +88,7 @@ class Corpus:
         self.mcp: list[tuple[str, list[dict[str, Any]]]] = []  # (source name, tools/list tools)
         self.tools: list[Tool] = []
         self.cases: list[Case] = []
+        self.source = ""  # where the spec comes from, for the report
 
     def add_spec(self, name: str, path: Path) -> list[Tool]:
         tools = load_tools(str(path), source_name=name)
@@ -169,8 +170,15 @@ def devset(split: str | None) -> list[Corpus]:
     return out
 
 
+def _independent_cases(name: str) -> list[Case]:
+    rows = [
+        json.loads(line) for line in (INDEPENDENT / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    return [(r["query"], frozenset(r["expected"])) for r in rows]
+
+
 def github() -> Corpus:
-    """The independent check (bench/independent/SOURCE.md): GitHub's REST description, never tuned on."""
+    """An independent check (bench/independent/SOURCE.md): GitHub's REST description, never tuned on."""
     from bench_init import github_spec
 
     spec = github_spec()
@@ -178,10 +186,18 @@ def github() -> Corpus:
         raise SystemExit("GitHub's spec is not installed and npm could not get @octokit/openapi")
     corpus = Corpus("GitHub REST, independent")
     corpus.add_spec("github", spec)
-    rows = [
-        json.loads(line) for line in (INDEPENDENT / "github.jsonl").read_text(encoding="utf-8").splitlines()
-    ]
-    corpus.cases = [(r["query"], frozenset(r["expected"])) for r in rows]
+    corpus.cases = _independent_cases("github")
+    version = json.loads((spec.parents[1] / "package.json").read_text(encoding="utf-8"))["version"]
+    corpus.source = f"@octokit/openapi {version}"
+    return corpus
+
+
+def kubernetes() -> Corpus:
+    """An independent check (bench/independent/SOURCE.md): the Kubernetes API, never tuned on."""
+    corpus = Corpus("Kubernetes, independent")
+    corpus.add_spec("kubernetes", INDEPENDENT / "specs" / "kubernetes.json")
+    corpus.cases = _independent_cases("kubernetes")
+    corpus.source = "kubernetes-client/python release-1.36"
     return corpus
 
 
@@ -195,30 +211,30 @@ def ranked_by(corpus: Corpus, engine: str, *, same_text: bool = False) -> list[l
 
 
 def independent() -> None:
-    """``--independent``: the GitHub check, each engine on both text variants, then each query's rank."""
-    corpus = github()
-    version = json.loads((corpus.specs[0][1].parents[1] / "package.json").read_text(encoding="utf-8"))
-    print(f"## Independent check: GitHub REST (@octokit/openapi {version['version']}, {len(corpus.tools)}"
-          f" operations, {len(corpus.cases)} queries), K={K}: hit@1 / hit@5 / MRR@10\n")  # fmt: skip
-    print("| text | lexical | hybrid | bm25s |\n|---|---|---|---|")
-    engines = ("builtin", "hybrid", "bm25s")
-    ranks: dict[str, list[int | None]] = {}
-    for variant in ("spec", "same text"):
-        cells = []
-        for engine in engines:
-            ranked = ranked_by(corpus, engine, same_text=variant == "same text")
-            f = figures(quality(ranked, corpus.cases))
-            cells.append(f"{f['hit@1']:.3f} / {f['hit@5']:.3f} / {f['mrr@10']:.3f}")
-            if variant == "spec":
-                ranks[engine] = [
-                    rank_in(ids, gold) for ids, (_, gold) in zip(ranked, corpus.cases, strict=True)
-                ]
-        print(f"| {variant} | " + " | ".join(cells) + " |", flush=True)
-    print("\n### Each query's rank of its operation (spec text; - : not in the Top-10)\n")
-    print("| query | expected | lexical | hybrid | bm25s |\n|---|---|---|---|---|")
-    for n, (query, gold) in enumerate(corpus.cases):
-        cells = [str(ranks[e][n] or "-") for e in engines]
-        print(f"| {query} | `{', '.join(sorted(gold))}` | " + " | ".join(cells) + " |")
+    """``--independent``: each independent set, each engine on both text variants, then each query's rank."""
+    for corpus in (github(), kubernetes()):
+        print(f"## Independent check: {corpus.name} ({corpus.source}, {len(corpus.tools)} operations,"
+              f" {len(corpus.cases)} queries), K={K}: hit@1 / hit@5 / MRR@10\n")  # fmt: skip
+        print("| text | lexical | hybrid | bm25s |\n|---|---|---|---|")
+        engines = ("builtin", "hybrid", "bm25s")
+        ranks: dict[str, list[int | None]] = {}
+        for variant in ("spec", "same text"):
+            cells = []
+            for engine in engines:
+                ranked = ranked_by(corpus, engine, same_text=variant == "same text")
+                f = figures(quality(ranked, corpus.cases))
+                cells.append(f"{f['hit@1']:.3f} / {f['hit@5']:.3f} / {f['mrr@10']:.3f}")
+                if variant == "spec":
+                    ranks[engine] = [
+                        rank_in(ids, gold) for ids, (_, gold) in zip(ranked, corpus.cases, strict=True)
+                    ]
+            print(f"| {variant} | " + " | ".join(cells) + " |", flush=True)
+        print("\n### Each query's rank of its operation (spec text; - : not in the Top-10)\n")
+        print("| query | expected | lexical | hybrid | bm25s |\n|---|---|---|---|---|")
+        for n, (query, gold) in enumerate(corpus.cases):
+            cells = [str(ranks[e][n] or "-") for e in engines]
+            print(f"| {query} | `{', '.join(sorted(gold))}` | " + " | ".join(cells) + " |")
+        print()
 
 
 def flat_text(tool: Tool) -> str:
