@@ -8,7 +8,15 @@ import math
 
 import pytest
 
-from qlab.engine.bm25f import DEFAULT_SETTINGS, FIELDS, FieldSpec, SearchSettings, field_texts
+from qlab.collection.model import Parameter, Tool
+from qlab.engine.bm25f import (
+    DEFAULT_SETTINGS,
+    FIELDS,
+    FieldSpec,
+    SearchSettings,
+    field_texts,
+    string_weight,
+)
 from qlab.engine.index import SearchIndex
 
 from .helpers import TOOLS, param, tool
@@ -171,10 +179,11 @@ def test_maxscore_pruning_returns_the_exhaustive_top_k() -> None:
 
 def test_scores_equal_the_bm25f_formula_with_shared_parameter_lists() -> None:
     """Tools that share parameter lists (read once, as a group) and repeat strings score exactly as BM25F
-    computed from each tool's field texts."""
+    computed from each tool's field texts, each word of a shared field counted at its string's weight."""
     import random
 
     from qlab.collection.model import Parameter
+    from qlab.engine.bm25f import SHARED_FIELDS, field_strings, string_weight
     from qlab.engine.text import Analyzer
 
     def param(name: str, description: str = "") -> Parameter:
@@ -200,24 +209,46 @@ def test_scores_equal_the_bm25f_formula_with_shared_parameter_lists() -> None:
     index = SearchIndex(tools, settings=settings)
     analyzer = Analyzer()
     tf = [[analyzer.terms(" ".join(texts)) for texts in field_texts(t)] for t in index.tools]
+    shared = [f for f, name in enumerate(FIELDS) if name in SHARED_FIELDS]
+    places: dict[str, int] = {}
+    for t in tools:
+        for f in shared:
+            for string in field_strings(t)[f]:
+                places[string] = places.get(string, 0) + 1
+    # per tool and field: term -> its occurrences, each counted at its string's weight in a shared field
+    counts: list[list[dict[str, float]]] = []
+    for t in index.tools:
+        fields = []
+        for f, strings in enumerate(field_strings(t)):
+            found: dict[str, float] = {}
+            for string in strings:
+                w = string_weight(places[string], len(tools), 1.0) if f in shared else 1.0
+                for term in analyzer.terms(string):
+                    found[term] = found.get(term, 0.0) + w
+            fields.append(found)
+        counts.append(fields)
+    assert any(w < 0.5 for w in [string_weight(k, len(tools), 1.0) for k in places.values()])
     avg = []
     for f in range(len(FIELDS)):
         present = [len(doc[f]) for doc in tf if doc[f]]
         avg.append(sum(present) / len(present) if present else 1.0)
 
-    def score(term: str, doc: list[list[str]]) -> float:
+    def score(term: str, d: int) -> float:
+        doc = tf[d]
         df = sum(1 for other in tf if any(term in field for field in other))
         idf = math.log(1.0 + (len(tf) - df + 0.5) / (df + 0.5))
         t = 0.0
         for f, name in enumerate(FIELDS):
             spec = settings.fields[name]
             if doc[f]:
-                t += spec.weight * doc[f].count(term) / ((1 - spec.b) + spec.b * len(doc[f]) / avg[f])
+                t += (
+                    spec.weight * counts[d][f].get(term, 0.0) / ((1 - spec.b) + spec.b * len(doc[f]) / avg[f])
+                )
         return idf * t * (settings.k1 + 1) / (settings.k1 + t) if t else 0.0
 
     for query in ("order number", "refund invoice member", "carrier address delivery", "parcel"):
         terms = set(analyzer.terms(query))
-        expected = {d: sum(score(term, doc) for term in terms) for d, doc in enumerate(tf)}
+        expected = {d: sum(score(term, d) for term in terms) for d in range(len(tf))}
         rows = index.search(query, k=8).rows
         assert rows
         for row in rows:
@@ -636,3 +667,68 @@ def test_the_evidence_memo_keeps_two_bounded_generations_and_results_stay_the_sa
     rows = index._rows([(d, 1.0)], list(matched), (d,) if up else (), index._bonus)
     assert key in index._evidence.young and index._evidence.young[key] is kept
     assert rows[0].field_scores is kept[0] and rows[0].matched_terms is kept[1]
+
+
+def _kubernetes_like_tools() -> list[Tool]:
+    """List operations that all carry the same boilerplate parameters, and one operation with its own text."""
+    pretty = Parameter(
+        "pretty",
+        "query",
+        False,
+        {"type": "string"},
+        description="If 'true', then the output is pretty printed.",
+    )
+    watch = Parameter(
+        "watch",
+        "query",
+        False,
+        {"type": "boolean"},
+        description="Watch for changes to the described resources and return them as a stream of add, update, and"
+        " remove notifications.",
+    )
+    follow = Parameter(
+        "follow",
+        "query",
+        False,
+        {"type": "boolean"},
+        description="Follow the log: stream its changes as they are written.",
+    )
+    name = Parameter("name", "path", True, {"type": "string"}, description="name of the Pod")
+    kinds = ["Pod", "Service", "Node", "Secret", "ConfigMap", "Job", "Lease", "Event"]
+    tools = [
+        tool(
+            f"list{k}",
+            description=f"list or watch objects of kind {k}",
+            path=f"/api/v1/{k.lower()}s",
+            params=(pretty, watch),
+        )
+        for k in kinds
+    ]
+    log = tool(
+        "readPodLog",
+        description="read log of the specified Pod",
+        path="/api/v1/pods/{name}/log",
+        params=(name, pretty, follow),
+    )
+    return [*tools, log]
+
+
+def test_text_many_tools_share_counts_less_than_text_one_tool_has() -> None:
+    """A parameter description on most operations (Kubernetes' ``watch``) says "stream" and "changes" as the one
+    operation whose own parameter says them does: the shared text counts next to nothing, so that operation ranks
+    first (it ranked below all eight list operations when every string counted whole)."""
+    tools = _kubernetes_like_tools()
+    rows = SearchIndex(tools).search("stream changes", k=3).rows
+    assert rows[0].tool_id == "readPodLog"
+    assert rows[0].score > 5 * rows[1].score
+    whole = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, shared_discount=0.0))
+    assert whole.search("stream changes", k=1).rows[0].tool_id != "readPodLog"
+
+
+def test_a_string_counts_less_the_more_places_hold_it() -> None:
+    weights = [string_weight(places, 1000, 1.0) for places in (1, 2, 10, 100, 500, 1000)]
+    assert weights[0] == 1.0
+    assert all(a > b for a, b in itertools.pairwise(weights))
+    assert weights[-1] < 0.01
+    assert string_weight(500, 1000, 0.0) == 1.0  # no discount
+    assert string_weight(5000, 1000, 1.0) == weights[-1]  # more places than tools: as many as tools

@@ -20,6 +20,12 @@ Building reads each distinct string once: API specs repeat strings (the same par
 of operations), so the model keeps every distinct string's terms and where it occurs (document, field), and a
 term's postings are gathered from the strings that contain it. Nothing is computed for terms no query uses.
 
+Text many tools share counts less. Specs repeat boilerplate in descriptions, parameters, enum values and body
+properties ("If 'true', then the output is pretty printed" on most Kubernetes operations): a string in one
+of those fields (``SHARED_FIELDS``) counts, each time it occurs, ``string_weight`` of the number of places that
+hold it, so the text that tells operations apart decides the ranking. In the formula above ``tf_f(t, d)`` is then
+the sum of the weights of the strings that hold ``t``; lengths and document frequencies count words as before.
+
 Two term spaces share the postings: stems (``deliver``) and exact surface words (``=delivered``). A query word
 scores its stem plus ``exact_weight`` times its exact word, so "followed" prefers the tool that says
 "followed" over the one that says "follow" while both still match. A stem written one way only in the whole
@@ -66,6 +72,27 @@ class SearchSettings:
     exact_weight: float = 0.5  # an exact surface-word match adds this much of a stem match
     correction_weight: float = 0.7  # a fuzzily rescued query word counts this much of a typed one
     value_weight: float = 0.5  # a number of the query (an id, an amount) counts this much of a word
+    # how hard text many tools share is discounted (``string_weight``; 0: not at all)
+    shared_discount: float = 1.0
+
+
+# The fields whose strings count less the more tools share them (``string_weight``): descriptions, parameters,
+# enum values and body properties, where specs repeat boilerplate. Names, summaries, tags, aliases and paths are
+# what tells operations apart and always count whole.
+SHARED_FIELDS = frozenset(("description", "params", "values", "body"))
+
+
+def string_weight(places: int, n: int, discount: float) -> float:
+    """What each occurrence of a string counts in a shared field, when the shared fields of the collection's ``n``
+    tools hold it ``places`` times: its own idf (``places`` taken as its document frequency, at most ``n``) over
+    the most a string can have (one place), to the power ``discount``. A string one tool has counts whole; one on
+    most tools ("If 'true', then the output is pretty printed") counts next to nothing, so the words that tell
+    tools apart decide the ranking."""
+    if discount <= 0.0 or places <= 1:
+        return 1.0
+    df = min(places, n)
+    own = log(1.0 + (n - df + 0.5) / (df + 0.5))
+    return float((own / log(1.0 + (n - 0.5) / 1.5)) ** discount)
 
 
 # The field weights and b were chosen in issue 4 on the public sets. Issue 18's grid on the development set's tune
@@ -162,6 +189,7 @@ class _Build:
         "group_length",
         "group_sids",
         "occurs",
+        "shared_sid_of",
         "sid_of",
         "words_of",
     )
@@ -169,6 +197,9 @@ class _Build:
     def __init__(self, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
         self.sid_of: dict[str, int] = {}  # string -> string id
+        # the same for the strings of SHARED_FIELDS: a string there is weighed by how many tools share it, so it
+        # is another string than the same text as a name or a summary
+        self.shared_sid_of: dict[str, int] = {}
         self.words_of: list[list[str]] = []  # per string: its lowercase words that have a term
         self.occurs: list[list[int]] = []  # per string: document * 16 + field, for each place it occurs
         self.group_docs: list[list[int]] = []  # per group: its documents
@@ -176,20 +207,19 @@ class _Build:
         self.group_sids: list[tuple[int, ...]] = []  # per group: its strings' ids, in order
         self.group_length: list[int] = []  # per group: its length in words
 
-    def add(self, string: str) -> int:
-        """The id of a string met for the first time, analyzed."""
-        sid = self.sid_of[string] = len(self.words_of)
+    def add(self, string: str, sid_of: dict[str, int]) -> int:
+        """The id of a string met for the first time in ``sid_of``'s space, analyzed."""
+        sid = sid_of[string] = len(self.words_of)
         self.words_of.append(self.analyzer.kept_words(string))
         self.occurs.append([])
         return sid
 
-    def group(self, strings: tuple[str, ...], f: int) -> int:
+    def group(self, strings: tuple[str, ...], f: int, sid_of: dict[str, int]) -> int:
         """A new group for one field's strings (three or more). Its strings are mostly known already (the same
         parameters recur across operations): only the new ones are met in Python, the rest is C."""
-        sid_of = self.sid_of
         for string in filterfalse(sid_of.__contains__, strings):
             if string not in sid_of:  # the same new string twice in one list
-                self.add(string)
+                self.add(string, sid_of)
         sids = tuple(map(sid_of.__getitem__, strings))
         self.group_sids.append(sids)
         self.group_length.append(sum(map(len, map(self.words_of.__getitem__, sids))))
@@ -225,8 +255,10 @@ class Model:
             tuple[int, ...]
         ] = []  # per document: string id * 16 + field, for its strings with terms
         groups_of: list[tuple[int, ...]] = []  # per document: its groups
+        shared = [name in SHARED_FIELDS for name in FIELDS]
+        sid_of, shared_sid_of = build.sid_of, build.shared_sid_of
+        words_of, occurs, add = build.words_of, build.occurs, build.add
         lengths: list[list[int]] = []
-        sid_of, words_of, occurs, add = build.sid_of, build.words_of, build.occurs, build.add
         for d, tool in enumerate(tools):
             doc_lengths = [0] * len(FIELDS)
             entries: list[int] = []
@@ -235,19 +267,20 @@ class Model:
             for f, strings in enumerate(field_strings(tool)):
                 if not counted[f]:
                     continue
+                ids = shared_sid_of if shared[f] else sid_of
                 if len(strings) > 2:
                     g = groups[f].get(strings)
                     if g is None:
-                        g = groups[f][strings] = build.group(strings, f)
+                        g = groups[f][strings] = build.group(strings, f, ids)
                     build.group_docs[g].append(d)
                     doc_groups.append(g)
                     doc_lengths[f] = build.group_length[g]
                     continue
                 n = 0
                 for string in strings:
-                    sid = sid_of.get(string)
+                    sid = ids.get(string)
                     if sid is None:
-                        sid = add(string)
+                        sid = add(string, ids)
                     words = words_of[sid]
                     if words:
                         occurs[sid].append(place + f)
@@ -265,6 +298,11 @@ class Model:
         self._doc_groups = groups_of
         self._group_docs = [tuple(docs) for docs in build.group_docs]  # per group: its documents
         self._group_field = build.group_field  # per group: its field
+        # per string: what each of its occurrences counts (``string_weight``; whole outside SHARED_FIELDS)
+        weight = self._weight = [1.0] * len(words_of)
+        for sid in shared_sid_of.values():
+            places = len(occurs[sid]) + sum([len(build.group_docs[g]) for g in self._in_groups.get(sid, ())])
+            weight[sid] = string_weight(places, self.n_docs, settings.shared_discount)
         # lowercase word -> string ids, once per occurrence, ascending
         self._word_in = _inverted(words_of)
         # the words in order, for finding a stem's written forms (``_forms``) without stemming every word
@@ -285,8 +323,8 @@ class Model:
             norm[docs[0] * _SLOTS + f] for docs, f in zip(self._group_docs, self._group_field, strict=True)
         ]
         self._cache: dict[str, dict[int, float] | None] = {}
-        self._counts: dict[str, dict[int, int]] = {}  # term -> string id -> occurrences, on demand
-        self._weights: dict[str, dict[int, int]] = {}  # term -> group -> occurrences, on demand
+        self._counts: dict[str, dict[int, float]] = {}  # term -> string id -> weighed occurrences, on demand
+        self._weights: dict[str, dict[int, float]] = {}  # term -> group -> weighed occurrences, on demand
         self._shares: dict[str, dict[int, tuple[tuple[str, float], ...]]] = {}  # term -> document -> shares
         self._acc = [0.0] * self.n_docs  # a zeroed buffer for summing tf~ per document
 
@@ -326,8 +364,9 @@ class Model:
             return None
         return len(self._forms(stem)) == 1  # every occurrence of the stem is this word
 
-    def _counts_of(self, term: str) -> dict[int, int]:
-        """String id -> occurrences of ``term`` (a stem or ``=word``) there, for the strings that have it."""
+    def _counts_of(self, term: str) -> dict[int, float]:
+        """String id -> occurrences of ``term`` (a stem or ``=word``) there times the string's weight, for the
+        strings that have it."""
         found = self._counts.get(term)
         if found is None:
             word_in = self._word_in
@@ -342,11 +381,12 @@ class Model:
                     else sorted(chain.from_iterable(map(word_in.__getitem__, words)))
                 )
             # a plain dict of numbers, which the cycle collector does not track (a Counter is tracked)
-            found = self._counts[term] = dict(Counter(strings))
+            weight = self._weight
+            found = self._counts[term] = {sid: n * weight[sid] for sid, n in Counter(strings).items()}
         return found
 
-    def _weights_of(self, term: str) -> dict[int, int]:
-        """Group -> occurrences of ``term`` in the group's strings, for the groups that have it."""
+    def _weights_of(self, term: str) -> dict[int, float]:
+        """Group -> weighed occurrences of ``term`` in the group's strings, for the groups that have it."""
         found = self._weights.get(term)
         if found is None:
             found = self._weights[term] = {}
@@ -354,7 +394,7 @@ class Model:
             for sid, count in self._counts_of(term).items():
                 if sid in in_groups:
                     for g in in_groups[sid]:
-                        found[g] = found.get(g, 0) + count
+                        found[g] = found.get(g, 0.0) + count
         return found
 
     def posting(self, term: str) -> dict[int, float] | None:
