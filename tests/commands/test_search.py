@@ -82,6 +82,17 @@ def test_explain_shows_how_the_query_was_read(tmp_path: Path, capsys: pytest.Cap
     assert next(line for line in lines if line.startswith("1  ")).split()[1] == "cancelOrder"
 
 
+def test_explain_says_the_scope_and_the_breakdown_shows_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = project(tmp_path)
+    code, out, err = run(["search", "list all the orders", "--explain", "--config", str(config)], capsys)
+    assert code == 0, out + err
+    assert "scope: collection: those on a collection's path get it twice" in out
+    header = next(line for line in out.splitlines() if line.startswith("#  tool")).split()
+    assert "scope" in header
+
+
 def test_explain_without_a_verb_says_there_is_no_intent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

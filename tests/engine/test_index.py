@@ -33,7 +33,7 @@ def test_ranks_the_detail_first_with_a_score_breakdown(index: SearchIndex) -> No
     top = result.rows[0]
     assert top.tool_id == "getMemberDeliveryDetail"
     assert top.matched_terms == ("member", "deliveri", "detail")
-    assert set(top.field_scores) <= {*FIELDS, "intent", "synonym"}
+    assert set(top.field_scores) <= {*FIELDS, "intent", "scope", "synonym"}
     assert {"id", "summary", "path"} <= set(top.field_scores)
     assert top.field_scores["intent"] > 0  # "find" asks to read: the GET operations get the method prior
     assert math.isclose(sum(top.field_scores.values()), top.score, rel_tol=1e-9)
@@ -336,8 +336,8 @@ def test_the_ranking_before_its_rows() -> None:
     a query without an intent lifts nothing and adds no bonus; one with an intent adds intent_weight x ln(1 + N)."""
     tools = (tool("getParcel", summary="parcel"), tool("dropParcel", summary="parcel", method="DELETE"))
     index = SearchIndex(tools)
-    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",))
-    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",))
+    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",), ())
+    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",), ())
     plain = index.rank("parcel", k=2)
     assert (plain.lifted, plain.bonus, plain.terms, plain.content) == ((), 0.0, ("parcel",), ("parcel",))
     lifted = index.rank("delete the parcel", k=2)
@@ -732,3 +732,42 @@ def test_a_string_counts_less_the_more_places_hold_it() -> None:
     assert weights[-1] < 0.01
     assert string_weight(500, 1000, 0.0) == 1.0  # no discount
     assert string_weight(5000, 1000, 1.0) == weights[-1]  # more places than tools: as many as tools
+
+
+def _crm_notes() -> list[Tool]:
+    """A CRM's notes and leads: a list and an item operation per resource, and the changes of one note."""
+    note, lead = param("id"), param("id")
+    return [
+        tool("notesAll", summary="List notes", path="/crm/notes"),
+        tool("notesOne", summary="Get note", path="/crm/notes/{id}", params=(note,)),
+        tool("notesAdd", summary="Create note", method="POST", path="/crm/notes"),
+        tool("notesUpdate", summary="Update note", method="PATCH", path="/crm/notes/{id}", params=(note,)),
+        tool("notesDelete", summary="Delete note", method="DELETE", path="/crm/notes/{id}", params=(note,)),
+        tool("leadsAll", summary="List leads", path="/crm/leads"),
+        tool("leadsOne", summary="Get lead", path="/crm/leads/{id}", params=(lead,)),
+    ]
+
+
+def test_a_request_for_a_collection_favours_the_operation_on_the_collection() -> None:
+    """ "show my notes" asks for many: the read operation on the collection's path ranks above the one on an item's
+    path, which the singular "note" of its summary put first when only the method counted."""
+    index = SearchIndex(_crm_notes())
+    for query in ("show my notes", "fetch the notes", "see all the notes"):
+        rows = index.search(query, k=2).rows
+        assert [r.tool_id for r in rows] == ["notesAll", "notesOne"], query
+        assert rows[0].field_scores["scope"] == rows[0].field_scores["intent"] > 0
+        assert "scope" not in rows[1].field_scores
+
+
+def test_a_request_for_one_item_favours_the_operation_on_an_item() -> None:
+    """Two read operations the words cannot tell apart (the same summary): "one" says the request is about a
+    single conversation, so the operation on an item's path wins the tie the tool ids used to break."""
+    sid = param("Sid")
+    tools = [
+        tool("conversations.all", summary="Conversations", path="/v1/Conversations"),
+        tool("conversations.get", summary="Conversations", path="/v1/Conversations/{Sid}", params=(sid,)),
+    ]
+    index = SearchIndex(tools)
+    assert index.search("show one conversation", k=1).rows[0].tool_id == "conversations.get"
+    assert index.search("show all conversations", k=1).rows[0].tool_id == "conversations.all"
+    assert index.rank_of("show one conversation", k=2, target="conversations.all") == 2

@@ -3,8 +3,9 @@ breakdown.
 
 Prints the Top-K rows: rank, tool id, score, each field's contribution (id, summary, description, params,
 tags, aliases, path, values, body), the query-understanding signals (``synonym``: what a word scored through
-one of its synonyms; ``intent``: the method prior of the request's verb; ``semantic``: the hybrid engine's
-embedding similarity), the matched terms (``remove~delet``: "remove" matched through "delete") and any
+one of its synonyms; ``intent``: the method prior of the request's verb; ``scope``: the same prior again for an
+operation on a collection or an item, as the request asks; ``semantic``: the hybrid engine's embedding
+similarity), the matched terms (``remove~delet``: "remove" matched through "delete") and any
 misspelling corrections. ``--explain`` first shows how the query was read: framing and values left out, the
 intent and the methods it favours, and how each word matches. ``--json`` prints the rows as the search stage
 records them. Exit 0 when the engine answered, 2 on invalid input.
@@ -25,7 +26,7 @@ from qlab.engine.index import Explanation
 from qlab.engine.types import SearchResult
 from qlab.errors import EXIT_PASS
 
-SIGNALS = ("synonym", "intent", "semantic")  # shown after the fields, in this order
+SIGNALS = ("synonym", "intent", "scope", "semantic")  # shown after the fields, in this order
 
 
 def render_explanation(explanation: Explanation | None, *, engine: str) -> list[str]:
@@ -43,6 +44,8 @@ def render_explanation(explanation: Explanation | None, *, engine: str) -> list[
         lines.append(
             f"intent: {reading.intent} (from {reading.verb!r}): {methods} operations get the method prior"
         )
+        if reading.scope:
+            lines.append(f"scope: {reading.scope}: those on a {reading.scope}'s path get it twice")
     else:
         lines.append("intent: none (no verb or question word says one): no method prior")
     for word in explanation.words:

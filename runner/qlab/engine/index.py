@@ -11,8 +11,10 @@ Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary
 to") is left out, numbers (values, not words of the request) count at ``value_weight`` only, each content word also matches its
 synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool), and
 the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
-scale of the collection) on every tool that matched a word. Both signals show in the rows' evidence: ``synonym`` and ``intent``
-next to the fields.
+scale of the collection) on every tool that matched a word. When the request also says it is about a whole
+collection or one item ("all my notes", "one conversation"), the tools of those methods whose path has that shape
+(``qlab.engine.shape``) get the prior a second time, so a list and a get of the same resource are told apart.
+The signals show in the rows' evidence: ``synonym``, ``intent`` and ``scope`` next to the fields.
 
 Ranking is deterministic: score descending, then safe methods first (GET, HEAD and tools without a method,
 then POST, PUT, PATCH, then DELETE), then tool id ascending (documents are numbered in that order).
@@ -29,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from qlab.collection.model import Tool
+from qlab.engine import shape
 from qlab.engine import vocabulary as vocab
 from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
@@ -56,6 +59,7 @@ _SAFE = 1.0 + 1e-9
 _METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe methods first, DELETE last
 SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
 INTENT = "intent"  # evidence key: the method prior
+SCOPE = "scope"  # evidence key: the shape prior (a collection or one item, as the request says)
 
 
 def _row_factory() -> Callable[
@@ -243,6 +247,31 @@ class WordPosting:
         return found
 
 
+class Prior(NamedTuple):
+    """What a request's intent adds to a tool's score: ``bonus`` to the tools of the methods its verb asks for
+    (``lifted``), and ``bonus`` again to those of them whose path has the shape its scope says (``scoped``)."""
+
+    lifted: frozenset[int]
+    scoped: frozenset[int]
+    bonus: float
+
+    @property
+    def most(self) -> float:
+        """The most the prior adds to any document."""
+        if not self.lifted:
+            return 0.0
+        return self.bonus * 2.0 if self.scoped else self.bonus
+
+    def of(self, d: int) -> float:
+        """What the prior adds to document ``d``."""
+        if d not in self.lifted:
+            return 0.0
+        return self.bonus * 2.0 if d in self.scoped else self.bonus
+
+
+_NO_PRIOR = Prior(frozenset(), frozenset(), 0.0)
+
+
 class Ranking(NamedTuple):
     """A query's Top-K before its evidence rows: (document, score) best first, the words' postings, the
     documents the intent lifted and by how much, the query terms."""
@@ -253,6 +282,7 @@ class Ranking(NamedTuple):
     bonus: float
     terms: tuple[str, ...]
     content: tuple[str, ...] = ()  # the query's content words (framing and values left out)
+    scoped: Collection[int] = ()  # the lifted documents whose path has the shape the request's scope says
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -311,6 +341,13 @@ class SearchIndex:
             intent: frozenset(d for d, tool in enumerate(self.tools) if (tool.method or "") in methods)
             for intent, methods in self.api_vocabulary.methods.items()
         }
+        names = shape.collections(tool.path or "" for tool in self.tools)
+        shapes = [shape.shape(tool.path or "", names) for tool in self.tools]
+        # scope -> the documents whose path has that shape
+        self._shape_docs = {
+            scope: frozenset(d for d, found in enumerate(shapes) if found == scope) for scope in shape.SCOPES
+        }
+        self._scoped: dict[tuple[str, str], frozenset[int]] = {}  # (intent, scope) -> the documents of both
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -380,7 +417,7 @@ class SearchIndex:
         if d >= 0:
             if not any([d in word.by_doc for word in words]):
                 return None
-            own = self._score(d, words, reading.intent)
+            own = self._score(d, words, reading)
             if self._outranked(own * _SAFE, words, k):
                 return None
             floor = own / _SAFE  # every tool that could rank above the target scores more than this
@@ -390,18 +427,27 @@ class SearchIndex:
                 return position
         return None
 
-    def _score(self, d: int, words: list[WordPosting], intent: str | None) -> float:
+    def _score(self, d: int, words: list[WordPosting], reading: vocab.Reading) -> float:
         """Document ``d``'s score for these words and the intent's prior, summed in query order (the ranking may
         sum it in another order: the result can differ in its last bits)."""
-        favoured, bonus = self._prior(intent)
         own = sum([word.by_doc.get(d, 0.0) for word in words])
-        return own + bonus if favoured and d in favoured else own
+        return own + self._prior(reading).of(d)
 
-    def _prior(self, intent: str | None) -> tuple[frozenset[int] | None, float]:
-        """The documents of the intent's methods (None: no intent, or none of them) and what it adds to each."""
+    def _prior(self, reading: vocab.Reading) -> Prior:
+        """What the request's intent adds, and to which documents."""
+        intent, scope = reading.intent, reading.scope
         if intent is None:
-            return None, 0.0
-        return self._intent_docs.get(intent) or None, self._bonus
+            return _NO_PRIOR
+        lifted = self._intent_docs.get(intent)
+        if not lifted:
+            return _NO_PRIOR
+        if scope is None:
+            return Prior(lifted, frozenset(), self._bonus)
+        key = (intent, scope)
+        scoped = self._scoped.get(key)
+        if scoped is None:
+            scoped = self._scoped[key] = lifted.intersection(self._shape_docs[scope])
+        return Prior(lifted, scoped, self._bonus)
 
     def _outranked(self, line: float, words: list[WordPosting], k: int) -> bool:
         """Whether ``k`` tools are sure to score above ``line`` (a document's score times ``_SAFE``): the query's
@@ -497,7 +543,9 @@ class SearchIndex:
         """The evidence rows of a ranking's Top-K, or of ``top`` ((document, score) pairs of that ranking)."""
         if not ranking.words:
             return ()
-        return self._rows(ranking.top if top is None else top, ranking.words, ranking.lifted, ranking.bonus)
+        return self._rows(
+            ranking.top if top is None else top, ranking.words, ranking.lifted, ranking.bonus, ranking.scoped
+        )
 
     def rank(self, query: str, *, k: int) -> Ranking:
         """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet).
@@ -532,14 +580,14 @@ class SearchIndex:
         terms = tuple([word.term for word in words])
         if k <= 0 or not words:
             return Ranking((), [], (), 0.0, terms, reading.content)
-        prior = self._prior(reading.intent)
+        prior = self._prior(reading)
         scores: dict[int, float] = {}  # document -> its score so far: only the documents a word matched
         if sum([len(word.by_doc) for word in words]) < _PRUNE_FROM:  # short postings: add them all
             for word in words:
                 _add(scores, word.by_doc)
             return self._finish(words, scores, k, terms, prior, reading.content)
         order = sorted(words, key=lambda w: -w.ub)
-        rest = prior[1] if prior[0] else 0.0  # what the words not yet added (and the prior) could add at most
+        rest = prior.most  # what the words not yet added (and the prior) could add at most
         for word in order:
             rest += word.ub
         best = threshold = 0.0
@@ -573,17 +621,22 @@ class SearchIndex:
         scores: dict[int, float],
         k: int,
         terms: tuple[str, ...],
-        prior: tuple[frozenset[int] | None, float],
+        prior: Prior,
         content: tuple[str, ...],
     ) -> Ranking:
-        """The Top-K of ``scores`` (document -> score: score descending, then document number). ``prior``: the
-        documents of the intent's methods and what the intent adds to each of them."""
-        favoured, bonus = prior
+        """The Top-K of ``scores`` (document -> score: score descending, then document number), the ``prior``
+        added to the documents it lifts."""
+        bonus = prior.bonus
         lifted: Collection[int] = ()
-        if favoured and bonus:
-            lifted = favoured.intersection(scores)
+        scoped: Collection[int] = ()
+        if prior.lifted and bonus:
+            lifted = prior.lifted.intersection(scores)
             for d in lifted:
                 scores[d] += bonus
+            if prior.scoped:
+                scoped = prior.scoped.intersection(scores)
+                for d in scoped:
+                    scores[d] += bonus
         if len(scores) > k:  # keep every document tied with the k-th score: ties break on the id below
             kth = _kth(scores.values(), k)
             top = [(d, score) for d, score in scores.items() if score >= kth]
@@ -592,10 +645,11 @@ class SearchIndex:
         top.sort()  # by document number: the order of ties, which the stable sort below keeps
         top.sort(key=itemgetter(1), reverse=True)
         del top[k:]
-        return Ranking(top, words, lifted, bonus, terms, content)
+        return Ranking(top, words, lifted, bonus, terms, content, scoped)
 
-    def _evidence_of(self, d: int, matched: list[WordPosting], bonus: float) -> Evidence:
-        """Field scores (with ``intent`` when ``bonus``), matched terms and corrections of a row."""
+    def _evidence_of(self, d: int, matched: list[WordPosting], bonus: float, scope: float = 0.0) -> Evidence:
+        """Field scores (with ``intent`` when ``bonus``, ``scope`` when ``scope``), matched terms and corrections
+        of a row."""
         model = self._model
         fields: dict[str, float] = {}
         fixes: dict[str, str] = {}
@@ -616,6 +670,8 @@ class SearchIndex:
             terms.append(word.term if other is None else f"{word.term}~{other}")
         if bonus:
             fields[INTENT] = bonus
+        if scope:
+            fields[SCOPE] = scope
         return MappingProxyType(fields), tuple(terms), (MappingProxyType(fixes) if fixes else _NO_FIXES)
 
     def _rows(
@@ -624,6 +680,7 @@ class SearchIndex:
         words: list[WordPosting],
         lifted: Collection[int],
         bonus: float,
+        scoped: Collection[int] = (),
     ) -> tuple[SearchRow, ...]:
         """The evidence of the Top-K. Each word finds the top documents it matched (a C-level set
         intersection), so the work grows with the matches, not with rows x words; a row one word alone matched
@@ -647,10 +704,11 @@ class SearchIndex:
                 )
                 continue
             # the same words on the same tool show the same evidence: kept read-only, shared by later queries
-            key = (d, up, *matched)
+            shaped = up and d in scoped
+            key = (d, up + shaped, *matched)
             found = evidence.get(key)
             if found is None:
-                found = self._evidence_of(d, matched, bonus if up else 0.0)
+                found = self._evidence_of(d, matched, bonus if up else 0.0, bonus if shaped else 0.0)
                 evidence.put(key, found)
             rows.append(new_row(ids[d], rank, score, *found))
         return tuple(rows)

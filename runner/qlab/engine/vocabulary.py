@@ -9,7 +9,10 @@ project by the aliases file's ``vocabulary`` section (``Collection.vocabulary``)
 - **synonyms**: groups of words that mean the same in API requests (remove/delete, deal/opportunity); a query
   word also matches the other words of its groups, at a lower weight;
 - **values**: numbers in a request are values (ids, amounts), not words of the request: they count only at
-  ``SearchSettings.value_weight`` (an example or description that shows the same number is weak evidence).
+  ``SearchSettings.value_weight`` (an example or description that shows the same number is weak evidence);
+- **scope**: words that say a request is about a whole collection ("all", "every", "list") or one item ("one",
+  "single", "details"); the index favours, among the intent's methods, the operations whose path has that
+  shape (``qlab.engine.shape``).
 
 Words are compared as stems (``qlab.engine.text.stem``), so "removes" and "removing" are "remove".
 """
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from qlab.engine.shape import COLLECTION, SCOPES
 from qlab.engine.text import stem
 
 DATA_FILE = Path(__file__).with_name("vocabulary.json")
@@ -40,6 +44,7 @@ class Reading(NamedTuple):
     values: tuple[str, ...] = ()
     intent: str | None = None
     verb: str | None = None
+    scope: str | None = None  # ``collection`` or ``item`` when the request's words say one (and not both)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +57,12 @@ class Vocabulary:
     framing: Mapping[
         str, tuple[tuple[str, ...], ...]
     ]  # first word -> phrases starting with it, longest first
+    scopes: Mapping[str, str] = field(default_factory=dict)  # lowercase word -> the scope it says
     synonym_weight: float = 0.6
     intent_weight: float = 0.3
     sources: tuple[str, ...] = field(default=(), compare=False)
     _cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)  # word -> intent
+    _plurals: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word -> a plural?
     _first_words: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -87,10 +94,28 @@ class Vocabulary:
             if len(parts) > 1:
                 framing = tuple(" ".join(parts[1::2]).split())
                 content = " ".join(parts[0::2]).split()
+        scope = self._scope(words, content) if intent else None
         if any(map(str.isdigit, content)):
             values = tuple([w for w in content if w.isdigit()])
-            return Reading(tuple([w for w in content if not w.isdigit()]), framing, values, intent, said)
-        return Reading(tuple(content), framing, (), intent, said)
+            return Reading(
+                tuple([w for w in content if not w.isdigit()]), framing, values, intent, said, scope
+            )
+        return Reading(tuple(content), framing, (), intent, said, scope)
+
+    def _scope(self, words: Sequence[str], content: Sequence[str]) -> str | None:
+        """The scope the words say, when they say one and not the other: a scope word, or a plural noun (a content
+        word in the plural that says no intent: "show my notes") for a collection."""
+        scopes, plurals, intents = self.scopes, self._plurals, self._cache
+        said = {scopes[word] for word in words if word in scopes}
+        for word in content:
+            found = plurals.get(word)
+            if found is None:
+                if len(plurals) > 100_000:
+                    plurals.clear()
+                found = plurals[word] = _plural(word)
+            if found and word not in scopes and intents.get(word) is None:
+                said.add(COLLECTION)
+        return said.pop() if len(said) == 1 else None
 
     def _pattern(self) -> re.Pattern[str]:
         """The framing phrases as one regular expression over a query's words joined by spaces (longest
@@ -125,10 +150,20 @@ class Vocabulary:
             verbs=verbs,
             synonyms={k: tuple(sorted(v)) for k, v in synonyms.items()},
             framing=framing,
+            scopes=self.scopes,
             synonym_weight=self.synonym_weight,
             intent_weight=self.intent_weight,
             sources=self.sources,
         )
+
+
+def _plural(word: str) -> bool:
+    """Whether a lowercase word is an English plural: it ends in -s (not -ss) and drops it, or -es, to the same
+    stem ("notes", "boxes"; not "status", "news", "address")."""
+    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
+        return False
+    own = stem(word)
+    return own == stem(word[:-1]) or (word.endswith("es") and own == stem(word[:-2]))
 
 
 def _words(phrase: str) -> tuple[str, ...]:
@@ -167,12 +202,18 @@ def parse(data: Mapping[str, Any]) -> Vocabulary:
             verbs.setdefault(stem(verb), intent)
     synonyms: dict[str, set[str]] = {}
     _add_groups(synonyms, data.get("synonyms") or ())
+    scopes: dict[str, str] = {}
+    for scope, words in (data.get("scopes") or {}).items():
+        if scope not in SCOPES:
+            raise ValueError(f"unknown scope {scope!r}")
+        scopes.update(dict.fromkeys(words, scope))
     weights = data.get("weights") or {}
     return Vocabulary(
         methods=methods,
         verbs=verbs,
         synonyms={k: tuple(sorted(v)) for k, v in synonyms.items()},
         framing=_phrases(data.get("framing") or ()),
+        scopes=scopes,
         synonym_weight=float(weights.get("synonym", 0.6)),
         intent_weight=float(weights.get("intent", 0.3)),
         sources=tuple(data.get("sources") or ()),
