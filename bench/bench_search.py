@@ -623,7 +623,13 @@ def tune(args: argparse.Namespace) -> None:
     for syn in (0.4, 0.6, 0.8):
         for intent in (0.0, 0.15, 0.3, 0.45):
             voc = replace(
-                base, synonym_weight=syn, intent_weight=intent, _cache={}, _first_words={}, _patterns={}
+                base,
+                synonym_weight=syn,
+                intent_weight=intent,
+                _cache={},
+                _plurals={},
+                _first_words={},
+                _patterns={},
             )
 
             def lexical(corpus: Corpus, voc: vocabulary.Vocabulary = voc) -> Callable[[str], list[str]]:

@@ -771,3 +771,19 @@ def test_a_request_for_one_item_favours_the_operation_on_an_item() -> None:
     assert index.search("show one conversation", k=1).rows[0].tool_id == "conversations.get"
     assert index.search("show all conversations", k=1).rows[0].tool_id == "conversations.all"
     assert index.rank_of("show one conversation", k=2, target="conversations.all") == 2
+
+
+def test_a_phrasal_verb_ranks_the_operation_of_its_method_first() -> None:
+    """ "throw away a draft" deletes: "throw" alone says nothing and "away" is no word of the collection, so only
+    the intent of the phrasal verb tells the delete from the create and the update of a draft."""
+    draft = param("id")
+    tools = [
+        tool("drafts.create", summary="Creates a draft", method="POST", path="/drafts"),
+        tool("drafts.update", summary="Replaces a draft", method="PUT", path="/drafts/{id}", params=(draft,)),
+        tool(
+            "drafts.delete", summary="Deletes a draft", method="DELETE", path="/drafts/{id}", params=(draft,)
+        ),
+    ]
+    rows = SearchIndex(tools).search("throw away a draft", k=3).rows
+    assert rows[0].tool_id == "drafts.delete"
+    assert rows[0].field_scores["intent"] > 0

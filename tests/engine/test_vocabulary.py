@@ -133,3 +133,28 @@ def test_the_scope_is_a_collection_or_one_item_when_the_words_say_one() -> None:
     assert read("he shows the note").scope is None  # a verb in -s is no plural noun
     assert read("get the status").scope is None  # -s that is no plural
     assert read("notes").scope is None  # no intent, no scope
+
+
+def test_colloquial_verbs_say_their_intent() -> None:
+    assert [
+        read(q).intent for q in ("kill the stuck job", "cancel my subscription", "unsubscribe from it")
+    ] == ["delete"] * 3
+    assert [read(q).intent for q in ("close the issue", "pause the rollout", "archive a repository")] == [
+        "update"
+    ] * 3
+    assert read("subscribe to a channel").intent == "create"
+
+
+def test_a_phrasal_verb_says_its_own_intent_even_with_its_particle_a_word_or_two_later() -> None:
+    for query, intent, verb in [
+        ("get rid of a filter", "delete", "get rid"),  # "get" alone reads
+        ("throw away a draft", "delete", "throw away"),
+        ("tear down the staging namespace", "delete", "tear down"),
+        ("take a video out of a playlist", "delete", "take out"),
+        ("set up a load balancer", "create", "set up"),  # "set" alone updates
+        ("turn it off", "update", "turn off"),
+    ]:
+        reading = read(query)
+        assert (reading.intent, reading.verb) == (intent, verb), query
+    assert read("show the setup of the server").intent == "read"  # an earlier verb still decides
+    assert read("set the name to up").intent == "update"  # the particle too far away

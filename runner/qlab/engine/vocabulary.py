@@ -5,7 +5,10 @@ project by the aliases file's ``vocabulary`` section (``Collection.vocabulary``)
 
 - **framing**: request phrases ("I need to", "what should I get", "can you") whose words are not content;
 - **intent**: the verb of a request names the HTTP methods it asks for (remove -> DELETE, add -> POST,
-  change -> PUT/PATCH, show/list/find -> GET); the index adds a small prior to operations of those methods;
+  change -> PUT/PATCH, show/list/find -> GET), colloquial verbs too (kill, cancel, unsubscribe -> DELETE; close,
+  pause, archive -> PUT/PATCH) and phrasal ones, whose particle may come a word or two later ("get rid of",
+  "throw it away", "tear down" -> DELETE; "set up" -> POST; "turn off" -> PUT/PATCH); the index adds a small
+  prior to operations of those methods;
 - **synonyms**: groups of words that mean the same in API requests (remove/delete, deal/opportunity); a query
   word also matches the other words of its groups, at a lower weight;
 - **values**: numbers in a request are values (ids, amounts), not words of the request: they count only at
@@ -58,6 +61,8 @@ class Vocabulary:
         str, tuple[tuple[str, ...], ...]
     ]  # first word -> phrases starting with it, longest first
     scopes: Mapping[str, str] = field(default_factory=dict)  # lowercase word -> the scope it says
+    # phrasal verbs: (verb stem, lowercase particle) -> intent; "get rid" deletes where "get" alone reads
+    phrasal: Mapping[tuple[str, str], str] = field(default_factory=dict)
     synonym_weight: float = 0.6
     intent_weight: float = 0.3
     sources: tuple[str, ...] = field(default=(), compare=False)
@@ -86,6 +91,8 @@ class Vocabulary:
                 cache[word] = self.verbs.get(stem(word))
         said = next(filter(cache.__getitem__, words), None)  # the first word with an intent
         intent = cache[said] if said is not None else None
+        if not self._particles.isdisjoint(words):
+            intent, said = self._phrasal_intent(words, intent, said)
         framing: tuple[str, ...] = ()
         content: Sequence[str] = words
         if not self._starts.isdisjoint(words):  # a framing phrase may start here: cut them out, in C
@@ -101,6 +108,28 @@ class Vocabulary:
                 tuple([w for w in content if not w.isdigit()]), framing, values, intent, said, scope
             )
         return Reading(tuple(content), framing, (), intent, said, scope)
+
+    @property
+    def _particles(self) -> frozenset[str]:
+        """The second words of the phrasal verbs."""
+        found = self._first_words.get(" ")
+        if found is None:
+            found = self._first_words[" "] = frozenset(particle for _, particle in self.phrasal)
+        return found
+
+    def _phrasal_intent(
+        self, words: Sequence[str], intent: str | None, said: str | None
+    ) -> tuple[str | None, str | None]:
+        """The intent and the words that say it, when a phrasal verb starts before (or at) the first intent word.
+        Its particle may come up to two words later ("take a video out", "turn it off")."""
+        last = len(words) - 1 if said is None else words.index(said)
+        for i in range(min(last + 1, len(words) - 1)):
+            verb = stem(words[i])
+            for j in range(i + 1, min(i + 4, len(words))):
+                found = self.phrasal.get((verb, words[j]))
+                if found is not None:
+                    return found, f"{words[i]} {words[j]}"
+        return intent, said
 
     def _scope(self, words: Sequence[str], content: Sequence[str]) -> str | None:
         """The scope the words say, when they say one and not the other: a scope word, or a plural noun (a content
@@ -151,6 +180,7 @@ class Vocabulary:
             synonyms={k: tuple(sorted(v)) for k, v in synonyms.items()},
             framing=framing,
             scopes=self.scopes,
+            phrasal=self.phrasal,
             synonym_weight=self.synonym_weight,
             intent_weight=self.intent_weight,
             sources=self.sources,
@@ -194,12 +224,16 @@ def parse(data: Mapping[str, Any]) -> Vocabulary:
     """A Vocabulary from the data file's shape (see ``vocabulary.json``)."""
     methods: dict[str, tuple[str, ...]] = {}
     verbs: dict[str, str] = {}
+    phrasal: dict[tuple[str, str], str] = {}
     for intent, spec in data["intents"].items():
         if intent not in INTENTS:
             raise ValueError(f"unknown intent {intent!r}")
         methods[intent] = tuple(m.upper() for m in spec["methods"])
         for verb in spec["verbs"]:
             verbs.setdefault(stem(verb), intent)
+        for phrase in spec.get("phrasal") or ():
+            verb, particle = phrase.split()
+            phrasal.setdefault((stem(verb), particle), intent)
     synonyms: dict[str, set[str]] = {}
     _add_groups(synonyms, data.get("synonyms") or ())
     scopes: dict[str, str] = {}
@@ -214,6 +248,7 @@ def parse(data: Mapping[str, Any]) -> Vocabulary:
         synonyms={k: tuple(sorted(v)) for k, v in synonyms.items()},
         framing=_phrases(data.get("framing") or ()),
         scopes=scopes,
+        phrasal=phrasal,
         synonym_weight=float(weights.get("synonym", 0.6)),
         intent_weight=float(weights.get("intent", 0.3)),
         sources=tuple(data.get("sources") or ()),
