@@ -409,7 +409,10 @@ def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None
 def test_a_word_scores_through_a_synonym_where_that_beats_its_own_score() -> None:
     """Rule: where a query word's synonym scores ``synonym_weight`` times more than the word itself, the row counts
     that, shown as ``word~synonym`` with a ``synonym`` field; elsewhere the word's own score stands."""
-    tools = (tool("petGone", summary="delete a pet"), tool("removeToy", summary="remove a toy"))
+    tools = (
+        tool("petGone", summary="delete a pet", method="POST"),
+        tool("removeToy", summary="remove a toy"),
+    )
     index = SearchIndex(tools)
     doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
     weight = index.api_vocabulary.synonym_weight
@@ -473,7 +476,9 @@ def test_only_the_tools_the_intent_lifts_show_its_bonus() -> None:
 
 def test_of_several_synonyms_the_best_scoring_one_counts_and_never_over_a_better_own_score() -> None:
     tools = (
-        tool("jobGone", summary="delete delete drop job"),  # "delete" outscores "drop", listed before it
+        tool(
+            "jobGone", summary="delete delete drop job", method="POST"
+        ),  # "delete" outscores "drop", listed first
         tool("bothWays", summary="remove or purge"),  # its own word outscores its synonym
         tool("other", summary="unrelated"),
     )
@@ -691,7 +696,7 @@ def _kubernetes_like_tools() -> list[Tool]:
         "query",
         False,
         {"type": "boolean"},
-        description="Follow the log: stream its changes as they are written.",
+        description="Follow the log: return its new lines as a stream as they are written.",
     )
     name = Parameter("name", "path", True, {"type": "string"}, description="name of the Pod")
     kinds = ["Pod", "Service", "Node", "Secret", "ConfigMap", "Job", "Lease", "Event"]
@@ -714,15 +719,15 @@ def _kubernetes_like_tools() -> list[Tool]:
 
 
 def test_text_many_tools_share_counts_less_than_text_one_tool_has() -> None:
-    """A parameter description on most operations (Kubernetes' ``watch``) says "stream" and "changes" as the one
+    """A parameter description on most operations (Kubernetes' ``watch``) says "return" and "stream" as the one
     operation whose own parameter says them does: the shared text counts next to nothing, so that operation ranks
     first (it ranked below all eight list operations when every string counted whole)."""
     tools = _kubernetes_like_tools()
-    rows = SearchIndex(tools).search("stream changes", k=3).rows
+    rows = SearchIndex(tools).search("return a stream", k=3).rows
     assert rows[0].tool_id == "readPodLog"
     assert rows[0].score > 5 * rows[1].score
     whole = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, shared_discount=0.0))
-    assert whole.search("stream changes", k=1).rows[0].tool_id != "readPodLog"
+    assert whole.search("return a stream", k=1).rows[0].tool_id != "readPodLog"
 
 
 def test_a_string_counts_less_the_more_places_hold_it() -> None:
@@ -787,3 +792,43 @@ def test_a_phrasal_verb_ranks_the_operation_of_its_method_first() -> None:
     rows = SearchIndex(tools).search("throw away a draft", k=3).rows
     assert rows[0].tool_id == "drafts.delete"
     assert rows[0].field_scores["intent"] > 0
+
+
+def test_a_verb_is_not_expanded_into_a_word_that_names_a_resource_of_the_api() -> None:
+    """ "register" means "create", also "setup" in the vocabulary; in an API with SetupIntents "setup" names a
+    resource, so a request to register something does not land on them."""
+    tools = [
+        tool("PostSetupIntents", summary="Create a SetupIntent", method="POST", path="/v1/setup_intents"),
+        tool(
+            "GetSetupIntentsIntent",
+            summary="Retrieve a SetupIntent",
+            path="/v1/setup_intents/{intent}",
+            params=(param("intent"),),
+        ),
+        tool("PostAccounts", summary="Create an account", method="POST", path="/v1/accounts"),
+        tool("PostWebhookEndpoints", summary="Create a webhook endpoint", method="POST", path="/v1/webhooks"),
+    ]
+    rows = SearchIndex(tools).search("register", k=4).rows
+    assert rows[0].tool_id == "PostAccounts"
+    assert not [term for row in rows for term in row.matched_terms if term.endswith("~setup")]
+
+
+def test_a_reading_verb_does_not_match_an_operation_that_changes_through_a_synonym() -> None:
+    """ "show" means "read" too; "Mark notifications as read" (PUT) changes them, so "show my notifications" finds
+    the list, which the synonym "read" ranked below the PUT."""
+    tools = [
+        tool(
+            "activity/mark-notifications-as-read",
+            summary="Mark notifications as read",
+            method="PUT",
+            path="/notifications",
+        ),
+        tool(
+            "activity/list-notifications",
+            summary="List notifications for the authenticated user",
+            path="/notifications/list",
+        ),
+    ]
+    rows = SearchIndex(tools).search("show my notifications", k=2).rows
+    assert [r.tool_id for r in rows] == ["activity/list-notifications", "activity/mark-notifications-as-read"]
+    assert rows[1].matched_terms == ("notif",)

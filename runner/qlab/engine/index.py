@@ -9,7 +9,9 @@ the fields, the matched terms (stems) and the corrections.
 
 Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary``): request framing ("I need
 to") is left out, numbers (values, not words of the request) count at ``value_weight`` only, each content word also matches its
-synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool), and
+synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool; a verb's
+synonyms leave out the words that name this API's collections, and never match an operation whose method says the
+opposite: "show" finds "read" operations, not "mark as read" ones), and
 the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
 scale of the collection) on every tool that matched a word. When the request also says it is about a whole
 collection or one item ("all my notes", "one conversation"), the tools of those methods whose path has that shape
@@ -175,6 +177,7 @@ class WordPosting:
         correction: tuple[str, str] | None,
         synonyms: tuple[str, ...] = (),
         synonym_weight: float = 0.0,
+        barred: Collection[int] = (),
     ) -> None:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
@@ -190,12 +193,15 @@ class WordPosting:
                     by_doc = dict(first)
                 for d, score in extra.items():
                     by_doc[d] = by_doc[d] + extra_weight * score
-        # document -> the synonym through which this word scores there (better than its own score)
+        # document -> the synonym through which this word scores there (better than its own score); ``barred``:
+        # the documents no synonym may score in
         self.via: dict[int, str] = {}
         if synonyms and synonym_weight > 0.0:
             best: dict[int, tuple[float, str]] = {}
             for other in synonyms:
                 for d, score in (model.posting(other) or {}).items():
+                    if d in barred:
+                        continue
                     value = score * synonym_weight
                     if value > best.get(d, (0.0, ""))[0]:
                         best[d] = (value, other)
@@ -348,6 +354,21 @@ class SearchIndex:
             scope: frozenset(d for d, found in enumerate(shapes) if found == scope) for scope in shape.SCOPES
         }
         self._scoped: dict[tuple[str, str], frozenset[int]] = {}  # (intent, scope) -> the documents of both
+        # the stems of the words that name the API's collections ("setup" and "intent" of ``setup_intents``): a
+        # verb's synonym that is one of them names a resource here ("add" -> "setup" would find SetupIntents)
+        self._resource_terms = frozenset(term for name in names for term in self.analyzer.terms(name))
+        # intent -> the documents whose method says the opposite: a reading verb's synonym never matches an
+        # operation that changes (PUT, PATCH, DELETE), a changing verb's never one that only reads (GET, HEAD);
+        # POST does both (searches, actions)
+        changes, reads = frozenset(("PUT", "PATCH", "DELETE")), frozenset(("GET", "HEAD"))
+        self._contrary = {
+            intent: frozenset(
+                d
+                for d, tool in enumerate(self.tools)
+                if tool.method in (changes if intent == "read" else reads)
+            )
+            for intent in vocab.INTENTS
+        }
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -378,6 +399,13 @@ class SearchIndex:
         model = self._model
         synonyms = tuple([s for s in self.api_vocabulary.synonyms.get(term, ()) if model.has(s)])
         weight = self.api_vocabulary.synonym_weight
+        barred: Collection[int] = ()
+        intent = self.api_vocabulary.verbs.get(term)
+        if (
+            intent is not None and synonyms
+        ):  # a verb: its synonyms stand for the verb, not for this API's nouns
+            synonyms = tuple([s for s in synonyms if s not in self._resource_terms])
+            barred = self._contrary[intent]
         exact_weight = self.settings.exact_weight
         if model.has(term):
             if not exact_weight:
@@ -390,9 +418,9 @@ class SearchIndex:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
-            return WordPosting(model, term, parts, None, synonyms, weight)
+            return WordPosting(model, term, parts, None, synonyms, weight, barred)
         if synonyms:  # a word the collection never uses, but its synonyms it does ("remove" for "delete")
-            return WordPosting(model, term, (), None, synonyms, weight)
+            return WordPosting(model, term, (), None, synonyms, weight, barred)
         found = self.correct(lower)
         if found is None:
             return None
