@@ -627,7 +627,6 @@ def tune(args: argparse.Namespace) -> None:
                 synonym_weight=syn,
                 intent_weight=intent,
                 _cache={},
-                _plurals={},
                 _first_words={},
                 _patterns={},
             )

@@ -754,10 +754,10 @@ def _crm_notes() -> list[Tool]:
 
 
 def test_a_request_for_a_collection_favours_the_operation_on_the_collection() -> None:
-    """ "show my notes" asks for many: the read operation on the collection's path ranks above the one on an item's
-    path, which the singular "note" of its summary put first when only the method counted."""
+    """ "show all my notes" asks for many: the read operation on the collection's path ranks above the one on an
+    item's path, which the singular "note" of its summary put first when only the method counted."""
     index = SearchIndex(_crm_notes())
-    for query in ("show my notes", "fetch the notes", "see all the notes"):
+    for query in ("show all my notes", "get all notes", "show each note"):
         rows = index.search(query, k=2).rows
         assert [r.tool_id for r in rows] == ["notesAll", "notesOne"], query
         assert rows[0].field_scores["scope"] == rows[0].field_scores["intent"] > 0

@@ -126,12 +126,10 @@ def test_a_number_of_the_query_is_weak_evidence_only() -> None:
 def test_the_scope_is_a_collection_or_one_item_when_the_words_say_one() -> None:
     assert read("show all the notes").scope == "collection"
     assert read("list conversation services").scope == "collection"
-    assert read("show my notes").scope == "collection"  # a plural noun
+    assert read("show my notes").scope is None  # a plural noun alone says nothing: "get available resources"
     assert read("get the details of one conversation").scope == "item"
     assert read("get the note").scope is None  # a singular noun says nothing
     assert read("get one of all the notes").scope is None  # both: neither
-    assert read("he shows the note").scope is None  # a verb in -s is no plural noun
-    assert read("get the status").scope is None  # -s that is no plural
     assert read("notes").scope is None  # no intent, no scope
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from qlab.engine.shape import COLLECTION, SCOPES
+from qlab.engine.shape import SCOPES
 from qlab.engine.text import stem
 
 DATA_FILE = Path(__file__).with_name("vocabulary.json")
@@ -67,7 +67,6 @@ class Vocabulary:
     intent_weight: float = 0.3
     sources: tuple[str, ...] = field(default=(), compare=False)
     _cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)  # word -> intent
-    _plurals: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word -> a plural?
     _first_words: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     _patterns: dict[str, re.Pattern[str]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -101,7 +100,7 @@ class Vocabulary:
             if len(parts) > 1:
                 framing = tuple(" ".join(parts[1::2]).split())
                 content = " ".join(parts[0::2]).split()
-        scope = self._scope(words, content) if intent else None
+        scope = self._scope(words) if intent else None
         if any(map(str.isdigit, content)):
             values = tuple([w for w in content if w.isdigit()])
             return Reading(
@@ -131,19 +130,10 @@ class Vocabulary:
                     return found, f"{words[i]} {words[j]}"
         return intent, said
 
-    def _scope(self, words: Sequence[str], content: Sequence[str]) -> str | None:
-        """The scope the words say, when they say one and not the other: a scope word, or a plural noun (a content
-        word in the plural that says no intent: "show my notes") for a collection."""
-        scopes, plurals, intents = self.scopes, self._plurals, self._cache
+    def _scope(self, words: Sequence[str]) -> str | None:
+        """The scope the words say, when they say one and not the other."""
+        scopes = self.scopes
         said = {scopes[word] for word in words if word in scopes}
-        for word in content:
-            found = plurals.get(word)
-            if found is None:
-                if len(plurals) > 100_000:
-                    plurals.clear()
-                found = plurals[word] = _plural(word)
-            if found and word not in scopes and intents.get(word) is None:
-                said.add(COLLECTION)
         return said.pop() if len(said) == 1 else None
 
     def _pattern(self) -> re.Pattern[str]:
@@ -185,15 +175,6 @@ class Vocabulary:
             intent_weight=self.intent_weight,
             sources=self.sources,
         )
-
-
-def _plural(word: str) -> bool:
-    """Whether a lowercase word is an English plural: it ends in -s (not -ss) and drops it, or -es, to the same
-    stem ("notes", "boxes"; not "status", "news", "address")."""
-    if len(word) < 4 or not word.endswith("s") or word.endswith("ss"):
-        return False
-    own = stem(word)
-    return own == stem(word[:-1]) or (word.endswith("es") and own == stem(word[:-2]))
 
 
 def _words(phrase: str) -> tuple[str, ...]:
