@@ -832,3 +832,31 @@ def test_a_reading_verb_does_not_match_an_operation_that_changes_through_a_synon
     rows = SearchIndex(tools).search("show my notifications", k=2).rows
     assert [r.tool_id for r in rows] == ["activity/list-notifications", "activity/mark-notifications-as-read"]
     assert rows[1].matched_terms == ("notif",)
+
+
+def test_a_synonym_proves_no_more_than_the_word_the_collection_already_has() -> None:
+    """A conversations API says "conversation" on every operation; "chat" (a synonym) only in the chat service's
+    parameter. "fetch a conversation" finds the conversation, not the operations that say "chat", which the rarer
+    synonym ranked first when it counted at its own idf."""
+    sid, chat = param("Sid"), param("ChatServiceSid")
+    tools = [
+        tool(
+            "FetchConversation", summary="Fetch a conversation", path="/v1/Conversations/{Sid}", params=(sid,)
+        ),
+        tool("ListConversation", summary="List conversations", path="/v1/Conversations"),
+        tool(
+            "ListConversationMessage",
+            summary="List the messages of a conversation",
+            path="/v1/Conversations/{Sid}/Messages",
+            params=(sid,),
+        ),
+        tool(
+            "FetchServiceUser",
+            summary="Fetch a user of a conversation service",
+            path="/v1/Services/{ChatServiceSid}/Users/{Sid}",
+            params=(chat, sid),
+        ),
+    ]
+    rows = SearchIndex(tools).search("fetch a conversation", k=2).rows
+    assert rows[0].tool_id == "FetchConversation"
+    assert "convers" in rows[1].matched_terms  # its own word, not "convers~chat"

@@ -82,6 +82,11 @@ class SearchSettings:
 SHARED_FIELDS = frozenset(("description", "params", "values", "body"))
 
 
+def idf(df: int, n: int) -> float:
+    """The idf of a term ``df`` of ``n`` documents have: ln(1 + (n - df + 0.5) / (df + 0.5))."""
+    return log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
 def string_weight(places: int, n: int, discount: float) -> float:
     """What each occurrence of a string counts in a shared field, when the shared fields of the collection's ``n``
     tools hold it ``places`` times: its own idf (``places`` taken as its document frequency, at most ``n``) over
@@ -90,9 +95,7 @@ def string_weight(places: int, n: int, discount: float) -> float:
     tools apart decide the ranking."""
     if discount <= 0.0 or places <= 1:
         return 1.0
-    df = min(places, n)
-    own = log(1.0 + (n - df + 0.5) / (df + 0.5))
-    return float((own / log(1.0 + (n - 0.5) / 1.5)) ** discount)
+    return float((idf(min(places, n), n) / idf(1, n)) ** discount)
 
 
 # The field weights and b were chosen in issue 4 on the public sets. Issue 18's grid on the development set's tune
@@ -425,7 +428,7 @@ class Model:
                     acc[d] = before + value
             k1 = self.settings.k1
             n = len(touched)
-            scale = log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5)) * (k1 + 1.0)  # idf * (k1 + 1)
+            scale = idf(n, self.n_docs) * (k1 + 1.0)
             built = {
                 d: scale * t / (k1 + t) for d, t in zip(touched, map(acc.__getitem__, touched), strict=True)
             }

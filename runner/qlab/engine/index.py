@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from qlab.collection.model import Tool
 from qlab.engine import shape
 from qlab.engine import vocabulary as vocab
-from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
+from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings, idf
 from qlab.engine.spelling import Speller
 from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
@@ -198,11 +198,19 @@ class WordPosting:
         self.via: dict[int, str] = {}
         if synonyms and synonym_weight > 0.0:
             best: dict[int, tuple[float, str]] = {}
+            # the user's word bounds what its synonyms prove: where the collection has the word itself, a rarer
+            # synonym counts at the word's idf, not its own ("conversation" on every operation of a conversations
+            # API does not become telling through "chat")
+            own = idf(len(first), model.n_docs) if first else 0.0
             for other in synonyms:
-                for d, score in (model.posting(other) or {}).items():
+                found = model.posting(other) or {}
+                w = synonym_weight
+                if own and found:
+                    w *= min(1.0, own / idf(len(found), model.n_docs))
+                for d, score in found.items():
                     if d in barred:
                         continue
-                    value = score * synonym_weight
+                    value = score * w
                     if value > best.get(d, (0.0, ""))[0]:
                         best[d] = (value, other)
             if best:
