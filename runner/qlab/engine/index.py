@@ -178,6 +178,7 @@ class WordPosting:
         synonyms: tuple[str, ...] = (),
         synonym_weight: float = 0.0,
         barred: Collection[int] = (),
+        bounded: bool = False,
     ) -> None:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
@@ -200,8 +201,9 @@ class WordPosting:
             best: dict[int, tuple[float, str]] = {}
             # the user's word bounds what its synonyms prove: where the collection has the word itself, a rarer
             # synonym counts at the word's idf, not its own ("conversation" on every operation of a conversations
-            # API does not become telling through "chat")
-            own = idf(len(first), model.n_docs) if first else 0.0
+            # API does not become telling through "chat"). Not for a verb: the method in each path makes "get"
+            # common, and its synonyms are how "get" finds "fetch" in a name.
+            own = idf(len(first), model.n_docs) if bounded and first else 0.0
             for other in synonyms:
                 found = model.posting(other) or {}
                 w = synonym_weight
@@ -426,7 +428,7 @@ class SearchIndex:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
-            return WordPosting(model, term, parts, None, synonyms, weight, barred)
+            return WordPosting(model, term, parts, None, synonyms, weight, barred, bounded=intent is None)
         if synonyms:  # a word the collection never uses, but its synonyms it does ("remove" for "delete")
             return WordPosting(model, term, (), None, synonyms, weight, barred)
         found = self.correct(lower)
