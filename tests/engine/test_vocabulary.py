@@ -156,3 +156,11 @@ def test_a_phrasal_verb_says_its_own_intent_even_with_its_particle_a_word_or_two
         assert (reading.intent, reading.verb) == (intent, verb), query
     assert read("show the setup of the server").intent == "read"  # an earlier verb still decides
     assert read("set the name to up").intent == "update"  # the particle too far away
+
+
+def test_a_verb_in_its_s_form_is_a_noun_or_a_third_person_and_says_no_intent() -> None:
+    assert read("request a refund").intent == "create"
+    assert read("connect OPTIONS requests to proxy of Pod").intent is None  # not create
+    assert read("recent updates of the repository").intent is None  # not update
+    assert read("who holds the lease").intent == "read"  # the question word
+    assert read("cancel the process").intent == "delete"  # -ss is no -s form

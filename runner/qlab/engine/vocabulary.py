@@ -87,7 +87,7 @@ class Vocabulary:
             cache.clear()
         for word in words:
             if word not in cache:
-                cache[word] = self.verbs.get(stem(word))
+                cache[word] = self._verb_intent(word)
         said = next(filter(cache.__getitem__, words), None)  # the first word with an intent
         intent = cache[said] if said is not None else None
         if not self._particles.isdisjoint(words):
@@ -130,6 +130,15 @@ class Vocabulary:
                     return found, f"{words[i]} {words[j]}"
         return intent, said
 
+    def _verb_intent(self, word: str) -> str | None:
+        """The intent a lowercase word says as the verb of a request. A form in -s that is the verb's own plus -s
+        ("requests", "updates", "holds") is a plural noun or a third person, never the imperative a request
+        uses: it says none."""
+        own = stem(word)
+        if word.endswith("s") and not word.endswith("ss") and own == stem(word[:-1]):
+            return None
+        return self.verbs.get(own)
+
     def _scope(self, words: Sequence[str]) -> str | None:
         """The scope the words say, when they say one and not the other."""
         scopes = self.scopes
@@ -151,7 +160,7 @@ class Vocabulary:
         if found is _UNSEEN:
             if len(self._cache) > 100_000:
                 self._cache.clear()
-            found = self._cache[word] = self.verbs.get(stem(word))
+            found = self._cache[word] = self._verb_intent(word)
         return found  # type: ignore[no-any-return]
 
     def extended(self, extra: Mapping[str, Any]) -> Vocabulary:
