@@ -121,14 +121,18 @@ class Vocabulary:
     ) -> tuple[str | None, str | None]:
         """The intent and the words that say it, when a phrasal verb starts before (or at) the first intent word.
         Its particle may come up to two words later ("take a video out", "turn it off")."""
-        last = len(words) - 1 if said is None else words.index(said)
-        for i in range(min(last + 1, len(words) - 1)):
-            verb = stem(words[i])
-            for j in range(i + 1, min(i + 4, len(words))):
-                found = self.phrasal.get((verb, words[j]))
-                if found is not None:
-                    return found, f"{words[i]} {words[j]}"
-        return intent, said
+        last = len(words) - 1 if said is None else words.index(said)  # a phrasal verb must start by here
+        particles, phrasal = self._particles, self.phrasal
+        best: tuple[int, str, str] | None = None  # (where the verb is, the intent, the words)
+        for j, particle in enumerate(words):
+            if particle not in particles:
+                continue
+            for i in range(max(0, j - 3), min(j, last + 1)):
+                found = phrasal.get((stem(words[i]), particle))
+                if found is not None and (best is None or i < best[0]):
+                    best = (i, found, f"{words[i]} {particle}")
+                    break
+        return (best[1], best[2]) if best is not None else (intent, said)
 
     def _verb_intent(self, word: str) -> str | None:
         """The intent a lowercase word says as the verb of a request. A form in -s that is the verb's own plus -s
