@@ -18,9 +18,10 @@ Sets (``../shared/data``, see each SOURCE.md; ``bench/devset/SOURCE.md``):
 - RestBench Spotify (57 queries) and TMDB (100): a query hits when *any* of its gold calls is in the Top-K;
 - MetaTool single-tool: 20,614 queries over its 199 tools, the catalog given to qlab as an MCP tools/list file;
 - all tools: MetaTool's 199 + Spotify, TMDB, Petstore and Kubernetes (1,435 tools) with all 20,771 queries;
-- the development set's holdout split (89 queries over Square, Twilio Conversations, DigitalOcean, Apideck
-  CRM). Every setting (vocabulary weights, method prior, fusion) was chosen on its *tune* split, which no
-  reported figure uses (``--tune`` prints that split alone).
+- the development set's holdout split (129 queries over Square, Twilio Conversations, DigitalOcean, Apideck
+  CRM, Gmail and YouTube). Every setting (vocabulary weights, method prior, fusion) was chosen on its *tune*
+  split, which no reported figure uses (``--tune`` prints that split alone);
+- ``--independent``: GitHub's REST API (88 queries) and Kubernetes (97), never tuned on (bench/independent).
 
 Two text variants: the **spec** variant indexes the tools as the specs give them (qlab's fields; bm25s gets
 ``METHOD path id summary description parameter-names``), the **same text** variant gives qlab that very flat
