@@ -834,10 +834,10 @@ def test_a_reading_verb_does_not_match_an_operation_that_changes_through_a_synon
     assert rows[1].matched_terms == ("notif",)
 
 
-def test_a_synonym_proves_no_more_than_the_word_the_collection_already_has() -> None:
+def test_a_word_most_tools_have_is_not_expanded_into_its_synonyms() -> None:
     """A conversations API says "conversation" on every operation; "chat" (a synonym) only in the chat service's
     parameter. "fetch a conversation" finds the conversation, not the operations that say "chat", which the rarer
-    synonym ranked first when it counted at its own idf."""
+    synonym ranked first when the word was expanded."""
     sid, chat = param("Sid"), param("ChatServiceSid")
     tools = [
         tool(

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 from qlab.collection.model import Tool
 from qlab.engine import shape
 from qlab.engine import vocabulary as vocab
-from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings, idf
+from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
 from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
@@ -178,7 +178,7 @@ class WordPosting:
         synonyms: tuple[str, ...] = (),
         synonym_weight: float = 0.0,
         barred: Collection[int] = (),
-        bounded: bool = False,
+        verb: bool = False,
     ) -> None:
         self.term = term  # the stem the word matched (or was corrected to)
         self.parts = parts  # (model term, weight): the stem, and the exact word when it counts
@@ -195,24 +195,20 @@ class WordPosting:
                 for d, score in extra.items():
                     by_doc[d] = by_doc[d] + extra_weight * score
         # document -> the synonym through which this word scores there (better than its own score); ``barred``:
-        # the documents no synonym may score in
+        # the documents no synonym may score in; ``verb``: the word says an intent
         self.via: dict[int, str] = {}
+        if not verb and 2 * len(first) > model.n_docs:
+            # a word most tools have tells nothing; a rarer synonym would make it tell ("conversation" on every
+            # operation of a conversations API, "chat" in one parameter). Not for a verb: the method in each
+            # path makes "get" common, and its synonyms are how "get" finds "fetch" in a name.
+            synonyms = ()
         if synonyms and synonym_weight > 0.0:
             best: dict[int, tuple[float, str]] = {}
-            # the user's word bounds what its synonyms prove: where the collection has the word itself, a rarer
-            # synonym counts at the word's idf, not its own ("conversation" on every operation of a conversations
-            # API does not become telling through "chat"). Not for a verb: the method in each path makes "get"
-            # common, and its synonyms are how "get" finds "fetch" in a name.
-            own = idf(len(first), model.n_docs) if bounded and first else 0.0
             for other in synonyms:
-                found = model.posting(other) or {}
-                w = synonym_weight
-                if own and found:
-                    w *= min(1.0, own / idf(len(found), model.n_docs))
-                for d, score in found.items():
+                for d, score in (model.posting(other) or {}).items():
                     if d in barred:
                         continue
-                    value = score * w
+                    value = score * synonym_weight
                     if value > best.get(d, (0.0, ""))[0]:
                         best[d] = (value, other)
             if best:
@@ -428,7 +424,7 @@ class SearchIndex:
                     parts = ((term, 1.0), (EXACT + lower, exact_weight))
                 else:
                     parts = ((term, 1.0),)
-            return WordPosting(model, term, parts, None, synonyms, weight, barred, bounded=intent is None)
+            return WordPosting(model, term, parts, None, synonyms, weight, barred, verb=intent is not None)
         if synonyms:  # a word the collection never uses, but its synonyms it does ("remove" for "delete")
             return WordPosting(model, term, (), None, synonyms, weight, barred)
         found = self.correct(lower)
