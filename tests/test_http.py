@@ -3,6 +3,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from fresh import run_fresh
 from qlab import http
 
 
@@ -58,29 +59,35 @@ def test_clients_follow_no_redirect_unless_asked() -> None:
 
 
 def test_clients_share_one_certificate_verifying_tls_context() -> None:
-    """The CA bundle is loaded once per process; every client verifies certificates and host names with it. A
-    client gets it when it opens its first https connection (here one refused: no server on that port)."""
-    import ssl
-
+    """The CA bundle is loaded once per process, into one context that verifies certificates and host names;
+    clients make it when they open their first https connection (here refused: no server on that port)."""
     from servers import free_port
 
-    closed = f"https://127.0.0.1:{free_port()}/"
-    with http.make_client() as a, http.make_client(persist_cookies=False) as b:
-        for client in (a, b):
-            with pytest.raises(http.ConnectError):
-                client.get(closed)
-        contexts = [c._transport._pool._ssl_context for c in (a, b)]  # type: ignore[attr-defined]
-    assert contexts[0] is contexts[1]
-    assert contexts[0].verify_mode == ssl.CERT_REQUIRED and contexts[0].check_hostname
-    assert contexts[0].cert_store_stats()["x509_ca"] > 0  # the CA bundle is in it
+    code = f"""
+import ssl
+from qlab import http
+with http.make_client() as a, http.make_client(persist_cookies=False) as b:
+    for client in (a, b):
+        try:
+            client.get("https://127.0.0.1:{free_port()}/")
+        except http.ConnectError:
+            pass
+context = http._ssl_context()
+print(http._ssl_context.cache_info().misses, context.verify_mode == ssl.CERT_REQUIRED, context.check_hostname,
+      context.cert_store_stats()["x509_ca"] > 0)
+"""
+    assert run_fresh(code).split() == ["1", "True", "True", "True"]
 
 
 def test_a_client_that_only_speaks_plain_http_never_loads_the_ca_bundle(httpbin_url: str) -> None:
     """A dev server on 127.0.0.1 is plain http: the run's client makes no TLS context for it."""
     assert httpbin_url.startswith("http://")
-    with http.make_client(persist_cookies=False) as client:
-        assert client.get(f"{httpbin_url}/get").status_code == 200
-        assert client._transport._pool._ssl_context is None  # type: ignore[attr-defined]
+    code = f"""
+from qlab import http
+with http.make_client(persist_cookies=False) as client:
+    print(client.get("{httpbin_url}/get").status_code, http._ssl_context.cache_info().misses)
+"""
+    assert run_fresh(code).split() == ["200", "0"]
 
 
 def test_importing_the_client_does_not_load_the_httpx_command_line() -> None:
@@ -88,7 +95,7 @@ def test_importing_the_client_does_not_load_the_httpx_command_line() -> None:
     later explicit import of it still works (no placeholder is left behind)."""
     import importlib.util
 
-    from fresh import modules_after, run_fresh
+    from fresh import modules_after
 
     loaded = modules_after("import qlab.http")
     assert not loaded & {"httpx._main", "rich", "pygments"}

@@ -205,8 +205,14 @@ REASONS: dict[str, Reason] = {
         _R(
             "invalid_json",
             "execute",
-            "the response body is not valid JSON",
+            "the response body is not valid JSON, or holds what strict JSON cannot (NaN, Infinity, a number beyond a double, a lone UTF-16 surrogate)",
             "Check the content type and body the API returns.",
+        ),
+        _R(
+            "response_too_large",
+            "execute",
+            "the response body, decoded, is larger than limits.response_mib (a compressed body counts at its decoded size); qlab stopped reading it",
+            "Check why the API answers this much (a missing page size, a compression bomb); raise limits.response_mib in qlab.yaml if the size is expected.",
         ),
         _R(
             "environment_missing",

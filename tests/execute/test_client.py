@@ -3,6 +3,7 @@ from __future__ import annotations
 import ssl
 import time
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import httpx
 import pytest
@@ -642,7 +643,15 @@ def test_host_of_names_host_and_port_always_and_never_the_userinfo(url: str, hos
 def test_the_run_client_has_at_least_one_connection(asked: int, kept: int) -> None:
     """Rule: the run's client keeps at least one connection whatever width it is asked for, and as many as
     asked otherwise (the pool's limit is the environment's concurrency)."""
-    client = make_run_client(max_connections=asked)
-    pool = client._transport._pool  # type: ignore[attr-defined]
-    assert pool._max_connections == kept
-    assert make_run_client()._transport._pool._max_connections == 8  # type: ignore[attr-defined]
+    seen: list[int] = []
+
+    def connections(**kwargs: Any) -> http.Client:
+        seen.append(kwargs["max_connections"])
+        return original(**kwargs)
+
+    original = http.make_client
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(http, "make_client", connections)
+        make_run_client(max_connections=asked).close()
+        make_run_client().close()
+    assert seen == [kept, 8]

@@ -55,24 +55,28 @@ class HttpEngine:
                     f"engine.headers.{header}: the environment variable {variable} is not set; export it before the run"
                 )
             headers[header] = value
-        self._client = http.make_client(timeout=config.timeout_sec, headers=headers, transport=transport)
+        self.http = http.make_client(timeout=config.timeout_sec, headers=headers, transport=transport)
+        self.max_bytes = config.limits.reply_bytes
 
     def _post(self, endpoint: str, body: Mapping[str, Any], parse: Callable[..., T]) -> T:
         url = f"{self.url}/{endpoint}"
         try:
-            response = self._client.post(url, json=dict(body))
+            response, reply = http.call(self.http, "POST", url, json=dict(body), max_bytes=self.max_bytes)
+        except http.BodyTooLarge as exc:
+            raise InputError(f"engine {url} reply: {exc} (limits.reply_mib)") from None
         except (
             http.HTTPError
         ) as exc:  # no answer at all: the service is down, not wrong (exit 2, not a block)
             raise DependencyError(
                 f"engine {url}: {type(exc).__name__}: {exc}", reason="engine_unreachable"
             ) from None
+        text = reply[:200].decode("utf-8", "replace")
         if response.status_code >= 400:
-            raise InputError(f"engine {url} answered {response.status_code}: {response.text[:200]}")
+            raise InputError(f"engine {url} answered {response.status_code}: {text}")
         try:
-            data = response.json()
-        except ValueError:
-            raise InputError(f"engine {url} reply: $: not JSON ({response.text[:80]!r})") from None
+            data = http.json_of(reply)
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"engine {url} reply: $: not JSON ({exc}; {text[:80]!r})") from None
         return parse(data, where=f"engine {url} reply")
 
     def search(self, query: str, *, k: int) -> SearchResult:
@@ -99,4 +103,4 @@ class HttpEngine:
         return self._post("plan", body, wire.plan_from_dict)
 
     def close(self) -> None:
-        self._client.close()
+        self.http.close()

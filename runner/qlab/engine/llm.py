@@ -23,7 +23,7 @@ from typing import Any
 
 from qlab import http
 from qlab.errors import DependencyError, InputError
-from qlab.project.model import LLMConfig
+from qlab.project.model import Limits, LLMConfig
 
 SYSTEM_PROMPT = (
     "You choose the one API operation that fulfils a user's request. "
@@ -94,14 +94,16 @@ class LLMClient:
         base_dir: Path,
         environ: Mapping[str, str] | None = None,
         transport: http.BaseTransport | None = None,
+        max_bytes: int = Limits().reply_bytes,
     ) -> None:
         self.config = config
+        self.max_bytes = max_bytes
         self.cache_dir = (
             Path(config.cache_dir) if Path(config.cache_dir).is_absolute() else base_dir / config.cache_dir
         )
         self._environ = os.environ if environ is None else environ
-        self._transport = transport
-        self._client: http.Client | None = None
+        self.transport = transport
+        self.http: http.Client | None = None
 
     @property
     def url(self) -> str:
@@ -146,9 +148,9 @@ class LLMClient:
         return LLMChoice(parse_target(completion.content, candidates), completion.usage, completion.content)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self.http is not None:
+            self.http.close()
+            self.http = None
 
     # ----------------------------------------------------------------------------------------- internals
 
@@ -168,15 +170,20 @@ class LLMClient:
         }
 
     def _call(self, messages: Sequence[Mapping[str, str]]) -> tuple[str, dict[str, int]]:
-        if self._client is None:
-            self._client = http.make_client(timeout=self.config.timeout_sec, transport=self._transport)
+        if self.http is None:
+            self.http = http.make_client(timeout=self.config.timeout_sec, transport=self.transport)
         body = {
             "model": self.config.model,
             "messages": list(messages),
             "temperature": self.config.temperature,
         }
+        headers = self._headers()
         try:
-            response = self._client.post(self.url, json=body, headers=self._headers())
+            response, reply = http.call(
+                self.http, "POST", self.url, json=body, headers=headers, max_bytes=self.max_bytes
+            )
+        except http.BodyTooLarge as exc:
+            raise InputError(f"LLM endpoint {self.url}: {exc} (limits.reply_mib)") from None
         except (
             http.HTTPError
         ) as exc:  # the endpoint is down: qlab cannot judge the case (exit 2, not a block)
@@ -185,13 +192,13 @@ class LLMClient:
             ) from None
         if response.status_code >= 400:
             raise DependencyError(
-                f"LLM endpoint {self.url} answered {response.status_code}: {response.text[:200]}",
+                f"LLM endpoint {self.url} answered {response.status_code}: {_excerpt(reply, 200)}",
                 reason="llm_unreachable",
             )
         try:
-            data = response.json()
-        except ValueError:
-            raise InputError(f"LLM endpoint {self.url}: $: the reply is not JSON") from None
+            data = http.json_of(reply)
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"LLM endpoint {self.url}: $: the reply is not JSON ({exc})") from None
         return _content(data, self.url), _tokens(data, self.url)
 
     def _read_cache(self, path: Path) -> tuple[str, dict[str, int]] | None:
@@ -208,6 +215,10 @@ class LLMClient:
             json.dumps({"model": self.config.model, "content": content, "usage": dict(tokens)})
         )
         os.replace(temporary, path)  # atomic: a concurrent reader sees the old state or the whole file
+
+
+def _excerpt(body: bytes, size: int) -> str:
+    return body[:size].decode("utf-8", "replace")
 
 
 def _content(data: Any, url: str) -> str:

@@ -35,7 +35,7 @@ def _llm(config: EngineConfig, base_dir: Path) -> LLMClient | None:
         return None
     from qlab.engine.llm import LLMClient
 
-    return LLMClient(config.llm, base_dir=base_dir)
+    return LLMClient(config.llm, base_dir=base_dir, max_bytes=config.limits.reply_bytes)
 
 
 def _hybrid(config: EngineConfig, collection: Collection, base_dir: Path) -> Engine:

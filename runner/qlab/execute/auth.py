@@ -32,10 +32,11 @@ from typing import Any, Literal
 
 from qlab import http
 from qlab.collection.model import Tool
-from qlab.project.model import AuthProfile
+from qlab.project.model import AuthProfile, Limits
 
 ReadinessStatus = Literal["ready", "not_required", "not_ready"]
 COMMAND_TIMEOUT_SEC = 30.0
+TOKEN_REPLY_BYTES = Limits().response_bytes  # a token endpoint's answer, like any response a case reads
 MIN_PRINTED_LINE = 8  # a token command's output lines and words registered as secrets (see ``_printed``)
 MIN_PRINTED_WORD = 12
 
@@ -154,10 +155,12 @@ class AuthResolver:
         environ: Mapping[str, str] | None = None,
         client: http.Client | None = None,
         command_timeout: float = COMMAND_TIMEOUT_SEC,
+        max_bytes: int = TOKEN_REPLY_BYTES,
     ) -> None:
         self._profiles = profiles
         self._environ = environ if environ is not None else os.environ
-        self._client = client
+        self.http = client
+        self.max_bytes = max_bytes
         self._command_timeout = command_timeout
         self._cache: dict[str, AuthResolution] = {}
         # security scheme -> the profile that answers it (``AuthProfile.security_scheme``)
@@ -319,18 +322,23 @@ class AuthResolver:
         if p.scopes:
             form["scope"] = " ".join(p.scopes)
         basic = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
-        client = self._client or http.make_client(timeout=30.0)
+        client = self.http or http.make_client(timeout=30.0)
         try:
-            response = client.post(
+            response, body = http.call(
+                client,
+                "POST",
                 p.token_url,
                 data=form,
                 headers={"Authorization": f"Basic {basic}", "Accept": "application/json"},
+                max_bytes=self.max_bytes,
             )
-            status, payload = response.status_code, _json(response)
+            status, payload = response.status_code, _json(body)
+        except http.BodyTooLarge as exc:
+            raise _Unresolved(f"token endpoint {p.token_url}: {exc}") from None
         except http.HTTPError as exc:
             raise _Unresolved(f"token endpoint {p.token_url} unreachable: {type(exc).__name__}") from None
         finally:
-            if self._client is None:
+            if self.http is None:
                 client.close()
         if status >= 400:
             raise _Unresolved(f"token endpoint {p.token_url} answered {status}")
@@ -357,8 +365,8 @@ def _printed(*streams: str) -> set[str]:
     return out
 
 
-def _json(response: http.Response) -> Any:
+def _json(body: bytes) -> Any:
     try:
-        return response.json()
-    except ValueError:
+        return http.json_of(body)
+    except (ValueError, RecursionError):
         return None

@@ -30,7 +30,7 @@ from qlab.execute.request import (
     build_request,
     resolve_arguments,
 )
-from qlab.project.model import Case, Environment
+from qlab.project.model import Case, Environment, Limits
 from qlab.results import CaseResult
 from qlab.scrub import Scrubber, SecretSet, scrubber
 
@@ -56,8 +56,10 @@ class CaseRunner:
         add_secrets: Callable[[Iterable[str]], None] = lambda _s: None,
         cancel: threading.Event | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        max_bytes: int = Limits().response_bytes,
     ) -> None:
         self.client = client
+        self.max_bytes = max_bytes
         self.tools = tools
         self.resolver = resolver
         self.collection_profile = collection_profile
@@ -286,6 +288,7 @@ class CaseRunner:
                 auth_headers=headers,
                 auth_params=params,
                 sleep=self.sleep,
+                max_bytes=self.max_bytes,
             )
         except TransportFailure as exc:
             record.update(status=None, error=exc.reason, message=str(exc), attempts=exc.attempts)

@@ -12,7 +12,8 @@ and by the case's deadline; otherwise the wait is ``backoff_sec * 2**(attempt-1)
 
 The case's ``timeout_sec`` is one deadline for everything a request does, retries and redirects included:
 every socket operation is cut to the time left (``http.deadline``), so a server that drips its answer a byte
-at a time ends as ``timeout`` at the deadline.
+at a time ends as ``timeout`` at the deadline. Each body is read with ``http.read_body``: more than the
+response cap (``limits.response_mib``, decoded) ends the case as ``response_too_large``, not retried.
 
 Redirects are followed here, never by httpx, hop by hop (``Redirects``):
 
@@ -42,7 +43,7 @@ from qlab import http
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
 from qlab.execute.safety import host_allowed
-from qlab.project.model import Environment
+from qlab.project.model import Environment, Limits
 from qlab.scrub import SECRET_KEYS, normalize_key
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
@@ -90,8 +91,8 @@ class Exchange:
 
 
 class TransportFailure(Exception):
-    """No usable answer: ``reason`` is ``timeout``, ``connection_error``, ``tls_error``, ``http_error`` or
-    ``redirect_refused``."""
+    """No usable answer: ``reason`` is ``timeout``, ``connection_error``, ``tls_error``, ``http_error``,
+    ``redirect_refused`` or ``response_too_large``."""
 
     def __init__(self, reason: str, message: str, *, attempts: int = 1) -> None:
         super().__init__(message)
@@ -151,12 +152,13 @@ def send(
     auth_headers: Mapping[str, str] | None = None,
     auth_params: Mapping[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    max_bytes: int = Limits().response_bytes,
 ) -> Exchange:
     """Send ``request`` until it is answered or retries run out; raise TransportFailure when never answered.
 
     ``deadline`` is a ``time.monotonic()`` instant (the case's ``timeout_sec``), the end of every attempt,
     redirect and wait. ``step`` names the step in events (``"0"``, ``"cleanup 1"``); ``display_path`` is the
-    path shown in events (secret query values already redacted).
+    path shown in events (secret query values already redacted). ``max_bytes``: the cap of each body, decoded.
     """
     kwargs = request.httpx_kwargs()
     if auth_headers:
@@ -189,12 +191,12 @@ def send(
         started = time.perf_counter()
         try:
             with http.deadline(deadline):
-                response = client.request(
-                    request.method, url, timeout=remaining, follow_redirects=False, **kwargs
+                answer = http.call(
+                    client, request.method, url, timeout=remaining, max_bytes=max_bytes, **kwargs
                 )
-                response = _follow(
+                response, body = _follow(
                     client,
-                    response,
+                    answer,
                     request,
                     kwargs,
                     redirects=redirects,
@@ -203,10 +205,25 @@ def send(
                     step=step,
                     display_path=display_path,
                     credentials=(set(auth_headers or ()), set(auth_params or ())),
+                    max_bytes=max_bytes,
                 )
         except TransportFailure as failure:
             failure.attempts = attempt
             raise
+        except http.BodyTooLarge as exc:
+            latency = (time.perf_counter() - started) * 1000
+            events.add(
+                "response_received",
+                step=step,
+                status=None,
+                error="response_too_large",
+                latency_ms=round(latency, 3),
+            )
+            raise TransportFailure(
+                "response_too_large",
+                f"{request.method} {display_path}: {exc} (limits.response_mib)",
+                attempts=attempt,
+            ) from None
         except (http.HTTPError, ssl.SSLError, OSError, ValueError) as exc:
             reason = classify(exc)
             if reason != "timeout" and time.monotonic() >= deadline:
@@ -232,7 +249,6 @@ def send(
                 reason, f"{request.method} {display_path}: {reason}: {what}", attempts=attempt
             ) from None
         latency = (time.perf_counter() - started) * 1000
-        body = response.content
         events.add(
             "response_received",
             step=step,
@@ -275,7 +291,7 @@ def _origin(url: http.URL) -> tuple[str, str, int | None]:
 
 def _follow(
     client: http.Client,
-    response: http.Response,
+    answer: tuple[http.Response, bytes],
     request: PreparedRequest,
     kwargs: dict[str, Any],
     *,
@@ -285,11 +301,14 @@ def _follow(
     step: str,
     display_path: str,
     credentials: tuple[set[str], set[str]],
-) -> http.Response:
-    """Follow ``response``'s redirects as the policy allows (see the module docstring); the final response,
-    its ``history`` holding the hops. Raises TransportFailure ``redirect_refused`` for a refused hop."""
+    max_bytes: int,
+) -> tuple[http.Response, bytes]:
+    """Follow the redirects of ``answer`` (a response and its body) as the policy allows (see the module
+    docstring); the final response, its ``history`` holding the hops, and its body. Raises TransportFailure
+    ``redirect_refused`` for a refused hop."""
+    response, body = answer
     if not redirects.follow or response.status_code not in REDIRECT_STATUSES:
-        return response  # (most responses: no URL parsed)
+        return response, body  # (most responses: no URL parsed)
     origin = _origin(http.URL(request.url))
     method = request.method
     hop_kwargs = dict(kwargs)
@@ -319,8 +338,8 @@ def _follow(
             stripped = True
         if response.status_code == 303 and method != "HEAD":
             method = "GET"
-        for body in ("json", "data", "files", "content"):  # a read's redirect carries no body
-            hop_kwargs.pop(body, None)
+        for key in ("json", "data", "files", "content"):  # a read's redirect carries no body
+            hop_kwargs.pop(key, None)
         hop_kwargs.pop("params", None)  # the Location is the whole URL; the profile's keys come back below
         sent = target
         if same_origin and not stripped and credentials[1]:
@@ -328,19 +347,19 @@ def _follow(
             sent = target.copy_merge_params(
                 [(k, v) for k, v in kwargs.get("params", []) if k in credentials[1]]
             )
-        response.read()
         history.append(response)
         events.add("redirect", step=step, status=response.status_code, to=host, path=target.path)
         events.add("request_sent", step=step, method=method, path=target.path, host=host)
-        response = client.request(
+        response, body = http.call(
+            client,
             method,
             str(sent),
             timeout=max(deadline - time.monotonic(), 0.001),
-            follow_redirects=False,
+            max_bytes=max_bytes,
             **hop_kwargs,
         )
     response.history = history
-    return response
+    return response, body
 
 
 def _without_credentials(kwargs: dict[str, Any], header_names: set[str]) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,8 +43,11 @@ class ResponseView:
     def json(self) -> Any:
         """The parsed body, parsed once; raises InvalidJSON."""
         if self._json is _UNSET and self._json_error is None:
+            # the strict reader of outside JSON, imported here: a run that sends no request loads no httpx
+            from qlab import http
+
             try:
-                self._json = json.loads(self.body)
+                self._json = http.json_of(self.body)
             except (ValueError, UnicodeDecodeError) as exc:
                 self._json_error = (
                     f"body is not valid JSON ({exc})" if self.body else "body is empty, not JSON"

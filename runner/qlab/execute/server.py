@@ -24,13 +24,12 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from qlab import http
 from qlab.errors import InputError
 from qlab.project.model import ServerConfig
 
@@ -40,13 +39,12 @@ _SHELL_CHARS = set("|&;<>$`()*?")
 
 
 def answers(url: str, *, timeout: float = 2.0) -> bool:
-    """True when ``url`` answers with a status below 500."""
+    """True when ``url`` answers with a status below 500 (a redirect is an answer: it is not followed; the
+    body is not read). Through ``qlab.http``: no proxy from the environment, like every request qlab sends."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # a configured dev URL
-            return int(response.status) < 500
-    except urllib.error.HTTPError as exc:
-        return exc.code < 500
-    except (urllib.error.URLError, OSError, ValueError):
+        with http.make_client(timeout=timeout) as client:
+            return http.status_of(client, url) < 500
+    except (http.HTTPError, OSError, ValueError):
         return False
 
 

@@ -23,6 +23,7 @@ from qlab.project.model import (
     Gate,
     Guard,
     LearningConfig,
+    Limits,
     LLMConfig,
     Origin,
     OutputConfig,
@@ -84,11 +85,19 @@ def _stop(item: Any, where: Origin) -> StopCondition:
     return StopCondition(str(name), float(value), where)
 
 
-def _source(data: Mapping[str, Any], index: int, origin: OriginOf, kinds_seen: dict[str, int]) -> Source:
+def _source(
+    data: Mapping[str, Any], index: int, origin: OriginOf, kinds_seen: dict[str, int], limits: Limits
+) -> Source:
     kind = next(k for k in SOURCE_KINDS if k in data)
     spec = data[kind]
     name = data.get("name") or (kind if kinds_seen.get(kind, 0) <= 1 else f"{kind}-{index + 1}")
     where = origin(("collection", "sources", index))
+    reading: dict[str, Any] = {
+        "origin": where,
+        "remote_refs": bool(data.get("remote_refs", False)),
+        "headers_env": dict(data.get("headers_env") or {}),
+        "limits": limits,
+    }
     if kind == "mcp" and isinstance(spec, dict):
         return Source(
             name,
@@ -97,19 +106,19 @@ def _source(data: Mapping[str, Any], index: int, origin: OriginOf, kinds_seen: d
             command=spec.get("command"),
             args=_strings(spec.get("args")),
             env=dict(spec.get("env", {})),
-            origin=where,
+            **reading,
         )
-    return Source(name, kind, str(spec), origin=where)  # type: ignore[arg-type]
+    return Source(name, kind, str(spec), **reading)  # type: ignore[arg-type]
 
 
-def _collection(data: Mapping[str, Any], origin: OriginOf) -> CollectionConfig:
+def _collection(data: Mapping[str, Any], origin: OriginOf, limits: Limits) -> CollectionConfig:
     sources = data.get("sources", [])
     kinds_seen: dict[str, int] = {}
     for item in sources:
         kind = next(k for k in SOURCE_KINDS if k in item)
         kinds_seen[kind] = kinds_seen.get(kind, 0) + 1
     return CollectionConfig(
-        sources=tuple(_source(item, i, origin, kinds_seen) for i, item in enumerate(sources)),
+        sources=tuple(_source(item, i, origin, kinds_seen, limits) for i, item in enumerate(sources)),
         aliases_file=data.get("aliases"),
         auth_profile=data.get("auth"),
         **_pick(data, "cache_dir"),
@@ -125,12 +134,13 @@ def _auth(name: str, data: Mapping[str, Any], where: Origin) -> AuthProfile:
     )  # fmt: skip
 
 
-def _engine(data: Mapping[str, Any]) -> EngineConfig:
+def _engine(data: Mapping[str, Any], limits: Limits) -> EngineConfig:
     llm = data.get("llm")
     return EngineConfig(
         **_pick(data, "type", "url", "object", "timeout_sec"),
         headers=dict(data.get("headers", {})),
         llm=None if llm is None else LLMConfig(**llm),
+        limits=limits,
     )
 
 
@@ -234,12 +244,13 @@ def build_config(
     output = OutputConfig(**(data.get("output") or {}))
     environments: dict[str, Environment] = named("environments", _environment)
     sensitive = sensitive_fields(output, environments.values())
+    limits = Limits(**(data.get("limits") or {}))
     return Config(
         version=int(data["version"]),
         project=str(data["project"]),
         path=path,
-        collection=_collection(data["collection"], origin),
-        engine=_engine(data.get("engine") or {}),
+        collection=_collection(data["collection"], origin, limits),
+        engine=_engine(data.get("engine") or {}, limits),
         environments={name: replace(env, sensitive_fields=sensitive) for name, env in environments.items()},
         auth_profiles=named("auth_profiles", _auth),
         suites=named("suites", _suite),
@@ -250,6 +261,7 @@ def build_config(
         budget=Budget(**(data.get("budget") or {})),
         output=output,
         sensitive_fields=sensitive,
+        limits=limits,
         digest=digest,
         shard_digest=shard_digest or digest,
         target_version=data.get("target_version"),

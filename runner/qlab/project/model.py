@@ -72,6 +72,34 @@ class Origin:
 NO_ORIGIN = Origin("<memory>")
 
 
+# --------------------------------------------------------------------------------------------- limits
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much qlab reads from outside (``limits`` in qlab.yaml): each cap counts decoded bytes and is enforced
+    while reading, so a compression bomb or an endless body stops at it."""
+
+    response_mib: float = 16.0  # one HTTP response an execute case reads (a token endpoint's too)
+    spec_mib: float = 64.0  # one spec document, fetched or read from a file ($ref'd documents too)
+    spec_timeout_sec: float = 15.0  # the whole fetch of one spec document by URL
+    reply_mib: float = 16.0  # one reply of an engine service or an LLM endpoint, one MCP server message
+
+    @property
+    def response_bytes(self) -> int:
+        return int(self.response_mib * MiB)
+
+    @property
+    def spec_bytes(self) -> int:
+        return int(self.spec_mib * MiB)
+
+    @property
+    def reply_bytes(self) -> int:
+        return int(self.reply_mib * MiB)
+
+
 # --------------------------------------------------------------------------------------------- collection
 
 
@@ -83,6 +111,10 @@ class Source:
     - mcp: ``location`` is a saved ``tools/list`` JSON file, or None with ``command``/``args``/``env`` for a live
       stdio server
     - python: ``location`` is ``module`` or ``module:attr``
+
+    ``remote_refs``: the document's ``$ref``s may fetch other documents by URL (off unless qlab.yaml says so);
+    ``headers_env``: header name -> environment variable, sent when fetching the source's URL; ``limits``: the
+    config's, for reading it.
     """
 
     name: str
@@ -92,6 +124,9 @@ class Source:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     origin: Origin = NO_ORIGIN
+    remote_refs: bool = False
+    headers_env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits = Limits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +214,7 @@ class EngineConfig:
     timeout_sec: float = 30.0
     headers: Mapping[str, str] = field(default_factory=dict)  # header -> env var name (http engine)
     llm: LLMConfig | None = None
+    limits: Limits = Limits()  # the config's: the size of a reply the engine and its LLM client read
 
 
 # --------------------------------------------------------------------------------------------- environments
@@ -399,6 +435,7 @@ class Config:
     # the fields scrubbed from every output, by key and (a case's provided entity) by value: the identity fields
     # unless output.identity_fields is "kept", and every environment's sensitive_fields
     sensitive_fields: tuple[str, ...] = ()
+    limits: Limits = Limits()
     digest: str = ""  # sha256 of the raw config bytes after interpolation
     # sha256 the shards of one matrix must share: the interpolated config, but with each environment's base_url,
     # allowed_hosts and server url/command as written (a port or host read from the environment may differ per

@@ -42,8 +42,8 @@ def probe(
 ) -> str:
     """An empty string when ``url`` answers with any HTTP response (a 404 is an answer); else why not."""
     try:
-        with http.make_client(timeout=timeout, transport=transport, follow_redirects=False) as client:
-            client.get(url)
+        with http.make_client(timeout=timeout, transport=transport) as client:
+            http.status_of(client, url)
     except http.TimeoutException:
         return f"no answer within {timeout:g}s"
     except http.HTTPError as exc:

@@ -32,13 +32,13 @@ Probe = Callable[[str, float], "tuple[bool, str]"]
 
 
 def probe(url: str, timeout: float) -> tuple[bool, str]:
-    """GET ``url``: answered with any status (a POST-only endpoint still proves it listens), or the transport
-    error (DNS failure, connection refused, timeout)."""
+    """GET ``url``: answered with any status (a POST-only endpoint still proves it listens; the body is not
+    read), or the transport error (DNS failure, connection refused, timeout)."""
     from qlab import http  # httpx only when there is something to reach
 
     try:
         with http.make_client(timeout=timeout) as client:
-            status = client.get(url).status_code
+            status = http.status_of(client, url)
     except http.HTTPError as exc:
         return False, f"{type(exc).__name__}: {exc}"
     return True, f"HTTP {status}"

@@ -71,6 +71,7 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
             collection_profile=ctx.config.collection.auth_profile,
             add_secrets=ctx.secrets.update,
             cancel=threading.Event(),
+            max_bytes=ctx.config.limits.response_bytes,
         )
         plans: dict[str, Plan] = ctx.shared.setdefault("plans", {})
         for name, items in groups.items():
@@ -108,7 +109,9 @@ def close_shared(ctx: RunContext) -> None:
 def _resolver(ctx: RunContext) -> AuthResolver:
     resolver = ctx.shared.get("auth_resolver")
     if not isinstance(resolver, AuthResolver):
-        resolver = AuthResolver(ctx.config.auth_profiles, client=shared_client(ctx))
+        resolver = AuthResolver(
+            ctx.config.auth_profiles, client=shared_client(ctx), max_bytes=ctx.config.limits.response_bytes
+        )
         ctx.shared["auth_resolver"] = resolver
     return resolver
 
