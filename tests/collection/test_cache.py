@@ -44,9 +44,9 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = openapi.read_document
 
-    def counting(doc, *, source_name):  # type: ignore[no-untyped-def]
+    def counting(doc, *, source_name, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(source_name)
-        out: SourceTools = real(doc, source_name=source_name)
+        out: SourceTools = real(doc, source_name=source_name, **kwargs)
         return out
 
     monkeypatch.setattr(openapi, "read_document", counting)

@@ -84,7 +84,7 @@ def test_init_from_openapi_refuses_a_base_url_that_is_not_a_url(
     assert err == "error: --base-url 'localhost:80': give an http(s) URL, e.g. http://127.0.0.1:8080\n"
     assert not (tmp_path / "qlab.yaml").exists()
     code, _, err = run(["init", str(tmp_path), "--offline"], capsys)
-    assert code == 2 and "--base-url, --live and --offline go with --from-openapi" in err
+    assert code == 2 and "--base-url, --live, --offline" in err and "go with --from-openapi" in err
 
 
 def test_init_from_a_broken_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

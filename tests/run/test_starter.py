@@ -15,6 +15,7 @@ import pytest
 
 import servers
 from qlab.cli import main
+from qlab.errors import SpecError
 from qlab.project import load_project
 from qlab.run.starter import init_from_openapi
 
@@ -136,7 +137,8 @@ def test_a_spec_url_is_downloaded_once_and_pinned(
     assert (code, out) == (0, "PASS (exit 0)\n"), err
 
 
-def test_a_spec_whose_refs_leave_its_folder_is_not_copied(tmp_path: Path) -> None:
+def _spec_with_a_shared_ref(tmp_path: Path) -> Path:
+    """``specs/api.yaml``, whose one operation (a POST) refers to ``../shared/pet.yaml``: outside its folder."""
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "pet.yaml").write_text("type: object\nproperties: {id: {type: integer}}\n")
     spec = tmp_path / "specs" / "api.yaml"
@@ -146,11 +148,28 @@ def test_a_spec_whose_refs_leave_its_folder_is_not_copied(tmp_path: Path) -> Non
         "      requestBody:\n        content:\n          application/json:\n"
         "            schema: {$ref: '../shared/pet.yaml'}\n      responses: {'201': {description: ok}}\n"
     )
-    outcome = init_from_openapi(str(spec), target=tmp_path / "api", offline=True)
+    return spec
+
+
+def test_a_spec_whose_refs_leave_its_folder_is_not_copied(tmp_path: Path) -> None:
+    spec = _spec_with_a_shared_ref(tmp_path)
+    outcome = init_from_openapi(str(spec), target=tmp_path, offline=True)
     assert not outcome.spec.pinned and outcome.reads == 0
-    config = (tmp_path / "api" / "qlab.yaml").read_text()
+    config = (tmp_path / "qlab.yaml").read_text()
     assert f"openapi: {spec}  # not copied: its $refs read {tmp_path / 'shared' / 'pet.yaml'}" in config
     assert "execute_read" not in config  # no GET: no execute suite at all
+
+
+def test_a_spec_whose_refs_leave_the_project_folder_is_refused(tmp_path: Path) -> None:
+    """Rule: a local spec's ``$ref`` reads only inside the project folder (and the spec's own): one that
+    climbs out of both is an error at the ``$ref``, and nothing is written."""
+    spec = _spec_with_a_shared_ref(tmp_path)
+    with pytest.raises(SpecError) as refused:
+        init_from_openapi(str(spec), target=tmp_path / "api", offline=True)
+    message = str(refused.value)
+    assert message.startswith(f"{spec}:10:")
+    assert "schema['$ref']" in message and "outside the project folder" in message
+    assert not (tmp_path / "api").exists()
 
 
 PASTED = (

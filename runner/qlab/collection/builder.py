@@ -61,7 +61,10 @@ def build_collection(config: Config, *, use_cache: bool = True, write_to: Path |
         readers.append((reader, reader.snapshot(source, base_dir=base_dir)))
     aliases = load_aliases(config.collection.aliases_file, base_dir=base_dir)
     key = cache_key(
-        [f"{s.source.name}|{s.source.kind}|{s.source.location}|{s.digest}" for _r, s in readers]
+        [
+            f"{s.source.name}|{s.source.kind}|{s.source.location}|{s.digest}|remote_refs={s.source.remote_refs}"
+            for _r, s in readers
+        ]
         + [f"aliases|{aliases.digest if aliases else '-'}"]
     )
     cache = BuildCache(base_dir / config.collection.cache_dir) if use_cache else None

@@ -15,14 +15,15 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
 
 from qlab.collection.names import json_path
 from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
+from qlab.project.model import Source
 
 
 def _url2pathname(path: str) -> str:
@@ -35,6 +36,7 @@ def _url2pathname(path: str) -> str:
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_SEC = 15.0
+MiB = 1024 * 1024
 YAML_MAX_DEPTH = 1000  # nesting of mappings and lists (libyaml's own limit); the reader builds from events
 YAML_MAX_ALIAS_NODES = 500_000  # specs reuse anchors a lot more than config files do
 JSON_LOCATE_MAX_DEPTH = 400  # the positioned JSON reader recurses
@@ -51,6 +53,76 @@ class Document:
     data: Any
     digest: str  # sha256 of the raw bytes, hex
     _positions: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPolicy:
+    """How the documents of one source are read: the caps, the headers of a fetch, and where ``$ref`` may go.
+
+    - a spec read by URL never reads a local file; a local spec reads files only inside ``roots`` (real paths:
+      the project folder and the spec's own), symbolic links resolved first;
+    - another document by URL only with ``remote_refs`` (``collection.sources[].remote_refs: true``);
+    - ``headers`` go with a fetch only to the origin of the spec's own URL, never to a redirect or a ``$ref``
+      elsewhere; ``max_bytes`` caps each document, decoded; ``timeout_sec`` is each fetch's total deadline.
+    """
+
+    max_bytes: int = 64 * MiB
+    timeout_sec: float = FETCH_TIMEOUT_SEC
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    remote_refs: bool = False
+    roots: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, source: Source, *, base_dir: Path, environ: Mapping[str, str] | None = None) -> ReadPolicy:
+        """The policy of a qlab.yaml source: its limits, ``remote_refs``, ``headers_env`` read from the
+        environment (a variable that is not set is a SpecError naming it), the project folder as a root."""
+        env = os.environ if environ is None else environ
+        missing = [var for var in source.headers_env.values() if not env.get(var)]
+        if missing:
+            raise SpecError(
+                f"source {source.name!r}: headers_env needs {', '.join(sorted(set(missing)))}, which is not set; "
+                "set it to the header's value (qlab never writes it anywhere)"
+            )
+        return cls(
+            max_bytes=source.limits.spec_bytes,
+            timeout_sec=source.limits.spec_timeout_sec,
+            headers={name: env[var] for name, var in source.headers_env.items()},
+            remote_refs=source.remote_refs,
+            roots=(os.path.realpath(base_dir),),
+        )
+
+    def for_root(self, root_uri: str) -> ReadPolicy:
+        """This policy with the folder of a local root document added to its roots."""
+        if not root_uri.startswith("file://"):
+            return self
+        folder = os.path.dirname(os.path.realpath(_url2pathname(urlparse(root_uri).path)))
+        return self if folder in self.roots else replace(self, roots=(*self.roots, folder))
+
+    def refusal(self, root_uri: str, uri: str) -> str | None:
+        """Why a ``$ref`` of the spec at ``root_uri`` may not read the document at ``uri`` (None: it may)."""
+        remote_root = is_url(root_uri)
+        if uri.startswith("file:"):
+            if remote_root:
+                return "a spec fetched by URL never reads local files"
+            if not root_uri.startswith("file:"):
+                return "an embedded schema's $ref may point only inside itself (#/...)"
+            path = os.path.realpath(_url2pathname(urlparse(uri).path))
+            if not any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots):
+                return (
+                    "it reads a file outside the project folder; a local spec reads only files inside it "
+                    "(and inside its own folder)"
+                )
+            return None
+        if is_url(uri):
+            if not root_uri.startswith(("file:", *URL_SCHEMES)):
+                return "an embedded schema's $ref may point only inside itself (#/...)"
+            if not self.remote_refs:
+                return (
+                    f"remote $ref to {safe_location(uri)}: not followed unless the source opts in with "
+                    "`remote_refs: true` (for a spec you trust)"
+                )
+            return None
+        return f"$ref to {uri.split(':', 1)[0]}: URIs is not supported; use a relative path or #/..."
 
 
 def is_url(location: str) -> bool:
@@ -71,35 +143,95 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fetch(url: str, *, display: str | None = None) -> tuple[str, str]:
-    """GET ``url`` through ``qlab.http``; return (text, sha256). Any failure is a SpecFetchError (a SpecError whose
-    reason code is ``spec_fetch_failed``) saying what to check."""
+def origin_of(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname or "", parts.port
+
+
+def fetch(
+    url: str, *, display: str | None = None, policy: ReadPolicy | None = None, root: str | None = None
+) -> tuple[str, str]:
+    """GET ``url`` through ``qlab.http`` within the policy's cap and deadline; return (text, sha256). The
+    policy's headers go only when ``url`` has the origin of ``root`` (the spec's own URL; default ``url``).
+    Any failure is a SpecFetchError (reason ``spec_fetch_failed``: exit 2) saying what to check."""
     from qlab import http  # httpx only when a URL is actually read
 
-    where = display or url
+    policy = policy or ReadPolicy()
+    where = display or safe_location(url)
+    own = origin_of(url) == origin_of(root or url)
     try:
-        text, _ctype = http.get_text(url, timeout=FETCH_TIMEOUT_SEC)
+        fetched = http.get(
+            url,
+            max_bytes=policy.max_bytes,
+            timeout=policy.timeout_sec,
+            headers=policy.headers if own else None,
+        )
+    except http.BodyTooLarge as exc:
+        raise SpecFetchError(
+            f"{where}: the spec is larger than {exc.limit / MiB:g} MiB (limits.spec_mib); raise the limit if the "
+            "spec really is that large"
+        ) from None
     except http.TimeoutException:
-        raise SpecFetchError(f"{where}: no answer within {FETCH_TIMEOUT_SEC:g}s; is the server up?") from None
+        raise SpecFetchError(
+            f"{where}: not fetched within {policy.timeout_sec:g}s (limits.spec_timeout_sec); is the server up?"
+        ) from None
     except http.HTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         what = f"HTTP {status}" if status else f"{type(exc).__name__}: {exc}"
         raise SpecFetchError(
             f"{where}: could not fetch the spec ({what}); check the URL and that the server answers."
         ) from None
-    return text, sha256(text.encode("utf-8"))
+    if _is_html(fetched.content_type, fetched.body):
+        if fetched.redirected:
+            raise SpecFetchError(
+                f"{where}: the spec URL redirected to an HTML page ({safe_location(fetched.url)}) — a login? "
+                "Give the fetch its credentials (init's --header/--header-env, a source's headers_env) or use "
+                "the URL of the raw spec file."
+            )
+        raise SpecFetchError(
+            f"{where}: the spec URL answered an HTML page, not a spec; use the URL of the raw spec file."
+        )
+    return _text(fetched.body, where, fetched.content_type), sha256(fetched.body)
+
+
+def _is_html(content_type: str, body: bytes) -> bool:
+    if content_type.split(";", 1)[0].strip().lower() in ("text/html", "application/xhtml+xml"):
+        return True
+    start = body[:512].lstrip().lower()
+    return start.startswith((b"<!doctype html", b"<html"))
+
+
+def _text(raw: bytes, shown: str, content_type: str = "") -> str:
+    """The text of a spec's bytes: UTF-8 (a BOM allowed), else the charset its Content-Type names."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        charset = content_type.partition("charset=")[2].split(";", 1)[0].strip().strip('"')
+        if charset:
+            try:
+                return raw.decode(charset)
+            except (LookupError, UnicodeDecodeError):
+                pass
+        raise SpecError(f"{shown}: not UTF-8 text (byte {exc.start}); save the spec as UTF-8.") from None
 
 
 def read(
-    location: str, *, base_dir: Path | None = None, display: str | None = None
+    location: str,
+    *,
+    base_dir: Path | None = None,
+    display: str | None = None,
+    policy: ReadPolicy | None = None,
+    root: str | None = None,
 ) -> tuple[str, str, str, str]:
-    """Read ``location`` (path relative to ``base_dir``, ``file://`` URI, or http(s) URL).
+    """Read ``location`` (path relative to ``base_dir``, ``file://`` URI, or http(s) URL) within ``policy``'s
+    caps (``root``: the spec's own URL when ``location`` is a document it refers to).
 
     Returns (uri, display, text, sha256). A missing or unreadable file is a SpecError.
     """
+    policy = policy or ReadPolicy()
     if is_url(location):
         shown = display or safe_location(location)
-        text, digest = fetch(location, display=shown)
+        text, digest = fetch(location, display=shown, policy=policy, root=root)
         return location, shown, text, digest
     shown = display or location
     if location.startswith("file://"):
@@ -114,6 +246,11 @@ def read(
             raise SpecError(
                 f"{shown}: not a regular file (a FIFO, a socket or a device); point at the spec file"
             )
+        if path.is_file() and path.stat().st_size > policy.max_bytes:
+            raise SpecError(
+                f"{shown}: the file is larger than {policy.max_bytes / MiB:g} MiB (limits.spec_mib); raise the "
+                "limit if the spec really is that large"
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         # where it looked helps when a relative path was resolved against qlab.yaml's folder
@@ -123,11 +260,7 @@ def read(
         raise SpecError(f"{shown}: cannot read the file: {exc.strerror or exc}") from None
     if b"\x00" in raw:
         _refuse_binary(raw, shown)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"{shown}: not UTF-8 text (byte {exc.start}); save the spec as UTF-8.") from None
-    return path.resolve().as_uri(), shown, text, sha256(raw)
+    return path.resolve().as_uri(), shown, _text(raw, shown), sha256(raw)
 
 
 def _refuse_binary(raw: bytes, shown: str) -> None:
@@ -149,9 +282,16 @@ def _from_cwd(path: Path) -> str:
         return str(path)
 
 
-def load(location: str, *, base_dir: Path | None = None, display: str | None = None) -> Document:
-    """Read and parse one document."""
-    uri, shown, text, digest = read(location, base_dir=base_dir, display=display)
+def load(
+    location: str,
+    *,
+    base_dir: Path | None = None,
+    display: str | None = None,
+    policy: ReadPolicy | None = None,
+    root: str | None = None,
+) -> Document:
+    """Read and parse one document (see ``read``)."""
+    uri, shown, text, digest = read(location, base_dir=base_dir, display=display, policy=policy, root=root)
     return Document(
         uri=uri, display=shown, text=text, data=parse(text, display=shown, uri=uri), digest=digest
     )

@@ -28,6 +28,7 @@ import asyncio
 import json
 import logging
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -36,15 +37,18 @@ from typing import Any
 
 from qlab.collection import documents
 from qlab.collection.documents import Document
+from qlab.collection.mcp_relay import MARK
 from qlab.collection.model import MutationClass, Parameter, Tool
 from qlab.collection.refs import Resolver
 from qlab.collection.schemas import example_of
 from qlab.collection.sources import Snapshot, SourceTools
 from qlab.errors import SpecError
-from qlab.project.model import Source
+from qlab.project.model import Limits, Source
 from qlab.scrub import scrub_text
 
 LIVE_TIMEOUT_SEC = 60.0
+RELAY = Path(__file__).with_name("mcp_relay.py")
+DEFAULT_LIMITS = Limits()
 INSTALL_HINT = "pip install 'qualitylab[mcp]'"
 
 
@@ -160,12 +164,20 @@ def _resolved(schema: Mapping[str, Any], *, doc: Document, where: tuple[str | in
 
 
 def list_live_tools(
-    command: str, args: Sequence[str], *, env: Mapping[str, str], cwd: Path, timeout: float = LIVE_TIMEOUT_SEC
+    command: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float = LIVE_TIMEOUT_SEC,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[dict[str, Any]]:
     """Start ``command args`` over stdio, initialize, read every page of ``tools/list``, stop it.
 
-    Returns the tools as plain JSON (the wire format). Failures are SpecErrors with the server's last stderr lines.
-    """
+    The server runs behind ``mcp_relay``: one message may hold ``limits.reply_mib``, all of them together
+    ``limits.spec_mib`` (a live server's tools list is its spec); more stops it. ``timeout`` bounds the whole
+    exchange. Returns the tools as plain JSON (the wire format). Failures are SpecErrors with the server's
+    last stderr lines."""
     try:
         from mcp import ClientSession
         from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
@@ -175,8 +187,9 @@ def list_live_tools(
     executable = command
     if os.sep in command and not os.path.isabs(command):
         executable = str((cwd / command).resolve())
+    relayed = [str(RELAY), str(limits.reply_bytes), str(limits.spec_bytes), "--", executable, *args]
     params = StdioServerParameters(
-        command=executable, args=list(args), env={**get_default_environment(), **env}, cwd=str(cwd)
+        command=sys.executable, args=relayed, env={**get_default_environment(), **env}, cwd=str(cwd)
     )
 
     async def session_tools(errlog: Any) -> list[dict[str, Any]]:
@@ -199,10 +212,12 @@ def list_live_tools(
         try:
             tools = asyncio.run(asyncio.wait_for(session_tools(errlog), timeout))
         except asyncio.TimeoutError:
+            _relay_said(errlog, command, limits)
             raise SpecError(
                 f"MCP server `{command}` did not list its tools within {timeout:g}s{_tail(errlog)}{_said(said)}"
             ) from None
         except Exception as exc:  # the SDK raises transport errors, often inside exception groups
+            _relay_said(errlog, command, limits)
             raise SpecError(
                 f"MCP server `{command}` could not be read: {_leaf(exc)}{_tail(errlog)}{_said(said)}"
             ) from None
@@ -214,6 +229,26 @@ def list_live_tools(
             "stdio server may write only protocol messages to stdout: send its logs to stderr"
         )
     return tools
+
+
+def _relay_said(errlog: Any, command: str, limits: Limits) -> None:
+    """The relay's own word, when it stopped the server or could not start it: a SpecError saying so."""
+    errlog.seek(0)
+    said = [line[len(MARK) :].strip() for line in errlog.read().splitlines() if line.startswith(MARK)]
+    errlog.seek(0, os.SEEK_END)
+    if not said:
+        return
+    if said[0] == "too large: message":
+        raise SpecError(
+            f"MCP server `{command}` wrote a message larger than {limits.reply_mib:g} MiB (limits.reply_mib); "
+            "qlab stopped it"
+        )
+    if said[0] == "too large: total":
+        raise SpecError(
+            f"MCP server `{command}` wrote more than {limits.spec_mib:g} MiB in all (limits.spec_mib); qlab "
+            "stopped it"
+        )
+    raise SpecError(f"MCP server `{command}` could not be read: {said[0]}")
 
 
 class _Records(logging.Handler):
@@ -293,14 +328,17 @@ class MCPSource:
 
     def snapshot(self, source: Source, *, base_dir: Path) -> Snapshot:
         if source.location:
-            uri, display, text, digest = documents.read(source.location, base_dir=base_dir)
+            policy = documents.ReadPolicy.of(source, base_dir=base_dir)
+            uri, display, text, digest = documents.read(source.location, base_dir=base_dir, policy=policy)
             return Snapshot(source=source, digest=digest, payload=(uri, display, text))
         if not source.command:
             raise SpecError(
                 f"source {source.name!r}: `mcp` needs a saved tools/list file or a `command` to start"
             )
         try:
-            tools = list_live_tools(source.command, source.args, env=source.env, cwd=base_dir)
+            tools = list_live_tools(
+                source.command, source.args, env=source.env, cwd=base_dir, limits=source.limits
+            )
         except SpecError as exc:
             origin = source.origin
             where = f"{origin.file}:{origin.line}:{origin.col}: " if origin.line > 0 else ""

@@ -67,8 +67,11 @@ def detect(doc: Document) -> tuple[Literal["openapi", "swagger"], str, str]:
     raise documents.error(doc, (), f"no `openapi` or `swagger` version field: qlab reads {SUPPORTED}")
 
 
-def read_document(doc: Document, *, source_name: str) -> SourceTools:
-    """Every operation of ``doc`` as a Tool, plus the source info and the external files read."""
+def read_document(
+    doc: Document, *, source_name: str, policy: documents.ReadPolicy | None = None
+) -> SourceTools:
+    """Every operation of ``doc`` as a Tool, plus the source info and the external files read (``policy``:
+    which ``$ref``s may be followed; by default none outside ``doc``'s folder and none by URL)."""
     kind, dialect, version = detect(doc)
     data: Mapping[str, Any] = doc.data
     paths = data.get("paths")
@@ -76,7 +79,7 @@ def read_document(doc: Document, *, source_name: str) -> SourceTools:
         raise documents.error(doc, (), "the spec has no `paths`: there are no operations to build tools from")
     if not isinstance(paths, Mapping):
         raise documents.error(doc, ("paths",), f"`paths` must be an object, not {_kind(paths)}")
-    resolver = Resolver(doc, source_name=source_name)
+    resolver = Resolver(doc, source_name=source_name, policy=policy)
 
     def error_at(where: Where, message: str) -> SpecError:
         return documents.error(doc, where, message)
@@ -207,15 +210,16 @@ class OpenAPISource:
     def snapshot(self, source: Source, *, base_dir: Path) -> Snapshot:
         if not source.location:
             raise SpecError(f"source {source.name!r}: `{source.kind}` needs a path or an http(s) URL")
-        uri, display, text, digest = documents.read(source.location, base_dir=base_dir)
-        return Snapshot(source=source, digest=digest, payload=(uri, display, text))
+        policy = documents.ReadPolicy.of(source, base_dir=base_dir)
+        uri, display, text, digest = documents.read(source.location, base_dir=base_dir, policy=policy)
+        return Snapshot(source=source, digest=digest, payload=(uri, display, text, policy))
 
     def tools(self, snapshot: Snapshot) -> SourceTools:
-        uri, display, text = snapshot.payload
+        uri, display, text, policy = snapshot.payload
         data = documents.parse(text, display=display, uri=uri)
         doc = Document(uri=uri, display=display, text=text, data=data, digest=snapshot.digest)
         _declared_as_written(snapshot.source, doc)
-        return read_document(doc, source_name=snapshot.source.name)
+        return read_document(doc, source_name=snapshot.source.name, policy=policy)
 
 
 _DIALECT_NAMES = {

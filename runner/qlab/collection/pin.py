@@ -38,7 +38,7 @@ class PinnedSpec:
     """A spec read for a new project. ``files``: project-relative path → bytes to write (empty when not
     pinned); ``source``: what qlab.yaml's source says (the copy, or the original location)."""
 
-    location: str
+    location: str  # as the user gave it: it may hold credentials, so it is never written anywhere
     kind: Literal["openapi", "swagger"]
     source: str
     files: Mapping[str, bytes]
@@ -54,41 +54,50 @@ class PinnedSpec:
     def pinned(self) -> bool:
         return bool(self.files)
 
+    @property
+    def public(self) -> str:
+        """The location as files may say it: a URL without its user info and query (credentials live there)."""
+        return documents.safe_location(self.location)
 
-def pin_spec(location: str) -> PinnedSpec:
+
+def pin_spec(location: str, *, policy: documents.ReadPolicy | None = None) -> PinnedSpec:
     """Read ``location`` (a path or an http(s) URL) and decide what to copy; see the module docstring.
+    ``policy``: the fetch's headers and caps, and which ``$ref``s may be followed (by default: files inside the
+    spec's folder, nothing by URL).
 
     Raises SpecError (``file:line:col: message``) for a spec that cannot be read or is invalid."""
-    raw, doc = _read(location)
+    raw, doc = _read(location, policy)
     kind, _dialect, _version = detect(doc)
-    read = read_document(doc, source_name="api")
+    read = read_document(doc, source_name="api", policy=policy)
     tools, _renames = dedupe_within(read.tools, source="api")
     data: Mapping[str, Any] = doc.data
     raw_info = data.get("info")
     info: Mapping[str, Any] = raw_info if isinstance(raw_info, Mapping) else {}
+    dependencies = tuple(documents.safe_location(d) for d in read.dependencies)
     files, note = _copies(location, doc.uri, raw, tuple(read.dependencies))
     name = next(iter(files), "") if files else ""
+    public = documents.safe_location(location)
     return PinnedSpec(
         location=location,
         kind=kind,
-        source=name or location,
+        source=name or public,
         files=files,
         tools=tuple(tools),
         title=str(info.get("title") or "").strip(),
         api_version=str(info.get("version") or "").strip(),
-        servers=tuple(servers_of(data, kind=kind, spec_uri=doc.uri)),
+        servers=tuple(servers_of(data, kind=kind, spec_uri=documents.safe_location(doc.uri))),
         schemes=tuple(schemes_of(data, kind=kind)),
         note=note,
-        dependencies=tuple(read.dependencies),
+        dependencies=dependencies,
     )
 
 
-def _read(location: str) -> tuple[bytes, documents.Document]:
+def _read(location: str, policy: documents.ReadPolicy | None) -> tuple[bytes, documents.Document]:
     if documents.is_url(location):
-        doc = documents.load(location)
+        doc = documents.load(location, policy=policy)
         return doc.text.encode("utf-8"), doc
     path = Path(location)
-    doc = documents.load(str(path))
+    doc = documents.load(str(path), policy=policy)
     return path.read_bytes(), doc
 
 
@@ -105,7 +114,8 @@ def _copies(
     files = {main: raw}
     for dependency in dependencies:
         if not dependency.startswith("file://"):
-            return {}, f"its $refs read {dependency}, so qlab.yaml points at the spec where it is"
+            shown = documents.safe_location(dependency)
+            return {}, f"its $refs read {shown}, so qlab.yaml points at the spec where it is"
         path = Path(url2pathname(urlparse(dependency).path))
         try:
             rel = path.relative_to(folder).as_posix()

@@ -15,8 +15,12 @@
   never searched for refs, and keys of name maps (``properties``, ``responses``, ``content``…) are names, so a
   property called ``$ref`` or ``default`` is still a schema.
 
-A dangling ref, an unreadable external file or an anchor ref is a SpecError naming ``file:line:col`` and the
-JSON path of the ``$ref``.
+Which documents a ``$ref`` may read is the source's ``documents.ReadPolicy``: a spec fetched by URL never reads
+a local file, a local spec reads only inside the project folder (and its own), another document by URL only
+with ``remote_refs: true``, an embedded schema (an MCP tool's) only itself.
+
+A dangling ref, a refused or unreadable external document or an anchor ref is a SpecError naming
+``file:line:col`` and the JSON path of the ``$ref``.
 """
 
 from __future__ import annotations
@@ -119,9 +123,12 @@ class MergedSchema(dict[str, Any]):
 class Resolver:
     """Resolves the ``$ref``s of one root document and of the documents it refers to."""
 
-    def __init__(self, root: Document, *, source_name: str) -> None:
+    def __init__(
+        self, root: Document, *, source_name: str, policy: documents.ReadPolicy | None = None
+    ) -> None:
         self.root = root
         self.source_name = source_name
+        self.policy = (policy or documents.ReadPolicy()).for_root(root.uri)
         self._docs: dict[str, Document] = {root.uri: root}
         self._memo: dict[str, Any] = {}
         self._active: set[str] = set()
@@ -261,6 +268,10 @@ class Resolver:
         target_uri, fragment = urldefrag(key)
         if fragment and not fragment.startswith("/"):
             raise _Unresolved(doc, f"$ref {ref!r}: anchors are not supported; use a JSON pointer (#/...)")
+        if target_uri not in self._docs:
+            refused = self.policy.refusal(self.root.uri, target_uri)
+            if refused is not None:
+                raise _Unresolved(doc, f"$ref {ref!r} refused: {refused}")
         try:
             resolved = self._registry.resolver(base_uri=doc.uri).lookup(ref)
         except (Unresolvable, TypeError, ValueError) as exc:
@@ -289,7 +300,7 @@ class Resolver:
         doc = self._docs.get(uri)
         if doc is None:
             display = documents.display_for(self.root, uri)
-            doc = documents.load(uri, display=display)
+            doc = documents.load(uri, display=display, policy=self.policy, root=self.root.uri)
             self._docs[uri] = doc
         from referencing import Resource
 

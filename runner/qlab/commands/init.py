@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,8 +43,37 @@ if TYPE_CHECKING:
     help="With --from-openapi: send no request to the API even with --base-url or --live; the execute "
     "suite is written but not gated.",
 )
+@click.option(
+    "--header",
+    "headers",
+    metavar="'NAME: VALUE'",
+    multiple=True,
+    help="With --from-openapi URL: a header for the spec's fetch (repeatable), e.g. 'Authorization: Bearer …'. "
+    "Never written to any file.",
+)
+@click.option(
+    "--header-env",
+    "headers_env",
+    metavar="NAME=VARIABLE",
+    multiple=True,
+    help="With --from-openapi URL: a header for the spec's fetch whose value is read from the environment "
+    "variable VARIABLE (repeatable); qlab.yaml names the variable when the spec is fetched again by each build.",
+)
+@click.option(
+    "--allow-remote-refs",
+    is_flag=True,
+    help="With --from-openapi: let the spec's $refs fetch other documents by URL (only for a spec you trust).",
+)
 def command(
-    directory: Path, force: bool, spec: str | None, base_url: str | None, live: bool, offline: bool
+    directory: Path,
+    force: bool,
+    spec: str | None,
+    base_url: str | None,
+    live: bool,
+    offline: bool,
+    headers: tuple[str, ...],
+    headers_env: tuple[str, ...],
+    allow_remote_refs: bool,
 ) -> int:
     """Create qlab.yaml, gates/ and schemas/ in DIRECTORY (default: here).
 
@@ -56,8 +86,11 @@ def command(
     name one (--base-url, or --live for the spec's own), and init says which host it contacts first.
     """
     if spec is None:
-        if base_url is not None or offline or live:
-            raise click.UsageError("--base-url, --live and --offline go with --from-openapi")
+        if base_url is not None or offline or live or headers or headers_env or allow_remote_refs:
+            raise click.UsageError(
+                "--base-url, --live, --offline, --header, --header-env and --allow-remote-refs go with "
+                "--from-openapi"
+            )
         from qlab.project import scaffold
 
         for path in scaffold.write_files(directory, scaffold.demo_files(), force=force):
@@ -72,6 +105,9 @@ def command(
             live=live,
             offline=offline,
             force=force,
+            headers=dict(_header(h) for h in headers),
+            headers_env=dict(_header_env(h) for h in headers_env),
+            remote_refs=allow_remote_refs,
             progress=lambda message: click.echo(message, err=True),
         )
         for path in outcome.written:
@@ -80,6 +116,33 @@ def command(
     step = "qlab validate" if spec is None else "qlab run"
     click.echo(f"next: cd {directory} && {step}" if directory != Path(".") else f"next: {step}")
     return 0
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _header(text: str) -> tuple[str, str]:
+    """``'Name: value'`` → (name, value); the value is never echoed in a message."""
+    name, colon, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not colon or not _TOKEN.match(name) or not value or any(c in value for c in "\r\n\0"):
+        raise click.BadParameter(
+            f"give 'Name: value' (a header name such as Authorization, then its value on one line); got a "
+            f"header named {name[:40]!r}",
+            param_hint="--header",
+        )
+    return name, value
+
+
+def _header_env(text: str) -> tuple[str, str]:
+    """``Name=VARIABLE`` → (name, variable)."""
+    name, equals, variable = (part.strip() for part in text.partition("="))
+    if not equals or not _TOKEN.match(name) or not _VARIABLE.match(variable):
+        raise click.BadParameter(
+            f"give NAME=VARIABLE, e.g. Authorization=SPEC_TOKEN; got {text[:60]!r}", param_hint="--header-env"
+        )
+    return name, variable
 
 
 def render(outcome: StarterOutcome) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from qlab.collection.documents import is_url
+from qlab.collection.documents import ReadPolicy, is_url
 from qlab.collection.model import Tool
 from qlab.collection.pin import PinnedSpec, pin_spec
 from qlab.errors import InputError
@@ -89,29 +89,49 @@ def init_from_openapi(
     live: bool = False,
     offline: bool = False,
     force: bool = False,
+    headers: Mapping[str, str] | None = None,
+    headers_env: Mapping[str, str] | None = None,
+    remote_refs: bool = False,
     environ: Mapping[str, str] | None = None,
     progress: Callable[[str], None] = lambda _m: None,
 ) -> StarterOutcome:
     """Write and measure a starter project for the spec at ``location`` in ``target``; see the module
-    docstring. Raises InputError/SpecError (exit 2) for an unusable spec or a target that holds the files."""
+    docstring. Raises InputError/SpecError (exit 2) for an unusable spec or a target that holds the files.
+
+    The spec's fetch sends ``headers`` (values) and ``headers_env`` (header name -> environment variable); a
+    credential in the URL (user info, query) is used for the fetch too. None of them is written anywhere: files
+    name the spec without its user info and query, and a source that is not pinned names the variables of
+    ``headers_env`` only. ``remote_refs`` lets the spec's ``$ref``s fetch other documents by URL."""
     env = os.environ if environ is None else environ
     if base_url is not None and not (is_url(base_url) and clean_url(base_url)):
         raise InputError(f"--base-url {base_url!r}: give an http(s) URL, e.g. http://127.0.0.1:8080")
-    spec = pin_spec(location)
+    missing = sorted({var for var in (headers_env or {}).values() if not env.get(var)})
+    if missing:
+        raise InputError(f"--header-env: {', '.join(missing)} is not set; set it to the header's value")
+    fetch_headers = {**(headers or {}), **{name: env[var] for name, var in (headers_env or {}).items()}}
+    policy = ReadPolicy(headers=fetch_headers, remote_refs=remote_refs, roots=(str(target.resolve()),))
+    spec = pin_spec(location, policy=policy)
+    if not spec.pinned and is_url(location) and headers:
+        raise InputError(
+            f"{spec.public}: the spec is not copied into the project ({spec.note}), so every build fetches it "
+            "again: give its headers with --header-env NAME=VARIABLE, which qlab.yaml can name, not --header"
+        )
     if not spec.tools:
         raise InputError(
-            f"{location}: the spec has no operations under `paths`: there is nothing to write search cases for"
+            f"{spec.public}: the spec has no operations under `paths`: there is nothing to write search cases for"
         )
     starter = Starter(
         project=project_name(target),
         kind=spec.kind,
         source=spec.source,
-        spec_label=_label(location),
+        spec_label=_label(spec.public),
         tools=spec.tools,
         title=spec.title,
         base_url=base_url or next((s for s in spec.servers if clean_url(s)), None),
         schemes=spec.schemes,
-        source_note=_source_note(spec, location),
+        source_note=_source_note(spec, spec.public),
+        remote_refs=remote_refs and not spec.pinned,
+        headers_env=dict(headers_env or {}) if not spec.pinned else {},
     )
     made = profiles(starter.schemes, prefix=starter.env_prefix)
     auth = collection_profile(starter.tools, made)

@@ -60,10 +60,20 @@ class _File:
 
 
 def _collection(out: _File, starter: Starter, auth: Profile | None) -> None:
-    source = {"name": "api", starter.kind: literal(starter.source)}
+    source: dict[str, Any] = {"name": "api", starter.kind: literal(starter.source)}
     section: dict[str, Any] = {"sources": [source], "aliases": ALIASES_FILE}
     if starter.source_note:
         out.beside[("collection", "sources", 0, starter.kind)] = starter.source_note
+    if starter.remote_refs:
+        source["remote_refs"] = True
+        out.beside[("collection", "sources", 0, "remote_refs")] = (
+            "its $refs read other documents by URL (init --allow-remote-refs)"
+        )
+    if starter.headers_env:
+        source["headers_env"] = {literal(name): literal(var) for name, var in starter.headers_env.items()}
+        out.beside[("collection", "sources", 0, "headers_env")] = (
+            "the fetch's headers: each value is read from this environment variable"
+        )
     if auth is not None:
         section["auth"] = auth.name
         out.beside[("collection", "auth")] = "the scheme most operations require"

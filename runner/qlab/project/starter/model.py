@@ -50,7 +50,9 @@ class Starter:
 
     ``source``: what qlab.yaml's source says (the pinned copy, or the spec's location); ``spec_label``: how the
     header comment names the spec the user gave; ``base_url``: the environment's default (``--base-url``, else
-    the spec's first server that qlab.yaml can carry, see :func:`clean_url`; None: none)."""
+    the spec's first server that qlab.yaml can carry, see :func:`clean_url`; None: none). ``remote_refs`` and
+    ``headers_env`` (header name -> environment variable) go on a source that was not pinned, so the next build
+    reads it as init did."""
 
     project: str
     kind: Literal["openapi", "swagger"]
@@ -61,6 +63,8 @@ class Starter:
     base_url: str | None = None
     schemes: tuple[SecurityScheme, ...] = ()
     source_note: str = ""  # a comment beside the source (a pinned copy, or why the spec was not pinned)
+    remote_refs: bool = False
+    headers_env: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def env_prefix(self) -> str:
