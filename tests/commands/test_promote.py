@@ -19,6 +19,15 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return int(exc.value.code or 0), out.out, out.err
 
 
+# a required suite whose one case passes in both runs: a run of required: false suites only judges nothing, and
+# is an ERROR (docs/decision.md), which these hand-made PASS artifacts must not claim to be
+KEPT = {"kept": {"mode": "search", "category": "flow", "required": True, "metrics": {}, "counts": {}}}
+
+
+def _kept() -> dict[str, Any]:
+    return search_case("k-1", suite="kept", rank=1)
+
+
 def _pair(tmp_path: Path, *, required: bool = True) -> tuple[Path, Path]:
     suites = {
         "search_core": {
@@ -27,13 +36,19 @@ def _pair(tmp_path: Path, *, required: bool = True) -> tuple[Path, Path]:
             "required": required,
             "metrics": {},
             "counts": {},
-        }
+        },
+        **({} if required else KEPT),
     }
+    kept = [] if required else [_kept()]
     base = artifact(
-        [search_case("s-1", rank=None), search_case("s-2", rank=1)], suites=suites, collection="sha256:a"
+        [search_case("s-1", rank=None), search_case("s-2", rank=1), *kept],
+        suites=suites,
+        collection="sha256:a",
     )
     cand = artifact(
-        [search_case("s-1", rank=1), search_case("s-2", rank=None)], suites=suites, collection="sha256:b"
+        [search_case("s-1", rank=1), search_case("s-2", rank=None), *kept],
+        suites=suites,
+        collection="sha256:b",
     )
     return write(tmp_path / "base.json", base), write(tmp_path / "cand.json", cand)
 
@@ -172,10 +187,15 @@ def test_the_step_summary_gets_the_report_capped(
 ) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    suites = {"s": {"mode": "search", "category": "flow", "required": False, "metrics": {}, "counts": {}}}
+    suites = {
+        "s": {"mode": "search", "category": "flow", "required": False, "metrics": {}, "counts": {}},
+        **KEPT,
+    }
     long = "x" * 150
-    base = artifact([search_case(f"c-{i}-{long}", suite="s", rank=None) for i in range(3000)], suites=suites)
-    cand = artifact([search_case(f"c-{i}-{long}", suite="s", rank=1) for i in range(3000)], suites=suites)
+    misses = [search_case(f"c-{i}-{long}", suite="s", rank=None) for i in range(3000)]
+    hits = [search_case(f"c-{i}-{long}", suite="s", rank=1) for i in range(3000)]
+    base = artifact([*misses, _kept()], suites=suites)
+    cand = artifact([*hits, _kept()], suites=suites)
     args = _args(
         write(tmp_path / "a.json", base),
         write(tmp_path / "b.json", cand),

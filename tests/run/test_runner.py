@@ -196,14 +196,17 @@ def test_an_unreachable_engine_exits_2(tmp_path: Path) -> None:
     assert any(g["guard"] == "engine_reachable" and not g["passed"] for g in outcome.artifact["guards"])
 
 
-def test_a_failed_build_blocks_every_case(tmp_path: Path) -> None:
+def test_a_failed_build_is_an_error_and_no_case_runs(tmp_path: Path) -> None:
+    """Rule: a collection that cannot be built is ERROR (was: BLOCK, exit 1): nothing was judged."""
     artifact = _run(
         tmp_path, build=lambda c, g: (None, StageReport("build", details={"error": "spec_invalid"}))
     )
-    assert _gate(artifact, "build")["status"] == "blocked"
-    assert {c["status"] for c in artifact["cases"]} == {"blocked"}
+    assert _gate(artifact, "build")["status"] == "error"
+    assert {(c["status"], c["failure"]["reason"]) for c in artifact["cases"]} == {
+        ("skipped", "stopped_by_error")
+    }
     assert {c["failure"]["stage"] for c in artifact["cases"]} == {"build"}
-    assert artifact["decision"]["exit_code"] == 1
+    assert (artifact["decision"]["verdict"], artifact["decision"]["exit_code"]) == ("error", 2)
 
 
 def test_schema_coverage_stop_uses_its_argument(tmp_path: Path) -> None:

@@ -167,7 +167,13 @@ def conclude(
     artifact["metrics"]["schema_validity"] = None if checked == 0 else round(valid / checked, 6)
     prerun = artifact.get("prerun", [])
     artifact["guards"] = [*prerun, *(g for stage in stages for g in stage.get("guards", ()))]
-    artifact["decision"] = gates_mod.decide(artifact["gates"], prerun=prerun, exit_zero=exit_zero)
+    artifact["decision"] = gates_mod.decide(
+        artifact["gates"],
+        prerun=prerun,
+        exit_zero=exit_zero,
+        cases=artifact.get("cases") or [],
+        suites=artifact.get("suites") or {},
+    )
     # the eval run's status: the provisional copy is written while the run is still going
     if not with_scorecard:
         artifact["status"] = "running"

@@ -22,7 +22,7 @@ A gate is **error** (1), else **blocked** (2-4), else **warned** (non-gating fin
 suite, a flaky case — declared, or one that passed only some of its repeats —, a draft case, a ``warn`` guard, a threshold
 deferred to ``qlab merge``), else **passed**; **skipped** when it did not run. The run is ERROR (exit 2) when a
 pre-run check failed or a gate is error, else BLOCK (exit 1; 0 with ``--exit-zero``) when a gate blocked, else
-PASS (0).
+PASS (0) — unless no gating case was evaluated at all: qlab judged nothing, and that is ERROR, never PASS.
 
 Everything here works on artifact-level data (case dicts, metric dicts, guard and stop dicts), so a live run and
 ``qlab merge`` judge the same evidence with the same code.
@@ -536,15 +536,34 @@ def roll_back(
 # --------------------------------------------------------------------------------------------- the run
 
 
+NOTHING_JUDGED = (
+    "no gating case was evaluated, so nothing was judged: every selected case was skipped, blocked, a draft, "
+    "flaky or in a required: false suite; check the selection (--suite, --stage, --case) and the case files"
+)
+
+
+def judged_any(cases: Iterable[Mapping[str, Any]], suites: Mapping[str, Mapping[str, Any]]) -> bool:
+    """True when at least one gating case (active, not flaky, of a required suite) ran to a verdict."""
+    return any(
+        case.get("status") in ("passed", "failed", "error")
+        and gating(case)
+        and (suites.get(str(case.get("suite"))) or {}).get("required", True)
+        for case in cases
+    )
+
+
 def decide(
     gates: Sequence[Mapping[str, Any]],
     *,
     prerun: Sequence[Mapping[str, Any]] = (),
     exit_zero: bool = False,
+    cases: Sequence[Mapping[str, Any]] | None = None,
+    suites: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The run decision: ``error`` (exit 2) when a pre-run check failed or a gate is error — qlab could not
     decide, whatever else it found —; else ``block`` (exit 1, 0 with ``--exit-zero``, the advisory mode) when a
-    gate blocked; else ``pass`` (exit 0)."""
+    gate blocked; else ``pass`` (exit 0), unless ``cases`` (the run's, with its ``suites``) hold no gating case
+    that was evaluated: then ``error``, since nothing was judged."""
     errors = [
         f"pre-run check {g['guard']} failed: {g['message']}"
         + (f"; {REASONS[g['reason']].hint}" if g.get("reason") in REASONS else "")
@@ -564,6 +583,8 @@ def decide(
             warned = set(gate.get("warnings", ()))
             reasons.extend(f"gate {gate['name']} blocked: {r}" for r in gate["reasons"] if r not in warned)
     verdict = "block" if reasons else "pass"
+    if verdict == "pass" and cases is not None and not judged_any(cases, suites or {}):
+        return {"verdict": "error", "reasons": [NOTHING_JUDGED], "exit_code": 2, "advisory": exit_zero}
     code = 1 if verdict == "block" and not exit_zero else 0
     if verdict == "pass":
         reasons = [f"{sum(g['status'] in ('passed', 'warned') for g in gates)} gate(s) passed"] + [

@@ -205,11 +205,9 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     t0 = time.perf_counter()
     try:
         collection, report = (state.options.seams.build or _real_build)(state.config, gate)
-    except DependencyError as exc:  # a spec URL did not answer: nothing can be judged (ERROR, not BLOCK)
-        record = gates.errored(spec, exc.reason, str(exc))
-        state.gates[gate.name] = record
-        state.options.on_event(state.event("stage_end", gate.name, "build", status="error"))
-        state.block_after(gate, "build", error=True)
+    except InputError as exc:  # a spec URL that did not answer, a source that is no spec, a $ref refused
+        reason = exc.reason if isinstance(exc, DependencyError) else "spec_invalid"
+        _unbuilt(state, gate, reason, str(exc))
         return None
     report.duration_ms = report.duration_ms or (time.perf_counter() - t0) * 1000
     guards = list(report.guards)
@@ -218,14 +216,12 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
     )
     guards += [budget] if budget else []
     state.record_stage("build", [report], guards, gate=gate.name)
+    if collection is None:
+        _unbuilt(state, gate, "spec_invalid", "the collection could not be built; see stages.build.details")
+        return None
     record = state.judge(spec, cases=[], report=report, guards=guards)
-    if collection is None and record["status"] != "blocked":
-        record["status"] = "blocked"
-        record["reasons"].insert(
-            0, "the collection could not be built (spec_invalid); see stages.build.details"
-        )
     state.gates[gate.name] = record
-    state.collection_digest = collection.digest if collection is not None else None
+    state.collection_digest = collection.digest
     state.options.on_event(
         state.event("stage_end", gate.name, "build", status=record["status"], duration_ms=report.duration_ms)
     )
@@ -233,6 +229,14 @@ def _build(state: RunState, gate: Gate) -> Collection | None:
         state.block_after(gate, "build", error=record["status"] == "error")
         return None
     return collection
+
+
+def _unbuilt(state: RunState, gate: Gate, reason: str, message: str) -> None:
+    """The collection could not be built: nothing can be judged, so the run is ERROR whatever gates exist —
+    the build gate errs, listed in qlab.yaml or not (``RunState.implicit_build``) — and no case runs."""
+    state.gates[gate.name] = gates.errored(GateSpec.from_config(gate, suites=()), reason, message)
+    state.options.on_event(state.event("stage_end", gate.name, "build", status="error"))
+    state.block_after(gate, "build", error=True)
 
 
 def _case_gate(state: RunState, ctx: RunContext, gate: Gate) -> None:

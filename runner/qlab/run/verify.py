@@ -51,7 +51,7 @@ def rederive(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "cases": cases,
         "gates": records,
-        "decision": gates.decide(records, prerun=prerun, exit_zero=advisory),
+        "decision": gates.decide(records, prerun=prerun, exit_zero=advisory, cases=cases, suites=suites),
         "metrics": metrics.acceptance(cases),
         "suites": artifact.suite_section(suites, cases),
     }

@@ -141,7 +141,9 @@ def rejudge(data: Mapping[str, Any], config: Config, *, base: Config, run_id: st
             reported_stops=stage.get("stops") or (),
             guards=guards,
         )
-        if gate.stage == "build" and any(NOT_BUILT in str(r) for r in record.get("reasons") or ()):
+        if gate.stage == "build" and (
+            record.get("status") == "error" or any(NOT_BUILT in str(r) for r in record.get("reasons") or ())
+        ):
             judged = dict(record)  # the collection was not built: no policy changes that
         records.append(judged)
         specs.append(spec)
@@ -161,7 +163,9 @@ def rejudge(data: Mapping[str, Any], config: Config, *, base: Config, run_id: st
         "prerun": [dict(g) for g in data.get("prerun") or ()],
     }
     result = artifact_mod.summarize(out, budget=config.budget)
-    if unreached and stopped is None and result["decision"]["verdict"] == "pass":
+    # a run that never reached its gates judged no case there: "pass", or "error" for nothing judged at all
+    nothing = result["decision"]["reasons"] == [gates.NOTHING_JUDGED]
+    if unreached and stopped is None and (result["decision"]["verdict"] == "pass" or nothing):
         result["decision"] = {
             **result["decision"],
             "verdict": UNDECIDED,
