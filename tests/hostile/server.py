@@ -257,6 +257,29 @@ def _redirect_to(handler: Handler, rest: list[str]) -> None:
     handler.answer(302, b"", Location=f"http://127.0.0.1:{rest[0]}/{'/'.join(rest[1:])}")
 
 
+CREDENTIAL = "qlab-canary-credential-5c1d"  # the one credential ``/private/...`` accepts
+
+
+@attack("private")
+def _private(handler: Handler, rest: list[str]) -> None:
+    """``/private/<name>[/<file>]``: ``/spec/...``, but only for a request that carries ``CREDENTIAL``: as a bearer
+    token, the password of basic auth, an ``X-Api-Key`` header or a ``token`` query parameter; else 401."""
+    import base64
+
+    sent = handler.headers.get("Authorization", "")
+    basic = base64.b64decode(sent[6:]).decode() if sent.startswith("Basic ") else ""
+    carried = (
+        sent == f"Bearer {CREDENTIAL}"
+        or basic.endswith(f":{CREDENTIAL}")
+        or handler.headers.get("X-Api-Key") == CREDENTIAL
+        or f"token={CREDENTIAL}" in handler.path
+    )
+    if not carried:
+        handler.answer(401, b'{"error": "credentials required"}', WWW_Authenticate="Bearer")
+        return
+    _spec(handler, rest)
+
+
 @attack("spec")
 def _spec(handler: Handler, rest: list[str]) -> None:
     """``/spec/<name>[/<file>]``: a hostile spec of ``hostile.specs.SPECS``, built for this server's URL."""
