@@ -102,6 +102,22 @@ def test_alias_expansion_is_limited() -> None:
     assert errors("a: &a [1, 2]\nb: [*a, *a]\n", max_alias_nodes=5)
 
 
+def test_alias_expansion_is_limited_in_characters_too() -> None:
+    """Was: a few aliases of a long string passed the count of values and expanded to gigabytes later (qlab
+    validate ran out of memory). Keys count as text, as values do."""
+    leaf = "x" * 100_000
+    (message,) = errors(f"a: &a {leaf}\nb: [{', '.join(['*a'] * 11)}]\n")
+    assert (
+        message.startswith("f.yaml:2:")
+        and "$.b[10]: aliases expand to more than 1048576 characters" in message
+    )
+    keys = f"a: &a\n  ? {leaf}\n  : 1\nb: [{', '.join(['*a'] * 11)}]\n"
+    assert "characters of text" in errors(keys)[0]
+    # the limit is a parameter; within it the aliases load
+    assert parse_yaml("a: &a xyz\nb: [*a, *a]\n", "f.yaml", max_alias_chars=6).data["b"] == ["xyz", "xyz"]
+    assert errors("a: &a xyz\nb: [*a, *a]\n", max_alias_chars=5)
+
+
 def test_recursive_and_undefined_aliases() -> None:
     assert errors("a: &a [1, *a]\n") == [
         "f.yaml:1:11: $.a[1]: alias *a refers to a value that contains it (recursive alias)"

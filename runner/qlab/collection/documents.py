@@ -39,6 +39,7 @@ FETCH_TIMEOUT_SEC = 15.0
 MiB = 1024 * 1024
 YAML_MAX_DEPTH = 1000  # nesting of mappings and lists (libyaml's own limit); the reader builds from events
 YAML_MAX_ALIAS_NODES = 500_000  # specs reuse anchors a lot more than config files do
+YAML_MAX_ALIAS_CHARS = 64 * MiB  # text that aliases may expand to in a spec: limits.spec_mib's default
 JSON_LOCATE_MAX_DEPTH = 400  # the positioned JSON reader recurses
 
 
@@ -322,7 +323,13 @@ def _yaml_document(text: str, *, display: str) -> Any:
     from qlab.project.yamlio import parse_yaml
 
     try:
-        return parse_yaml(text, display, max_depth=YAML_MAX_DEPTH, max_alias_nodes=YAML_MAX_ALIAS_NODES)
+        return parse_yaml(
+            text,
+            display,
+            max_depth=YAML_MAX_DEPTH,
+            max_alias_nodes=YAML_MAX_ALIAS_NODES,
+            max_alias_chars=YAML_MAX_ALIAS_CHARS,
+        )
     except ConfigError as exc:
         raise SpecError(str(exc)) from None
 

@@ -75,6 +75,7 @@ NO_ORIGIN = Origin("<memory>")
 # --------------------------------------------------------------------------------------------- limits
 
 MiB = 1024 * 1024
+MAX_NAME = 64  # characters of a name in qlab.yaml (an environment, a suite …): the schema's maxLength
 
 
 @dataclass(frozen=True, slots=True)

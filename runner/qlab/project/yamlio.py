@@ -9,7 +9,8 @@ the way; nesting depth is limited here instead.
 - Scalars are resolved with the YAML 1.2 core schema, as editors (yaml-language-server) do: only
   ``true``/``false`` are booleans, ``no`` and ``1:30`` stay strings. Mapping keys are always strings.
 - Duplicate keys are errors (all of them are reported); ``<<`` merge keys are supported.
-- Aliases share the anchored value; the total size of aliased values is limited ("billion laughs").
+- Aliases share the anchored value; what aliases expand to is limited ("billion laughs") both in values and
+  in characters of text (a few aliases of a long string expand to gigabytes once serialized or matched).
 
 :func:`dump_yaml` writes plain data so that :func:`parse_yaml` reads back exactly that data, whatever its
 strings hold (line breaks of any kind, ``#``, ``: ``, quotes, control characters, ``1e3`` or ``no``): a string
@@ -40,6 +41,7 @@ except ImportError:  # pragma: no cover - depends on the pyyaml build
     HAVE_LIBYAML = False
 
 MAX_ALIAS_NODES = 10_000  # values an alias may stand for, summed over the file
+MAX_ALIAS_CHARS = 1 << 20  # characters of text (keys and scalars) aliases may stand for, summed over the file
 MAX_DEPTH = 100  # nesting of mappings and lists
 LIBYAML_MAX_DEPTH = (
     1000  # libyaml (pyyaml >= 6.0.3 wheels) refuses deeper flow or block nesting in its scanner
@@ -65,7 +67,7 @@ class _Fatal(Exception):
 
 
 class _Frame:
-    __slots__ = ("anchor", "key", "kind", "merges", "path", "size", "value")
+    __slots__ = ("anchor", "chars", "key", "kind", "merges", "path", "size", "value")
 
     def __init__(self, kind: str, value: Any, path: JsonPath, anchor: str | None) -> None:
         self.kind = kind
@@ -73,6 +75,7 @@ class _Frame:
         self.path = path
         self.anchor = anchor
         self.size = 1
+        self.chars = 0  # characters of the keys and scalars inside
         self.key: Any = None  # the pending key of a mapping (None: the next scalar is a key)
         self.merges: list[dict[str, Any]] = []
 
@@ -80,16 +83,26 @@ class _Frame:
 class _Builder:
     """Turns the event stream into plain data, recording positions and collecting located errors."""
 
-    def __init__(self, file: str, *, max_alias_nodes: int, max_depth: int, items: bool = False) -> None:
+    def __init__(
+        self,
+        file: str,
+        *,
+        max_alias_nodes: int,
+        max_depth: int,
+        max_alias_chars: int = MAX_ALIAS_CHARS,
+        items: bool = False,
+    ) -> None:
         self.file = file
         self.want_items = items  # a root list is read item by item (see parse_yaml_items)
         self.items: _Frame | None = None  # that root list, once it started
         self.root_position: Position = (1, 1)
         self.max_alias_nodes = max_alias_nodes
+        self.max_alias_chars = max_alias_chars
         self.max_depth = max_depth
         self.alias_nodes = 0
+        self.alias_chars = 0
         self.stack: list[_Frame] = []
-        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.anchors: dict[str, tuple[Any, int, int]] = {}
         self.open_anchors: set[str] = set()
         self.values: dict[JsonPath, Position] = {}
         self.keys: dict[JsonPath, Position] = {}
@@ -119,13 +132,14 @@ class _Builder:
             return None
         return (*top.path, top.key) if isinstance(top.key, str) else top.path
 
-    def add(self, value: Any, size: int) -> bool:
+    def add(self, value: Any, size: int, chars: int) -> bool:
         """Add a finished value to its parent; True when it is an item of the root list read item by item."""
         if not self.stack:
             self.root, self.has_root = value, True
             return False
         top = self.stack[-1]
         top.size += size
+        top.chars += chars
         if top.kind == "seq":
             top.value.append(value)
             return top is self.items
@@ -167,12 +181,14 @@ class _Builder:
             if problem is not None:
                 self.error(event.start_mark, path, problem)
         self.values[path] = _pos(event.start_mark)
+        chars = len(event.value)
         if event.anchor is not None:
-            self.anchors[event.anchor] = (value, 1)
-        return self.add(value, 1)
+            self.anchors[event.anchor] = (value, 1, chars)
+        return self.add(value, 1, chars)
 
     def key(self, top: _Frame, event: ev.ScalarEvent) -> None:
         name = sys.intern(event.value)  # one string per key name, not one per case (100,000 cases: ~17 MiB)
+        top.chars += len(name)
         position = _pos(event.start_mark)
         if name == "<<" and event.implicit[0]:
             top.key = _MERGE
@@ -253,8 +269,8 @@ class _Builder:
                 frame.value.setdefault(name, value)
         if frame.anchor is not None:
             self.open_anchors.discard(frame.anchor)
-            self.anchors[frame.anchor] = (frame.value, frame.size)
-        return self.add(frame.value, frame.size)
+            self.anchors[frame.anchor] = (frame.value, frame.size, frame.chars)
+        return self.add(frame.value, frame.size, frame.chars)
 
     def alias(self, event: ev.AliasEvent) -> bool:
         top = self.stack[-1] if self.stack else None
@@ -268,17 +284,25 @@ class _Builder:
             )
         if name not in self.anchors:
             raise self.fatal(event.start_mark, path, f"alias *{name} has no anchor &{name} before it")
-        value, size = self.anchors[name]
+        value, size, chars = self.anchors[name]
         self.alias_nodes += size
+        self.alias_chars += chars
         if self.alias_nodes > self.max_alias_nodes:
             raise self.fatal(
                 event.start_mark,
                 path,
                 f"aliases expand to more than {self.max_alias_nodes} values (an alias bomb?); write the values out",
             )
+        if self.alias_chars > self.max_alias_chars:
+            raise self.fatal(
+                event.start_mark,
+                path,
+                f"aliases expand to more than {self.max_alias_chars} characters of text (an alias bomb?); write "
+                "the values out",
+            )
         assert path is not None
         self.values[path] = _pos(event.start_mark)
-        return self.add(value, size)
+        return self.add(value, size, chars)
 
     def feed(self, event: ev.Event) -> bool:
         """Take one event; True when it finished an item of the root list read item by item."""
@@ -433,10 +457,17 @@ def _finish(builder: _Builder) -> None:
 
 
 def parse_yaml(
-    text: str, file: str, *, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+    text: str,
+    file: str,
+    *,
+    max_alias_nodes: int = MAX_ALIAS_NODES,
+    max_depth: int = MAX_DEPTH,
+    max_alias_chars: int = MAX_ALIAS_CHARS,
 ) -> Document:
     """Parse one YAML document. Raises ConfigError with every located problem (syntax errors stop at the first)."""
-    builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
+    builder = _Builder(
+        file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, max_alias_chars=max_alias_chars
+    )
     for _ in _events(builder, text, max_depth):
         pass  # nothing is read item by item here
     _finish(builder)
@@ -464,6 +495,7 @@ def parse_yaml_items(
 
 __all__ = [
     "HAVE_LIBYAML",
+    "MAX_ALIAS_CHARS",
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "PathKey",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.collection.model import Tool
+from qlab.project.model import MAX_NAME
 from qlab.project.starter.model import SecurityScheme
 
 _BASES: dict[str, tuple[str, ...]] = {
@@ -55,11 +56,13 @@ def _snake(name: str) -> str:
 
 
 def profile_name(scheme_name: str, taken: set[str]) -> str:
-    """A valid, unused profile name for a scheme (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``)."""
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", scheme_name).lstrip("_.-") or "auth"
+    """A valid, unused profile name for a scheme (``^[A-Za-z0-9][A-Za-z0-9_.-]*$``, at most ``MAX_NAME``
+    characters)."""
+    name = (re.sub(r"[^A-Za-z0-9_.-]+", "_", scheme_name).lstrip("_.-") or "auth")[:MAX_NAME]
     candidate, n = name, 2
     while candidate in taken:
-        candidate, n = f"{name}_{n}", n + 1
+        suffix = f"_{n}"
+        candidate, n = name[: MAX_NAME - len(suffix)] + suffix, n + 1
     taken.add(candidate)
     return candidate
 
