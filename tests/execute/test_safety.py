@@ -4,8 +4,8 @@ import pytest
 
 from execute.factory import a, case
 from qlab.collection.model import MutationClass
-from qlab.execute.safety import PlannedCall, check, host_allowed
-from qlab.project.model import CleanupStep
+from qlab.execute.safety import PlannedCall, check
+from qlab.project.model import CleanupStep, host_allowed
 
 GET = PlannedCall("step 0 getMember", "GET")
 POST = PlannedCall("step 0 createOrder", "POST", MutationClass.MUTATING)

@@ -42,8 +42,7 @@ from typing import Any
 from qlab import http
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
-from qlab.execute.safety import host_allowed
-from qlab.project.model import Environment, Limits
+from qlab.project.model import Environment, Limits, host_allowed
 from qlab.scrub import SECRET_KEYS, normalize_key
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from qlab.collection.model import MutationClass
-from qlab.project.model import Case
+from qlab.project.model import Case, host_allowed
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
@@ -62,27 +62,6 @@ class SafetyVerdict:
 
 
 READ_ONLY = SafetyVerdict(True, True)
-
-
-def host_allowed(url: str, allowed_hosts: Iterable[str]) -> bool:
-    """True when ``url``'s host matches an entry: ``host``, ``host:port`` or ``*.suffix`` (case-insensitive)."""
-    parts = urlsplit(url)
-    host = parts.hostname  # lower case already
-    try:
-        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    except ValueError:
-        return False
-    if not host:  # nothing to match: fail closed (":80" is no host)
-        return False
-    for entry in (e.strip().lower() for e in allowed_hosts):
-        if not entry:
-            continue
-        if entry.startswith("*."):
-            if host.endswith(entry[1:]):  # ".dev.test": a subdomain, never dev.test itself
-                return True
-        elif entry == host or (port is not None and entry == f"{host}:{port}"):
-            return True
-    return False
 
 
 def check(

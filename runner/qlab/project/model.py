@@ -7,9 +7,10 @@ object that came from a file keeps its ``origin`` (file, line, col) so later sta
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 Stage = Literal["build", "search", "select", "plan", "execute", "learn"]
 STAGES: tuple[Stage, ...] = ("build", "search", "select", "plan", "execute", "learn")
@@ -248,6 +249,27 @@ class Environment:
     sensitive_fields: tuple[str, ...] = ()
     headers: Mapping[str, str] = field(default_factory=dict)  # extra static request headers (non-secret)
     origin: Origin = NO_ORIGIN
+
+
+def host_allowed(url: str, allowed_hosts: Iterable[str]) -> bool:
+    """True when ``url``'s host matches an entry: ``host``, ``host:port`` or ``*.suffix`` (case-insensitive)."""
+    parts = urlsplit(url)
+    host = parts.hostname  # lower case already
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return False
+    if not host:  # nothing to match: fail closed (":80" is no host)
+        return False
+    for entry in (e.strip().lower() for e in allowed_hosts):
+        if not entry:
+            continue
+        if entry.startswith("*."):
+            if host.endswith(entry[1:]):  # ".dev.test": a subdomain, never dev.test itself
+                return True
+        elif entry == host or (port is not None and entry == f"{host}:{port}"):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------- suites & gates

@@ -5,12 +5,13 @@ Each finding is located at the value that is wrong."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from qlab.errors import Diagnostic
 from qlab.metrics import METRICS
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
-from qlab.project.model import STAGE_MODES, STAGES, Config, Gate
+from qlab.project.model import STAGE_MODES, STAGES, Config, Gate, host_allowed
 
 # the stages a case of each mode goes through: a gate at a later stage never sees the case
 MODE_REACH = {
@@ -70,6 +71,21 @@ class _Checker:
             )
         self.reference(("collection", "auth"), self.config.collection.auth_profile, profiles, "auth profile",
                        "auth_profiles")  # fmt: skip
+
+    def environments(self) -> None:
+        """An environment that lists allowed_hosts lists its own base_url's host: qlab reads base_url before any
+        case runs (the readiness probe) and in every case, so a list that leaves it out says one thing and does
+        another. Without allowed_hosts an environment is read-only: its base_url is the one host it reads."""
+        for name, env in self.config.environments.items():
+            if not env.allowed_hosts or host_allowed(env.base_url, env.allowed_hosts):
+                continue
+            host = urlsplit(env.base_url).netloc.rpartition("@")[2] or env.base_url
+            self.error(
+                ("environments", name, "allowed_hosts"),
+                f"base_url's host {host!r} is not in allowed_hosts ({', '.join(env.allowed_hosts)}), but qlab "
+                f"sends it requests (the readiness probe, every case). Add {urlsplit(env.base_url).hostname or host!r} "
+                "to allowed_hosts, or remove allowed_hosts to keep the environment read-only.",
+            )
 
     def sources(self) -> None:
         seen: set[str] = set()
@@ -203,6 +219,7 @@ def check_config(config: Config, document: Document) -> list[Diagnostic]:
     checker = _Checker(config, document)
     checker.suites()
     checker.auth()
+    checker.environments()
     checker.sources()
     checker.gates()
     checker.governance()

@@ -116,7 +116,7 @@ def policy_checks(
     """mutation_safety and host_allowlist at the execute boundary, from what was actually sent: every hop of
     every request, not only ``base_url``. A mutating request may reach only an allowlisted host; a read, its
     environment's own host or an allowlisted one."""
-    from qlab.execute.safety import host_allowed  # the execute stage's own host matcher
+    from qlab.project.model import host_allowed  # the one host matcher: the execute stage's
 
     unsafe: list[str] = []
     off_host: list[str] = []
