@@ -38,6 +38,24 @@ def test_relative_paths_resolve_against_base_dir(tmp_path: Path, monkeypatch: py
     assert documents.load("specs/a.json", base_dir=tmp_path).display == "specs/a.json"  # below it: relative
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ('"get a \\ud800 thing"', "$.paths./a.get.summary holds a lone UTF-16 surrogate"),
+        ("NaN", "NaN"),
+        ("1e999999", "too large"),
+    ],
+)
+def test_a_json_spec_no_result_file_could_hold_is_refused(tmp_path: Path, value: str, reason: str) -> None:
+    """json reads these, but the collection artifact and the result are strict JSON in UTF-8: refused at the
+    spec, by name, instead of an internal error when the artifact is written."""
+    path = tmp_path / "spec.json"
+    path.write_text('{"paths": {"/a": {"get": {"summary": ' + value + "}}}}", encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        documents.load(str(path))
+    assert str(path) in str(caught.value) and reason in str(caught.value)
+
+
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.yaml"
     path.write_bytes("title: caf\xe9\n".encode("latin-1"))
