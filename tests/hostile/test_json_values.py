@@ -15,7 +15,7 @@ import pytest
 
 from hostile.project import api_project, run
 from hostile.server import JSON_VALUES, HostileServer
-from qlab import http
+from qlab import strictjson
 from reliability.project import Op, reasons
 
 SAID = {
@@ -54,13 +54,13 @@ def test_each_value_fails_its_case_and_the_result_is_strict_json(
 
 @pytest.mark.parametrize("kind", sorted(JSON_VALUES))
 def test_json_of_refuses_what_strict_json_cannot_hold(kind: str) -> None:
-    with pytest.raises(http.NotStrictJSON) as refused:
-        http.json_of(JSON_VALUES[kind])
+    with pytest.raises(strictjson.NotStrictJSON) as refused:
+        strictjson.json_of(JSON_VALUES[kind])
     assert SAID[kind] in str(refused.value)
     str(refused.value).encode("utf-8")  # the message itself is printable
 
 
 def test_json_of_keeps_what_strict_json_holds() -> None:
-    assert http.json_of(b'{"a": [1.5, -2e300, "\\ud83d\\ude00", "\\u00e9"]}') == {
+    assert strictjson.json_of(b'{"a": [1.5, -2e300, "\\ud83d\\ude00", "\\u00e9"]}') == {
         "a": [1.5, -2e300, "\U0001f600", "é"]
     }

@@ -6,7 +6,7 @@ successful build never pays for positions).
 
 YAML goes through the project layer's reader (``qlab.project.yamlio``, the one module that imports pyyaml):
 dates stay strings and keys are strings, so every document is plain JSON data (the artifact must serialize it
-the same way every time). JSON is read strictly (``qlab.http.json_of``): NaN, numbers beyond a double and lone
+the same way every time). JSON is read strictly (``qlab.strictjson``): NaN, numbers beyond a double and lone
 surrogates are refused by name, since no result file could hold them.
 """
 
@@ -24,8 +24,8 @@ from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
 
 from qlab.collection.names import json_path
 from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
-from qlab.http import NotStrictJSON, json_of
 from qlab.project.model import Source
+from qlab.strictjson import NotStrictJSON, json_of
 
 
 def _url2pathname(path: str) -> str:

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from qlab import http
+from qlab import http, strictjson
 from qlab.engine import wire
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.errors import DependencyError, InputError
@@ -74,7 +74,7 @@ class HttpEngine:
         if response.status_code >= 400:
             raise InputError(f"engine {url} answered {response.status_code}: {text}")
         try:
-            data = http.json_of(reply)
+            data = strictjson.json_of(reply)
         except (ValueError, RecursionError) as exc:
             raise InputError(f"engine {url} reply: $: not JSON ({exc}; {text[:80]!r})") from None
         return parse(data, where=f"engine {url} reply")

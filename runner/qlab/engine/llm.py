@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab import http
+from qlab import http, strictjson
 from qlab.errors import DependencyError, InputError
 from qlab.project.model import Limits, LLMConfig
 
@@ -196,7 +196,7 @@ class LLMClient:
                 reason="llm_unreachable",
             )
         try:
-            data = http.json_of(reply)
+            data = strictjson.json_of(reply)
         except (ValueError, RecursionError) as exc:
             raise InputError(f"LLM endpoint {self.url}: $: the reply is not JSON ({exc})") from None
         return _content(data, self.url), _tokens(data, self.url)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qlab import http
+from qlab import http, strictjson
 from qlab.collection.model import Tool
 from qlab.project.model import AuthProfile, Limits
 
@@ -367,6 +367,6 @@ def _printed(*streams: str) -> set[str]:
 
 def _json(body: bytes) -> Any:
     try:
-        return http.json_of(body)
+        return strictjson.json_of(body)
     except (ValueError, RecursionError):
         return None

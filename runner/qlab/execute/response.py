@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from qlab import strictjson
 from qlab.collection.model import Tool
 
 _UNSET: Any = object()
@@ -43,11 +44,8 @@ class ResponseView:
     def json(self) -> Any:
         """The parsed body, parsed once; raises InvalidJSON."""
         if self._json is _UNSET and self._json_error is None:
-            # the strict reader of outside JSON, imported here: a run that sends no request loads no httpx
-            from qlab import http
-
             try:
-                self._json = http.json_of(self.body)
+                self._json = strictjson.json_of(self.body)
             except (ValueError, UnicodeDecodeError) as exc:
                 self._json_error = (
                     f"body is not valid JSON ({exc})" if self.body else "body is empty, not JSON"
