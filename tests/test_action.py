@@ -169,7 +169,7 @@ def test_every_output_maps_to_a_name_qlab_really_writes() -> None:
 
 def test_every_name_qlab_writes_is_a_declared_output() -> None:
     """Rule (issue 36, 4): a later step can read every output qlab writes to $GITHUB_OUTPUT through the action's
-    outputs (a composite action passes on only the ones it declares), the old names included."""
+    outputs (a composite action passes on only the ones it declares)."""
     written = set(github.outputs(samples.result(), {"result": "r", "junit": "j", "summary": "s"}))
     declared = {
         out for output in _load(ACTION)["outputs"].values() for step, out in _output_refs(output["value"])

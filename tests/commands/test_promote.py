@@ -95,18 +95,16 @@ def test_json_to_a_file_and_markdown_to_stdout(tmp_path: Path, capsys: pytest.Ca
     assert out.startswith("# Promotion")
 
 
-def test_the_old_json_file_spelling_still_works_for_one_release(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_json_is_a_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base, cand = _pair(tmp_path)
-    code, out, err = _cli(
+    code, out, err = _cli(_args(base, cand, "--change", "alias_or_semantic_metadata", "--json"), capsys)
+    assert code == 1 and json.loads(out)["exit_code"] == 1, err
+    # a file after --json is a usage error (exit 2): --json-out FILE writes one
+    code, _, err = _cli(
         _args(base, cand, "--change", "alias_or_semantic_metadata", "--json", "old.json"), capsys
     )
-    assert code == 1 and out.startswith("# Promotion")
-    assert json.loads((tmp_path / "old.json").read_text())["exit_code"] == 1
-    assert err == (
-        "warning: --json old.json is deprecated and goes away in the next release; write --json-out old.json\n"
-    )
+    assert code == 2 and "unexpected extra argument (old.json)" in err
+    assert not (tmp_path / "old.json").exists()
 
 
 def test_incomparable_runs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -91,24 +91,22 @@ def test_proposing_a_passing_case_exits_2(tmp_path: Path, capsys: pytest.Capture
     config = make_project(tmp_path)
     passing = write(tmp_path / "r.json", artifact([search_case("s-parcel", rank=1)]))
     code, _, err = _cli(
-        ["propose-case", "--from", str(passing), "--case", "s-parcel", "--config", str(config)], capsys
+        ["propose-case", "--result", str(passing), "--case", "s-parcel", "--config", str(config)], capsys
     )
     assert code == 2 and "only a real failure becomes a regression proposal" in err
     assert not (tmp_path / "gates" / "proposals").exists()
 
 
-def test_the_old_from_spelling_still_works_for_one_release(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_result_is_required(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = make_project(tmp_path)
     failing = write(tmp_path / "r1.json", artifact([search_case("s-parcel", rank=None)]))
-    code, out, err = _cli(
-        ["propose-case", "--from", str(failing), "--case", "s-parcel", "--config", str(config)], capsys
-    )
-    assert code == 0 and "proposal" in out
-    assert err == "warning: --from is deprecated and goes away in the next release; write --result\n"
     code, _, err = _cli(["propose-case", "--case", "s-parcel", "--config", str(config)], capsys)
     assert code == 2 and "Missing option '--result'" in err
+    code, _, err = _cli(  # the spelling of an earlier draft is gone: one option per concept
+        ["propose-case", "--from", str(failing), "--case", "s-parcel", "--config", str(config)], capsys
+    )
+    assert code == 2 and "No such option '--from'" in err
+    assert not (tmp_path / "gates" / "proposals").exists()
 
 
 def test_a_reviewer_rejects_a_proposal_and_archives_a_case(

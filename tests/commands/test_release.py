@@ -72,7 +72,7 @@ def test_approve_then_release_publishes_and_a_new_result_needs_a_new_review(
     assert out.startswith("approved member-delivery-skill for result sha256:")
 
     code, out, err = _cli(
-        ["release", "member-delivery-skill", "--result", str(first), "--json", "-", *base], capsys
+        ["release", "member-delivery-skill", "--result", str(first), "--json", *base], capsys
     )
     assert code == 0, out + err
     outcome = json.loads(out)

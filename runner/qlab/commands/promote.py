@@ -13,7 +13,6 @@ from pathlib import Path
 
 import click
 
-from qlab.commands.deprecated import json_option, json_target
 from qlab.commands.examples import with_examples
 from qlab.governance.env import optional_config
 from qlab.governance.learning import suggestions
@@ -51,7 +50,7 @@ from qlab.governance.records import load_artifact, write_text
     type=click.Path(dir_okay=False),
     help="qlab.yaml with the promotion rules (default: searched upwards; the built-in rules without one).",
 )
-@json_option(what="the report")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout instead of text.")
 @click.option(
     "--json-out",
     type=click.Path(dir_okay=False),
@@ -66,11 +65,10 @@ def command(
     candidate: str,
     change_type: str,
     config_path: str | None,
-    json_value: str | None,
+    as_json: bool,
     json_out: str | None,
     seed: int,
 ) -> int:
-    as_json, json_out = json_target(json_value, json_out)
     config = optional_config(config_path)
     rule = rule_for(change_type, config)
     # shadow_improves may rest on the suggestions accepted from the baseline run (`qlab learn shadow`)

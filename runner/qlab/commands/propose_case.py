@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from qlab.commands import deprecated
 from qlab.commands.examples import with_examples
 from qlab.governance.env import project
 from qlab.governance.learning.proposals import propose
@@ -23,10 +22,10 @@ from qlab.project import resolve
 @click.option(
     "--result",
     "result_path",
+    required=True,
     type=click.Path(dir_okay=False),
-    help="The result artifact with the failure (required).",
+    help="The result artifact with the failure.",
 )
-@click.option("--from", "legacy_from", type=click.Path(dir_okay=False), hidden=True)
 @click.option("--case", "case_id", required=True, help="The failing case's id.")
 @click.option(
     "--corrected",
@@ -46,8 +45,7 @@ from qlab.project import resolve
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the proposal.")
 def command(
-    result_path: str | None,
-    legacy_from: str | None,
+    result_path: str,
     case_id: str,
     corrected_path: str | None,
     out_dir: str | None,
@@ -55,11 +53,6 @@ def command(
     config_path: str | None,
     as_json: bool,
 ) -> int:
-    if legacy_from is not None:
-        deprecated.note("--from", "--result")
-        result_path = result_path or legacy_from
-    if result_path is None:
-        raise click.UsageError("Missing option '--result'.")
     loaded = project(config_path)
     case = next((c for c in loaded.cases if c.id == case_id), None)
     corrected = load_artifact(corrected_path) if corrected_path else None

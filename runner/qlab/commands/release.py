@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from qlab.commands.deprecated import json_option, json_target
 from qlab.commands.examples import with_examples
 from qlab.errors import InputError
 from qlab.governance.env import collection_and_engines, default_result, project
@@ -32,7 +31,9 @@ from qlab.governance.release.skill import approvals_path, evaluate, load_approva
 @click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
 )
-@json_option(what="the release outcome")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the release outcome as JSON on stdout instead of text."
+)
 @click.option(
     "--json-out",
     type=click.Path(dir_okay=False),
@@ -43,10 +44,9 @@ def command(
     skill_name: str,
     result_path: str | None,
     config_path: str | None,
-    json_value: str | None,
+    as_json: bool,
     json_out: str | None,
 ) -> int:
-    as_json, json_out = json_target(json_value, json_out)
     loaded = project(config_path)
     config = loaded.config
     skill = skill_named(config, skill_name)

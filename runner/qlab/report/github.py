@@ -205,20 +205,10 @@ def _output_lines(name: str, value: str) -> str:
     return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
-# output names of earlier releases -> the documented name they repeat; written too for one more release
-OLD_OUTPUT_NAMES = {
-    "error": "errors",
-    "result-path": "result",
-    "junit-path": "junit",
-    "summary-path": "summary",
-}
-
-
 def outputs(artifact: Mapping[str, Any], paths: Mapping[str, Path | str]) -> dict[str, str]:
     """The step outputs, named as action.yml and docs/github-actions.md document them: decision, exit code,
     case counts (``total``, ``passed``, ``failed``, ``errors``, ``blocked``, ``skipped``), reasons, and the
-    paths of the files (``result``, ``junit``, ``summary``). The old names (``error``, ``result-path``, ...)
-    repeat them for one more release."""
+    paths of the files (``result``, ``junit``, ``summary``)."""
     decision = artifact.get("decision") or {}
     counts = {"total": 0, "passed": 0, "failed": 0, "errors": 0, "blocked": 0, "skipped": 0}
     for case in artifact.get("cases") or ():
@@ -230,7 +220,6 @@ def outputs(artifact: Mapping[str, Any], paths: Mapping[str, Path | str]) -> dic
     out.update({k: str(v) for k, v in counts.items()})
     out["reasons"] = "\n".join(str(r) for r in decision.get("reasons") or ())
     out.update({name: str(path) for name, path in paths.items()})
-    out.update({old: out[new] for old, new in OLD_OUTPUT_NAMES.items() if new in out})
     return out
 
 
