@@ -8,12 +8,12 @@
     |   +-- DependencyError (2)   a dependency cannot be reached (LLM endpoint, engine, spec URL); carries the
     |       |                     reason code (``qlab.reasons``) a run records for it
     |       +-- SpecFetchError (2)  a spec URL cannot be fetched (also a SpecError)
-    +-- Interrupted (130)         Ctrl-C
 
-SIGTERM (a CI job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the
-interrupted cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a
-process that SIGTERM ended. It is raised as ``Terminated``, a ``KeyboardInterrupt``. A run either signal stops
-writes a partial result (status ``cancelled``: the cases that finished, the post-run checks over them).
+Ctrl-C (SIGINT) is no QlabError: the CLI maps the ``KeyboardInterrupt`` to 130 (``qlab.cli``). SIGTERM (a CI
+job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the interrupted
+cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a process
+that SIGTERM ended. It is raised as ``Terminated``, a ``KeyboardInterrupt``. A run either signal stops writes a
+partial result (status ``cancelled``: the cases that finished, the post-run checks over them).
 
 "Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result. A
 DependencyError raised while a run judges cases becomes that case's failure reason, and the run's verdict
@@ -98,12 +98,6 @@ class SpecFetchError(SpecError, DependencyError):
 
     def __init__(self, message: str) -> None:
         DependencyError.__init__(self, message, reason="spec_fetch_failed")
-
-
-class Interrupted(QlabError):
-    """The user pressed Ctrl-C; cleanup has run."""
-
-    exit_code = EXIT_INTERRUPTED
 
 
 class Terminated(KeyboardInterrupt):

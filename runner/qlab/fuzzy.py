@@ -12,11 +12,10 @@ from types import ModuleType
 
 
 @cache
-def _rapidfuzz() -> tuple[ModuleType, ModuleType, ModuleType]:
+def _rapidfuzz() -> tuple[ModuleType, ModuleType]:
     from rapidfuzz import fuzz, process
-    from rapidfuzz.distance import Levenshtein
 
-    return fuzz, process, Levenshtein
+    return fuzz, process
 
 
 @cache
@@ -31,7 +30,7 @@ def suggest(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> str |
     options = list(dict.fromkeys(choices))
     if not options:
         return None
-    fuzz, process, _ = _rapidfuzz()
+    fuzz, process = _rapidfuzz()
     match = process.extractOne(word, options, scorer=fuzz.ratio, score_cutoff=cutoff)
     return None if match is None else str(match[0])
 
@@ -44,14 +43,8 @@ def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 70.0) -> 
 
 def similarity(a: str, b: str) -> float:
     """Normalized similarity in [0, 1]."""
-    fuzz, _, _ = _rapidfuzz()
+    fuzz, _ = _rapidfuzz()
     return float(fuzz.ratio(a, b)) / 100.0
-
-
-def edit_distance(a: str, b: str, *, limit: int | None = None) -> int:
-    """Levenshtein distance; with ``limit``, any distance above it is reported as ``limit + 1``."""
-    _, _, levenshtein = _rapidfuzz()
-    return int(levenshtein.distance(a, b, score_cutoff=limit))
 
 
 def typo_distance(a: str, b: str, *, limit: int | None = None) -> int:
@@ -64,6 +57,6 @@ def best_matches(
     word: str, choices: list[str], *, limit: int = 3, cutoff: float = 80.0
 ) -> list[tuple[str, float]]:
     """Up to ``limit`` (choice, similarity 0-1) pairs above ``cutoff`` (0-100), best first."""
-    fuzz, process, _ = _rapidfuzz()
+    fuzz, process = _rapidfuzz()
     found = process.extract(word, choices, scorer=fuzz.ratio, limit=limit, score_cutoff=cutoff)
     return [(str(choice), float(score) / 100.0) for choice, score, _ in found]

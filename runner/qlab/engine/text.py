@@ -178,7 +178,3 @@ def split_words(text: str) -> list[str]:
 def normalize_name(name: str) -> str:
     """A parameter or entity name without case, ``_``, ``-``, spaces or dots: ``member_no`` == ``memberNo``."""
     return "".join(ch for ch in name.lower() if ch.isalnum())
-
-
-def join_text(parts: Iterable[str | None]) -> str:
-    return " ".join(part for part in parts if part)

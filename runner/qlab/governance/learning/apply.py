@@ -17,7 +17,7 @@ would change.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from qlab.collection.model import Collection
 from qlab.engine.knowledge import Knowledge
 from qlab.errors import InputError
 from qlab.governance.learning.shadow import apply_aliases
-from qlab.project.model import NO_ORIGIN, Budget, Case, Config, Gate, Guard, StopCondition
+from qlab.project.model import NO_ORIGIN, Case, Config, Gate, Guard, StopCondition
 
 TYPES: tuple[str, ...] = ("collection_metadata", "policy", "eval_case", "memory")
 # the kinds of each type (``kind`` in the suggestions file); ``selector_policy`` is a note: nothing to apply
@@ -138,10 +138,6 @@ def policy_edit(change: Mapping[str, Any]) -> str:
     return ""
 
 
-def budget_of(config: Config) -> Budget:
-    return config.budget
-
-
 # ------------------------------------------------------------------------------------------- text
 
 
@@ -165,8 +161,3 @@ def describe(proposal: Mapping[str, Any]) -> str:
         case = (proposal.get("proposal") or {}).get("case") or {}
         return f"regression case {case.get('id')}: {case.get('query')!r}"
     return str(proposal.get("text", ""))
-
-
-def affected_tools(proposals: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Tool ids alias proposals touch."""
-    return {str(p["tool_id"]) for p in proposals if p.get("kind") == "alias" and p.get("tool_id")}
