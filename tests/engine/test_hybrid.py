@@ -30,7 +30,6 @@ def test_without_the_extra_a_hybrid_config_is_exit_2_with_the_install_command(
         raise ModuleNotFoundError("No module named 'wordllama'", name="wordllama")
 
     monkeypatch.setattr(semantic, "_imports", missing)
-    assert not semantic.available()
     with pytest.raises(InputError) as caught:
         registry.make_engine(EngineConfig(type="hybrid"), Collection(TOOLS), base_dir=tmp_path)
     assert "pip install 'qualitylab[semantic]'" in str(caught.value) and "wordllama" in str(caught.value)

@@ -66,12 +66,10 @@ def test_words_keep_stopwords_with_an_empty_term() -> None:
     assert Analyzer().words("Track the parcels") == [("track", "track"), ("the", ""), ("parcels", "parcel")]
 
 
-def test_terms_of_and_memo_agree_with_term() -> None:
+def test_the_memo_agrees_with_term() -> None:
     analyzer = Analyzer()
     words = analyzer.split("Delivered deliveries, the Delivery")
-    assert (
-        analyzer.terms_of(words) == [analyzer.term(w) for w in words] == ["deliv", "deliveri", "", "deliveri"]
-    )
+    assert [analyzer.term(w) for w in words] == ["deliv", "deliveri", "", "deliveri"]
     assert analyzer.memo["Delivered"] == "deliv"
 
 

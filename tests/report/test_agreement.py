@@ -137,7 +137,6 @@ def test_every_output_counts_the_same_cases(
         want["not_gating"],
     )
     assert _annotations(artifact) == {"gating": want["gating"], "not_gating": want["not_gating"]}
-    assert github.case_findings(artifact) == {"error": want["gating"], "warning": want["not_gating"]}
     page = _html(artifact)
     assert (
         page["cases"],

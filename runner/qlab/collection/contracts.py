@@ -1,6 +1,6 @@
 """IO contracts: which success-response field of one tool can fill which required input of another.
 
-Every producer field (``fields.response_fields``) is indexed under normalized keys, so finding producers for
+Every producer field (``fields.FieldFinder``) is indexed under normalized keys, so finding producers for
 an input is a dictionary lookup, not a comparison of all pairs (Kubernetes: 1,123 tools):
 
 - ``name``: the field's own normalized name (``deliveryId``, ``delivery_id`` → ``deliveryid``);

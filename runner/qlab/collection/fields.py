@@ -176,11 +176,6 @@ class FieldFinder:
         return result
 
 
-def response_fields(tool: Tool) -> list[Field]:
-    """Every field of one tool's success responses (``FieldFinder`` for many tools)."""
-    return FieldFinder().fields(tool)
-
-
 @lru_cache(maxsize=65536)
 def _path(parts: tuple[str, ...]) -> str:
     return json_path(parts)

@@ -204,15 +204,6 @@ _LISTED = 512  # up to this many documents, all cosines become Python floats in 
 _TINY = 1e-30  # a k-th fused score of the pool below this bounds nothing in float32: the k best cosines do
 
 
-def available() -> bool:
-    """Whether the semantic extra is installed (numpy and wordllama import)."""
-    try:
-        _imports()
-    except ImportError:
-        return False
-    return True
-
-
 def _imports() -> tuple[Any, Any, Any, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the hub, whatever a library would try
     root = logging.getLogger()

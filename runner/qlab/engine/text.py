@@ -123,10 +123,6 @@ class Analyzer:
                 self._new(word)
         return memo
 
-    def terms_of(self, words: list[str]) -> list[str]:
-        """The term of each surface word ('' for the dropped ones), in order."""
-        return list(map(self._fill(words).__getitem__, words))
-
     def terms(self, text: str) -> list[str]:
         """The terms of ``text``, in order, repeats kept."""
         memo = self.memo

@@ -199,10 +199,3 @@ def validate_case(data: Any, *, prefix: JsonPath = ()) -> list[SchemaIssue]:
         else:
             issues.extend(validate(item, "case", definition="assertion", prefix=at))
     return issues
-
-
-def check_schema(schema: Mapping[str, Any]) -> list[str]:
-    """Problems of a schema document itself against the draft-07 meta-schema (for the schema tests)."""
-    draft7 = _draft7()
-    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in
-            draft7(draft7.META_SCHEMA).iter_errors(schema)]  # fmt: skip

@@ -114,12 +114,6 @@ def _joined(root: str, file: str) -> str:
     return posixpath.normpath(posixpath.join(root, file)) if root else file
 
 
-def case_findings(artifact: Mapping[str, Any]) -> dict[str, int]:
-    """How many failing cases each level annotates (``error``: gating, ``warning``: not gating), before GitHub's
-    cap: the counts every other output gives for failed and error cases."""
-    return {level: len(items) for level, items in _case_findings(artifact).items()}
-
-
 def annotation_lines(artifact: Mapping[str, Any], *, limit: int = MAX_PER_LEVEL, root: str = "") -> list[str]:
     """The workflow-command lines for ``artifact``: at most ``limit`` per level, plus one notice counting the
     rest (notices themselves keep one slot for it). ``root``: see ``_findings``."""

@@ -210,7 +210,7 @@ def test_reject_records_the_decision_and_writes_no_alias(tmp_path: Path) -> None
     alias_id = next(s["id"] for s in store.load(path) if s["kind"] == "alias")
     store.reject(config, alias_id, by="bob", reason="too generic")
     assert not (tmp_path / "gates" / "aliases.yaml").exists()
-    assert store.review_statuses(config).count("rejected") == 1
+    assert [s["status"] for s in store.load(path)].count("rejected") == 1
     with pytest.raises(UsageError, match="no suggestion 'nope'"):
         store.accept(config, "nope", by="x")
 

@@ -17,7 +17,7 @@ import pytest
 
 import artifact_samples as samples
 from qlab.reasons import REASONS
-from qlab.report.html.page import render_html, write_html
+from qlab.report.html.page import render_html
 from qlab.resources import load_schema
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
@@ -234,13 +234,6 @@ def test_long_case_lists_are_capped_with_a_note() -> None:
     assert "700 more rows are not shown" in page
 
 
-def test_write_html_is_atomic_and_creates_folders(tmp_path: Path) -> None:
-    out = tmp_path / "deep" / "report.html"
-    write_html(out, "<!DOCTYPE html><p>x</p>")
-    assert out.read_text(encoding="utf-8") == "<!DOCTYPE html><p>x</p>"
-    assert [p.name for p in out.parent.iterdir()] == ["report.html"]
-
-
 # --------------------------------------------------------------------------------------------- real browser
 
 
@@ -271,7 +264,7 @@ def test_a_real_headless_chromium_renders_the_report(tmp_path: Path) -> None:
     if browser is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
     page = tmp_path / "report.html"
-    write_html(page, render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME))
+    page.write_text(render_html([samples.result(), samples.fixed_result()], generated_at=FIXED_TIME), "utf-8")
     shot = tmp_path / "report.png"
     done = subprocess.run(
         [

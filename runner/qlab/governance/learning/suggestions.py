@@ -211,11 +211,6 @@ def reject(
     return Review(target)
 
 
-def review_statuses(config: Config) -> list[str]:
-    """Every stored suggestion's status (for the scorecard's human_acceptance)."""
-    return [str(s.get("status")) for s in load(suggestions_path(config))]
-
-
 def _reviewer(by: str) -> str:
     name = " ".join(by.split())
     if not name:

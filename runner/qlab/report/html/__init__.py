@@ -3,6 +3,6 @@ and case details, with inline CSS and SVG only (nothing is fetched)."""
 
 from __future__ import annotations
 
-from qlab.report.html.page import render_html, write_html
+from qlab.report.html.page import render_html
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_html"]
