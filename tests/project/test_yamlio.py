@@ -3,10 +3,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from qlab.errors import ConfigError
 from qlab.project.document import Document, JsonPath
-from qlab.project.yamlio import parse_yaml, parse_yaml_items
+from qlab.project.yamlio import dump_scalar, parse_yaml, parse_yaml_items
 
 
 def errors(text: str, **limits: int) -> list[str]:
@@ -233,3 +235,31 @@ def test_items_end_in_the_problems_of_the_full_parse(text: str, before: int) -> 
             read.append(at)
     assert items.value.diagnostics == full.value.diagnostics
     assert read == [(i,) for i in range(before)]
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**12), max_value=10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=("Cs",)), max_size=20)
+    | st.sampled_from(
+        ["true", "no", "null", "~", "1.5", "0x1F", "a: b", "- x", "#c", " lead", "trail ", "", "a\nb"]
+    )
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SCALARS, st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=20))
+def test_a_scalar_line_reads_back_as_key_value_and_item_with_a_comment(value: Any, key: str) -> None:
+    """What ``qlab learn accept`` adds to a file people keep: one line, a comment after it."""
+    line = dump_scalar(value)
+    assert "\n" not in line
+    text = f"{dump_scalar(key)}: {line}  # accepted by a\nlist:\n  - {line}  # accepted by b\n"
+    assert parse_yaml(text, "x.yaml").data == {key: value, "list": [value]}
+
+
+def test_a_scalar_is_plain_where_it_reads_back_as_itself() -> None:
+    assert [dump_scalar(v) for v in ("shipment status", "D-5003", "true", "12", "a: b", None, 3)] == [
+        "shipment status", "D-5003", '"true"', '"12"', "'a: b'", "null", "3",
+    ]  # fmt: skip

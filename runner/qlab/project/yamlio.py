@@ -395,6 +395,12 @@ def dump_yaml(data: Any, *, file: str = "<generated>") -> str:
     return text
 
 
+def dump_scalar(value: str | int | float | bool | None) -> str:
+    """One scalar as :func:`dump_yaml` writes it as a block mapping's key or value (or a block list's item), on
+    one line: for the edits that add a line to a file people keep and comment (``qlab learn accept``)."""
+    return dump_yaml({"v": value})[len("v: ") : -1]
+
+
 def _char_at(text: str, line: int, col: int) -> str:
     lines = text.split("\n", line + 1)
     return lines[line][col : col + 1] if line < len(lines) else ""

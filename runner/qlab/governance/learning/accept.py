@@ -32,7 +32,7 @@ from qlab.project.case_edit import set_case_field
 from qlab.project.document import format_path
 from qlab.project.files import display_path, has_magic, read_document
 from qlab.project.model import LIFECYCLES, Case, Suite
-from qlab.project.yaml_emit import dump
+from qlab.project.yamlio import dump_yaml
 
 # a check of a case before it becomes active (the sandbox's quality gate): None when it may, else why not
 ActivationCheck = Callable[[Case], "str | None"]
@@ -297,7 +297,7 @@ def _case_text(target: Path, config_path: str, case: dict[str, Any], provenance:
         modeline = (
             f"# yaml-language-server: $schema={Path(os.path.relpath(schema, target.parent)).as_posix()}\n"
         )
-    return modeline + "# " + " ".join(provenance.split()) + "\n" + dump(case)
+    return modeline + "# " + " ".join(provenance.split()) + "\n" + dump_yaml(case, file=str(target))
 
 
 def _check_joined(config_path: Path, suite: str, case_id: str, target: Path) -> None:

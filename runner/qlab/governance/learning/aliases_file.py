@@ -21,8 +21,7 @@ from typing import Any
 
 from qlab.errors import ConfigError, InputError
 from qlab.governance.records import write_text
-from qlab.project.yaml_emit import scalar
-from qlab.project.yamlio import parse_yaml
+from qlab.project.yamlio import dump_scalar, parse_yaml
 
 HEADER = "# Reviewed aliases: tool id -> phrases operators use for it. Edited by `qlab learn accept`.\n"
 
@@ -71,7 +70,7 @@ def _load(text: str, path: Path) -> dict[str, Any]:
 
 
 def _item_lines(new: Sequence[str], indent: str, comment: str) -> list[str]:
-    return [f"{indent}- {scalar(alias)}  # {comment}\n" for alias in new]
+    return [f"{indent}- {dump_scalar(alias)}  # {comment}\n" for alias in new]
 
 
 def _edit(text: str, path: Path, tool_id: str, existing: list[str], new: Sequence[str], comment: str) -> str:
@@ -81,9 +80,9 @@ def _edit(text: str, path: Path, tool_id: str, existing: list[str], new: Sequenc
     data = _load(text, path)
     if not data:
         body = "".join(lines) if lines else HEADER
-        return body + f"{scalar(tool_id)}:\n" + "".join(_item_lines(new, "  ", comment))
+        return body + f"{dump_scalar(tool_id)}:\n" + "".join(_item_lines(new, "  ", comment))
     if tool_id not in data:
-        return "".join(lines) + f"{scalar(tool_id)}:\n" + "".join(_item_lines(new, "  ", comment))
+        return "".join(lines) + f"{dump_scalar(tool_id)}:\n" + "".join(_item_lines(new, "  ", comment))
     if not existing:
         return ""  # an empty value: let the key be rewritten
     document = parse_yaml(text, str(path))
@@ -108,8 +107,8 @@ def _rewrite_key(
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#-"):
         end += 1
     block = [
-        f"{scalar(tool_id)}:\n",
-        *(f"  - {scalar(a)}\n" for a in existing),
+        f"{dump_scalar(tool_id)}:\n",
+        *(f"  - {dump_scalar(a)}\n" for a in existing),
         *_item_lines(new, "  ", comment),
     ]
     return "".join([*lines[:start], *block, *lines[end:]])

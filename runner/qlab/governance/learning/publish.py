@@ -26,8 +26,7 @@ from qlab.governance.learning.aliases_file import add_aliases, load_mapping
 from qlab.governance.learning.apply import policy_edit, type_of
 from qlab.governance.records import inside, resolve, write_json, write_text
 from qlab.project.model import Config
-from qlab.project.yaml_emit import scalar
-from qlab.project.yamlio import parse_yaml
+from qlab.project.yamlio import dump_scalar, parse_yaml
 
 KNOWLEDGE_HEADER = (
     "# Project knowledge every run applies (learning.knowledge_file). Edited by `qlab learn accept`.\n"
@@ -109,7 +108,11 @@ def _load(text: str, path: Path) -> dict[str, Any]:
 
 
 def _value(value: Any) -> str:
-    return scalar(value) if value is None or isinstance(value, (str, int, float, bool)) else json.dumps(value)
+    return (
+        dump_scalar(value)
+        if value is None or isinstance(value, (str, int, float, bool))
+        else json.dumps(value)
+    )
 
 
 def add_entry(path: Path, section: str, key: str, value: Any, *, comment: str) -> bool:
@@ -122,7 +125,7 @@ def add_entry(path: Path, section: str, key: str, value: Any, *, comment: str) -
     if key in existing and existing[key] == value:
         return False
     expected = {**data, section: {**existing, key: value}}
-    line = f"  {scalar(key)}: {_value(value)}  # {comment}\n"
+    line = f"  {dump_scalar(key)}: {_value(value)}  # {comment}\n"
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
@@ -145,7 +148,7 @@ def add_entry(path: Path, section: str, key: str, value: Any, *, comment: str) -
         else:  # a flow mapping ({} or {a: b}), or a key to replace: that section is written again as a block
             block = [
                 f"{section}:\n",
-                *(f"  {scalar(k)}: {_value(v)}\n" for k, v in existing.items() if k != key),
+                *(f"  {dump_scalar(k)}: {_value(v)}\n" for k, v in existing.items() if k != key),
                 line,
             ]
             edited = "".join([*lines[:start], *block, *lines[end:]])
