@@ -26,7 +26,7 @@ from qlab.project.model import (
     Origin,
     Suite,
 )
-from qlab.stages.base import RunContext
+from qlab.stages.context import RunContext
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_SPEC = ROOT / "runner" / "qlab" / "demo" / "openapi.yaml"
@@ -253,8 +253,7 @@ def context(
         engine=engine or FakeEngine({}),
         gate=Gate("execute", "execute", tuple(cfg.suites), guards=guards),
         log=lines.append,
+        log_dir=Path(cfg.path).parent / "logs",
     )
-    if plans is not None:
-        ctx.shared["plans"] = dict(plans)
-    ctx.shared["log_dir"] = str(Path(cfg.path).parent / "logs")
+    ctx.answers.plans.update(plans or {})
     return ctx

@@ -9,10 +9,11 @@ from pathlib import Path
 import httpx
 
 from execute.factory import case, config, context, env, plan, step, tool
+from qlab.execute.client import make_run_client
 from qlab.project.model import ClaimsCheck
 from qlab.results import CaseResult
 from qlab.run.scorecard import case_metrics
-from qlab.stages.execute import close_shared, run
+from qlab.stages.execute import run
 
 
 def _run(tmp_path: Path, statuses: list[int], **case_fields: object) -> dict[str, object]:
@@ -29,13 +30,13 @@ def _run(tmp_path: Path, statuses: list[int], **case_fields: object) -> dict[str
     read = tool("read", "GET", "/read")
     cfg = config(tmp_path, {"dev": env("http://api.test", retries=2, retry_backoff_sec=0.0)})
     ctx = context(cfg, {"read": read}, plans={"c": plan(step("read"))})
-    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    ctx.execute.client = make_run_client(transport=httpx.MockTransport(handler))
     the_case = dataclasses.replace(case("c"), **case_fields)
     results = {"c": CaseResult("c", the_case.suite, "execute")}
     try:
         run(ctx, [the_case], results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     return results["c"].to_dict()
 
 

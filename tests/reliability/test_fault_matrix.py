@@ -21,7 +21,7 @@ from execute.factory import a, case, config, context, env, plan, step, tool
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages.base import StageReport
-from qlab.stages.execute import close_shared, run
+from qlab.stages.execute import run
 from reliability.project import Op, fault_server_env, qlab, reasons, result_cases, write_project
 from reliability.servers_faults import FaultServer, closed_port
 from servers import free_port
@@ -139,7 +139,7 @@ def _run_matrix(
     try:
         report = run(ctx, cases, results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     return results, report
 
 

@@ -40,7 +40,8 @@ from qlab.project.model import (
 from qlab.results import CaseResult
 from qlab.run import prerun
 from qlab.run.options import RunOptions, Seams
-from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+from qlab.stages.base import GuardResult, StageReport, StopHit
+from qlab.stages.context import RunContext
 
 FAKE_ENV_URL = "http://127.0.0.1:9"
 DEFAULT_GATES = (

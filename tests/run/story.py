@@ -33,7 +33,8 @@ from qlab.run.artifact import read, write
 from qlab.run.merge import merge
 from qlab.run.runner import run
 from qlab.run.shard import ShardSpec
-from qlab.stages.base import RunContext, StageReport, StopHit
+from qlab.stages.base import StageReport, StopHit
+from qlab.stages.context import RunContext
 from run import fakes as f
 
 HOSTILE = (

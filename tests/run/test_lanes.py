@@ -8,7 +8,8 @@ from pathlib import Path
 from qlab.project.model import Case, Suite
 from qlab.results import CaseResult
 from qlab.run.lanes import Lanes
-from qlab.stages.base import RunContext, StageReport
+from qlab.stages.base import StageReport
+from qlab.stages.context import RunContext
 from run import fakes as f
 
 

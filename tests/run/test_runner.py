@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import sys
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
+import servers
+from qlab.collection.model import Collection, Tool
+from qlab.engine.types import Plan, PlanStep, SearchResult, SearchRow, Selection
 from qlab.errors import InputError
-from qlab.project.model import Budget, Gate, Guard, StopCondition, Suite, Threshold
+from qlab.project.model import Budget, Environment, Gate, Guard, ServerConfig, StopCondition, Suite, Threshold
 from qlab.resources import load_schema
-from qlab.run.options import RunOptions
+from qlab.run.options import RunOptions, Seams
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.stages.base import StageReport
@@ -753,3 +757,46 @@ def test_the_previous_run_is_read_when_the_learn_gate_starts_and_reaches_the_lea
     # given up front (--last-failed read it to select), it is not read again
     _run(tmp_path, previous=earlier, read_previous=read_previous, learner=learner)
     assert order == [] and seen == [earlier, earlier]
+
+
+class _OneTool(f.FakeEngine):
+    """An engine whose every answer is the fake collection's one tool: each case plans ``GET /things``."""
+
+    def search(self, query: str, *, k: int) -> SearchResult:
+        return SearchResult(rows=(SearchRow("getThing", 1, 1.0),))
+
+    def select(self, query: str, result: SearchResult, **kw: Any) -> Selection:
+        return Selection(None, "getThing", False, ())
+
+    def plan(self, query: str, target: str, **kw: Any) -> Plan:
+        return Plan("p", "synthesized", (PlanStep("getThing"),))
+
+
+def test_no_server_holds_for_every_execute_gate(tmp_path: Path) -> None:
+    """``--no-server``: the environment's dev server is started by no execute gate, the second one included
+    (each gate closes what the first kept)."""
+    marker = tmp_path / "started"
+    with servers.CountingServer() as api:
+        server = ServerConfig(
+            f"{sys.executable} -c \"open(r'{marker}', 'w')\"", api.url, 5, reuse_existing=False
+        )
+        dev = Environment("dev", api.url, allowed_hosts=("127.0.0.1",), server=server)
+        suites = {name: Suite(name, "execute", (f"{name}/*.yaml",), environment="dev") for name in ("a", "b")}
+        gates = (Gate("build", "build"), Gate("run-a", "execute", ("a",)), Gate("run-b", "execute", ("b",)))
+        config = dataclasses.replace(
+            f.config(tmp_path, suites=suites, gates=gates), environments={"dev": dev}
+        )
+        tool = Tool("getThing", "getThing", "things", "fake", "openapi", method="GET", path="/things")
+        options = dataclasses.replace(
+            f.options(tmp_path, start_servers=False),
+            seams=Seams(
+                build=lambda _c, _g: (Collection((tool,)), StageReport("build")),
+                engine=lambda _c, _coll: _OneTool(),
+                reach=lambda _url, _timeout: (True, "HTTP 200"),
+            ),
+        )
+        cases = (f.case("a1", "a", "execute"), f.case("b1", "b", "execute"))
+        outcome = run(f.FakeProject(config, cases), options=options)
+    assert [c["status"] for c in outcome.artifact["cases"]] == ["passed", "passed"], outcome.artifact["cases"]
+    assert api.count == 2 and not marker.exists()
+    assert outcome.artifact["stages"]["execute"]["details"]["servers"] == {"dev": {"status": "not_started"}}

@@ -22,7 +22,7 @@ from qlab.project.model import (
     Suite,
 )
 from qlab.results import CaseResult
-from qlab.stages.base import RunContext
+from qlab.stages.context import RunContext
 
 DEMO = demo_collection()
 

@@ -16,11 +16,13 @@ import servers
 from execute.factory import FakeEngine, a, case, config, context, demo_tools, env, param, plan, step, tool
 from qlab.collection.model import MutationClass, Tool
 from qlab.engine.types import Plan
+from qlab.execute.client import make_run_client
 from qlab.project.model import AuthProfile, Capture, Case, CleanupStep, Environment, Guard
 from qlab.results import CaseResult
 from qlab.scrub import find_leaks
-from qlab.stages.base import RunContext, StageReport
-from qlab.stages.execute import close_shared, run
+from qlab.stages.base import StageReport
+from qlab.stages.context import RunContext
+from qlab.stages.execute import run
 
 DEMO_TOKEN = "demo-CANARY-7c1d2e"
 BEARER = AuthProfile("demo_bearer", "bearer", token_env="QLAB_TEST_TOKEN")
@@ -61,12 +63,12 @@ def execute(
     log: list[str] = []
     ctx = context(cfg, tools, engine=engine, plans=plans, guards=guards, log=log)
     if transport is not None:
-        ctx.shared["http_transport"] = transport
+        ctx.execute.client = make_run_client(transport=transport)
     results = {c.id: CaseResult(c.id, c.suite, c.mode) for c in cases}
     try:
         report = run(ctx, cases, results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     return report, results, ctx, log
 
 
@@ -237,7 +239,7 @@ def test_dev_server_started_by_the_stage(tmp_path: Path, monkeypatch: pytest.Mon
     assert results["profile"].status == "passed", results["profile"].to_dict()
     assert report.details["servers"]["dev"]["status"] == "started"
     assert Path(report.details["servers"]["dev"]["log"]).exists()
-    with pytest.raises(httpx.ConnectError):  # close_shared stopped it
+    with pytest.raises(httpx.ConnectError):  # ctx.execute.close() stopped it
         httpx.get(f"http://127.0.0.1:{port}/health")
 
 
@@ -297,7 +299,7 @@ def test_refused_mutations_send_nothing(tmp_path: Path, counter: servers.Countin
     try:
         report = run(ctx, cases, results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     reasons = {cid: r.failure.reason if r.failure else None for cid, r in results.items()}
     assert reasons == {
         "not-allowed": "mutation_not_allowed",
@@ -601,7 +603,7 @@ def test_preflight_failures_send_nothing(
     try:
         report = run(ctx, cases, results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     reasons = {cid: r.failure.reason if r.failure else None for cid, r in results.items()}
     assert reasons == {
         "unset": "auth_context_required",
@@ -655,14 +657,14 @@ def test_plans_from_the_engine_from_result_dicts_and_missing_environments(
     try:
         run(ctx, cases, results)
     finally:
-        close_shared(ctx)
+        ctx.execute.close()
     engine_case = results["engine"].to_dict()
     assert engine_case["status"] == "passed"
     assert {"search", "target_selection", "plan", "execute"} <= set(engine_case["latency_ms"])
     assert engine_case["search"]["hit"] is True and engine_case["search"]["hit_rank"] == 1
     assert engine_case["target_selector"]["selected_target"] == "getThing"
     assert engine_case["plan"]["status"] == "synthesized" and engine_case["plan"]["user_input_slots"] == []
-    assert ctx.shared["plans"]["engine"].tools == ("getThing",)  # the executed plan is kept for later stages
+    assert ctx.answers.plans["engine"].tools == ("getThing",)  # the executed plan is kept for later stages
     assert results["dict"].status == "passed"
     assert ("GET", "/things/7") in counter.requests and ("GET", "/things/9") in counter.requests
 
@@ -745,13 +747,13 @@ def test_ctrl_c_runs_cleanup_then_reraises(tmp_path: Path, concurrency: int) -> 
         tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=concurrency)}
     )
     ctx = context(cfg, tools, plans=plans)
-    ctx.shared["http_transport"] = _interrupting_transport(seen)
+    ctx.execute.client = make_run_client(transport=_interrupting_transport(seen))
     results = {c.id: CaseResult(c.id, c.suite, c.mode) for c in cases}
     with pytest.raises(KeyboardInterrupt):
         try:
             run(ctx, cases, results)
         finally:
-            close_shared(ctx)
+            ctx.execute.close()
     assert [s for s in seen if "O-1" in s or s == "POST /orders"] == [
         "POST /orders",
         "GET /orders/O-1/slow",
@@ -802,13 +804,13 @@ def test_a_real_sigint_with_cases_in_flight_on_the_pool(tmp_path: Path) -> None:
     plans = {"interrupted": p} | {c.id: plan(step("fine")) for c in others}
     cfg = config(tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=2)})
     ctx = context(cfg, tools, plans=plans)
-    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    ctx.execute.client = make_run_client(transport=httpx.MockTransport(handler))
     results = {c.id: CaseResult(c.id, c.suite, c.mode) for c in cases}
     with pytest.raises(KeyboardInterrupt):
         try:
             run(ctx, cases, results)
         finally:
-            close_shared(ctx)
+            ctx.execute.close()
     # the case in flight finished its request and ran its cleanup; cases not started say so
     assert "DELETE /orders/O-1" in seen, seen
     assert results["interrupted"].to_dict()["execute"]["cleanup"][0]["outcome"] == "passed"
@@ -839,14 +841,14 @@ def test_a_second_ctrl_c_still_lets_the_case_in_flight_clean_up(tmp_path: Path) 
     tools, interrupted, p = _interrupted_case()
     cfg = config(tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=4)})
     ctx = context(cfg, tools, plans={"interrupted": p, "other": plan(step("fine"))})
-    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    ctx.execute.client = make_run_client(transport=httpx.MockTransport(handler))
     cases = [interrupted, case("other")]
     results = {c.id: CaseResult(c.id, c.suite, c.mode) for c in cases}
     with pytest.raises(KeyboardInterrupt):
         try:
             run(ctx, cases, results)
         finally:
-            close_shared(ctx)
+            ctx.execute.close()
     assert "DELETE /orders/O-1" in seen, seen
     assert results["interrupted"].to_dict()["execute"]["cleanup"][0]["outcome"] == "passed"
 
@@ -863,14 +865,14 @@ def test_ctrl_c_during_cleanup_sends_the_cleanup_again(tmp_path: Path) -> None:
     tools, interrupted, _p = _interrupted_case()
     cfg = config(tmp_path, {"dev": env("http://api.test", allowed_hosts=("api.test",), concurrency=1)})
     ctx = context(cfg, tools, plans={"interrupted": plan(step("create", n=1))})
-    ctx.shared["http_transport"] = httpx.MockTransport(handler)
+    ctx.execute.client = make_run_client(transport=httpx.MockTransport(handler))
     c = interrupted
     results = {c.id: CaseResult(c.id, c.suite, c.mode)}
     with pytest.raises(KeyboardInterrupt):
         try:
             run(ctx, [c], results)
         finally:
-            close_shared(ctx)
+            ctx.execute.close()
     assert seen == ["POST /orders", "DELETE /orders/O-1", "DELETE /orders/O-1"]
     record = results["interrupted"].to_dict()["execute"]
     assert [r["outcome"] for r in record["cleanup"]] == ["passed"]

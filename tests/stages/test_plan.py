@@ -8,7 +8,6 @@ from pathlib import Path
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.types import Plan, SearchResult
 from qlab.stages import plan
-from qlab.stages.engine_calls import PLANS
 
 from .engine_stages import DEMO, Counting, case, context, results_for
 
@@ -44,7 +43,7 @@ def test_seed_plan_case_end_to_end(tmp_path: Path) -> None:
     assert r.plan["plan_id"].startswith("plan-") and r.plan["reason"] is None
     assert [a.type for a in r.assertions] == ["selected_target", "plan_contains_tool", "no_user_input_slots"]
     assert all(a.passed for a in r.assertions)
-    assert isinstance(ctx.shared[PLANS]["member-plan-001"], Plan)
+    assert isinstance(ctx.answers.plans["member-plan-001"], Plan)
     assert report.suite_metrics["plan_e2e"]["plan_hit_rate"] == 1.0
     assert report.stops == []
 

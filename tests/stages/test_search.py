@@ -10,7 +10,7 @@ import pytest
 from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
 from qlab.results import CheckedJSON, EncodedJSON, JSONPack, PackedJSON, decoded, plain
-from qlab.stages import engine_calls, search
+from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
 
@@ -19,9 +19,7 @@ def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     cases = [case("s1", "Find member delivery detail", "getMemberDeliveryDetail", mode="search", top_k=8)]
     results = results_for(cases)
     ctx = context(tmp_path)
-    ctx.shared[engine_calls.ROWS_PACK] = JSONPack(
-        plain_limit=0
-    )  # a run past the limit: a hit's rows are packed
+    ctx.answers.rows_pack = JSONPack(plain_limit=0)  # a run past the limit: a hit's rows are packed
     report = search.run(ctx, cases, results)
     r = results["s1"]
     assert r.status == "passed" and r.failure is None

@@ -8,7 +8,6 @@ from pathlib import Path
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.types import Selection
 from qlab.stages import search, select
-from qlab.stages.engine_calls import SEARCHES
 
 from .engine_stages import DEMO, Counting, case, context, results_for
 
@@ -48,7 +47,7 @@ def test_a_search_from_the_search_gate_is_reused_not_repeated(tmp_path: Path) ->
     search.run(ctx, [SEED], results)
     select.run(ctx, [SEED], results)
     assert engine.calls == ["search", "select"]
-    assert len(ctx.shared[SEARCHES]) == 1
+    assert len(ctx.answers.searches) == 1
 
 
 def test_search_mode_cases_are_not_selected(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Where an execute case's plan comes from.
 
-In order: the Plan object the plan stage left in ``ctx.shared["plans"][case_id]``; else the plan dict written
+In order: the Plan object the plan stage left in ``ctx.answers.plans[case_id]``; else the plan dict written
 into the case's result. The execute stage makes sure there is one: a case whose suite sits in no plan gate is
 planned by the plan stage's own code first (``qlab.stages.plan.plan_case``: search → select → plan), so it keeps
 its ``search``, ``target_selector`` and ``plan`` objects like any plan case. A plan that cannot be had fails the
@@ -43,9 +43,10 @@ def plan_from_dict(data: Mapping[str, Any]) -> Plan | None:
     return Plan(str(data.get("plan_id", "")), "synthesized", tuple(out))
 
 
-def plan_for(case: Case, result: CaseResult, *, shared: Mapping[str, Plan]) -> Plan | None:
-    """The case's plan, or None after failing ``result`` with the reason it could not be had."""
-    known = shared.get(case.id)
+def plan_for(case: Case, result: CaseResult, *, plans: Mapping[str, Plan]) -> Plan | None:
+    """The case's plan (``plans``: the Plans the run made, by case id), or None after failing ``result`` with
+    the reason it could not be had."""
+    known = plans.get(case.id)
     if known is not None:
         return known if _usable(known, result) else None
     parsed = plan_from_dict(result.plan) if result.plan else None

@@ -21,7 +21,8 @@ from pathlib import Path
 from qlab.project.model import Case, Config
 from qlab.results import CaseResult
 from qlab.run.provenance import relative
-from qlab.stages.base import RunContext, StageReport, StageRun
+from qlab.stages.base import StageReport
+from qlab.stages.context import RunContext, StageRun
 
 
 @lru_cache(maxsize=4096)

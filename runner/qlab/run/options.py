@@ -16,7 +16,8 @@ from qlab.project.model import Case, Config, Gate
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec
 from qlab.scrub import SecretSet
-from qlab.stages.base import Learner, StageReport, StageRun
+from qlab.stages.base import Learner, StageReport
+from qlab.stages.context import StageRun
 
 
 class ProjectLike(Protocol):

@@ -40,7 +40,8 @@ from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
 from qlab.scrub import SecretSet
 from qlab.stages import search_rows
-from qlab.stages.base import GuardResult, RunContext, StageReport, StageRun
+from qlab.stages.base import GuardResult, StageReport
+from qlab.stages.context import RunContext, StageRun
 
 
 def _real_build(config: Config, gate: Gate) -> tuple[Collection | None, StageReport]:
@@ -168,11 +169,9 @@ def _gates(state: RunState) -> RunOutcome:
         secrets=secrets,
         learner=options.learner,
         previous=options.previous,
+        log_dir=options.log_dir or Path(config.path).parent / config.output.dir,
+        start_servers=options.start_servers,
     )
-    ctx.shared["log_dir"] = str(options.log_dir or Path(config.path).parent / config.output.dir)
-    if not options.start_servers:
-        # the execute stage starts an environment's dev server unless it is already registered as handled
-        ctx.shared["dev_server_envs"] = {name: {"status": "not_started"} for name in config.environments}
     try:
         for gate in config.gates:
             if gate.stage == "build":
@@ -183,9 +182,9 @@ def _gates(state: RunState) -> RunOutcome:
                 settle()  # the gate's results live until the end of the run
             finally:
                 if gate.stage == "execute":
-                    _close(ctx)  # the dev servers stop right after the execute gate, also on Ctrl-C
+                    ctx.execute.close()  # the dev servers stop right after the execute gate, also on Ctrl-C
     finally:
-        _close(ctx)
+        ctx.execute.close()
         _close_engine(engine)
     return state.finish()
 
@@ -311,11 +310,11 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
         # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
         if ctx.secrets:
             emit = state.options.emit or (
-                lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+                lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=ctx.secrets)
             )
             # a log line can hold a secret learnt after it was written (a server printing the cookie it sets):
             # the logs are scrubbed again with every secret known now, then scanned
-            rescrub_logs(state.log_paths(), _secrets(ctx))
+            rescrub_logs(state.log_paths(), ctx.secrets)
             paths = [*emit(provisional), *state.log_paths()]
         if learn is not None:
             return learn(ctx, gate_cases, state.lanes.lanes[0])
@@ -340,18 +339,14 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
         emit = state.options.emit or (
-            lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=_secrets(ctx))
+            lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=ctx.secrets)
         )
-        rescrub_logs(state.log_paths(), _secrets(ctx))
+        rescrub_logs(state.log_paths(), ctx.secrets)
         paths = [*emit(state.artifact(final=False)), *state.log_paths()]
         guard, stops, details = module.scrub(ctx, paths)
     state.record_stage(
         "learn", [StageReport("learn", stops=stops, details={"scrub": details})], [guard], gate=gate.name
     )
-
-
-def _secrets(ctx: RunContext) -> SecretSet:
-    return ctx.secrets if isinstance(ctx.secrets, SecretSet) else SecretSet(ctx.secrets)
 
 
 def _trim(engine: Engine) -> None:
@@ -368,17 +363,3 @@ def _close_engine(engine: Engine) -> None:
     close = getattr(engine, "close", None)  # the http engine holds a client
     if callable(close):
         close()
-
-
-def _close(ctx: RunContext) -> None:
-    """Stop what the execute stage keeps for the run (HTTP client, dev servers), also after Ctrl-C. A run that
-    never executed kept nothing: the stage (and httpx under it) is not imported just to close nothing."""
-    if not any(key in ctx.shared for key in ("http_client", "dev_servers", "auth_resolver")):
-        return
-    try:
-        module = importlib.import_module("qlab.stages.execute")
-    except ImportError:
-        return
-    close = getattr(module, "close_shared", None)
-    if close is not None:
-        close(ctx)

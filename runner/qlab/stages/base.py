@@ -1,7 +1,7 @@
 """The contract every stage module follows.
 
 A stage module (``qlab.stages.build``, ``search``, ``select``, ``plan``, ``execute``, ``learn``) exposes a
-``run(ctx, cases, results) -> StageReport`` function. It:
+``run(ctx, cases, results) -> StageReport`` function (``qlab.stages.context.StageRun``). It:
 
 - works only on the cases of its gate's suites that are not ``done`` yet;
 - writes its own object and latency into each CaseResult, and ``fail(stage, reason)`` on failure;
@@ -17,8 +17,7 @@ from typing import Any, Protocol
 
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
-from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult
+from qlab.project.model import Case, Config
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,28 +71,3 @@ class Learner(Protocol):
         secrets: Sequence[str],
         previous: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]: ...
-
-
-@dataclass(slots=True)
-class RunContext:
-    """What a stage may read. Built once per run by ``qlab.run.runner``."""
-
-    config: Config
-    collection: Collection
-    engine: Engine
-    gate: Gate
-    log: Callable[[str], None] = lambda _msg: None
-    shared: dict[str, Any] = field(
-        default_factory=dict
-    )  # per-run state a stage hands to a later one (e.g. the HTTP client)
-    # every secret value the run knows: the run hands a ``qlab.scrub.SecretSet``, which registers each value with
-    # its parts (contracts cannot name the adapter's class)
-    secrets: set[str] = field(default_factory=set)
-    learner: Learner | None = None  # the learn stage's suggestions; None: the stage only checks scrubbing
-    previous: Mapping[str, Any] | None = None  # the run before (the learning signals that compare two runs)
-
-
-class StageRun(Protocol):
-    def __call__(
-        self, ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]
-    ) -> StageReport: ...

@@ -1,11 +1,10 @@
 """What the search, select and plan stages share: one engine call per case and stage, cached for later stages.
 
 A plan-mode case goes search → select → plan even when its suite sits only in the plan gate: each stage asks
-for the previous stage's answer with ``searched``/``selected``, which reuse the answer an earlier gate stored
-in ``ctx.shared`` or make the call once (recording its result object, latency and failure on the case). The
-cache is keyed by the CaseResult, so each attempt of a repeated case (``Suite.repeat``) calls the engine on
-its own. The plan stage leaves each Plan in ``ctx.shared["plans"][case_id]``, where the execute stage looks
-first.
+for the previous stage's answer with ``searched``/``selected``, which reuse the answer an earlier gate kept
+in ``ctx.answers`` or make the call once (recording its result object, latency and failure on the case). The
+answers are kept by CaseResult, so each attempt of a repeated case (``Suite.repeat``) calls the engine on its
+own. The plan stage leaves each Plan in ``ctx.answers.plans[case_id]``, where the execute stage looks first.
 
 An engine that raises (an http engine's bad reply, a python engine's bug) fails the case with
 ``engine_error`` (status ``error``) in the stage that called it; the other cases go on. A dependency that did
@@ -26,13 +25,10 @@ from qlab.errors import DependencyError
 from qlab.project.model import Case
 from qlab.results import CaseResult, CheckedJSON, EncodedJSON, JSONPack
 from qlab.stages import engine_checks, search_rows
-from qlab.stages.base import RunContext, StopHit
+from qlab.stages.base import StopHit
+from qlab.stages.context import RunContext
 
 T = TypeVar("T")
-SEARCHES = "engine.searches"  # ctx.shared key: id(CaseResult) -> (CaseResult, SearchResult)
-SELECTIONS = "engine.selections"
-PLANS = "plans"  # case id -> Plan (read by qlab.execute.plans)
-ROWS_PACK = "engine.rows_pack"  # the run's JSONPack of search rows
 
 
 def top_k(ctx: RunContext, case: Case) -> int:
@@ -94,21 +90,12 @@ def call(
     return value
 
 
-def _cached(ctx: RunContext, key: str, result: CaseResult) -> Any:
-    entry = ctx.shared.get(key, {}).get(id(result))
-    return entry[1] if entry is not None and entry[0] is result else None
-
-
-def _store(ctx: RunContext, key: str, result: CaseResult, value: Any) -> None:
-    ctx.shared.setdefault(key, {})[id(result)] = (result, value)
-
-
 def _pack(ctx: RunContext) -> JSONPack:
     """The run's pack of search rows (``qlab.results.PackedJSON``): made by the first search of the run."""
-    pack = ctx.shared.get(ROWS_PACK)
+    pack = ctx.answers.rows_pack
     if pack is None:
-        pack = ctx.shared[ROWS_PACK] = JSONPack()
-    return pack  # type: ignore[no-any-return]
+        pack = ctx.answers.rows_pack = JSONPack()
+    return pack
 
 
 def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | None:
@@ -116,9 +103,9 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
 
     None when the case failed at search (engine error, unknown or absent expected target, failed assertion).
     """
-    cached = _cached(ctx, SEARCHES, result)
+    cached = ctx.answers.searches.of(result)
     if cached is not None:
-        return None if result.done else cached  # type: ignore[no-any-return]
+        return None if result.done else cached
     found = call(
         result,
         "search",
@@ -131,7 +118,7 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
         return None
     # only plan and execute cases go on to select; a search case's rows are in its result already
     if case.mode != "search":
-        _store(ctx, SEARCHES, result, found)
+        ctx.answers.searches.keep(result, found)
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
@@ -196,9 +183,9 @@ def selected(ctx: RunContext, case: Case, result: CaseResult) -> Selection | Non
 
     None when the case failed before or at select.
     """
-    cached = _cached(ctx, SELECTIONS, result)
+    cached = ctx.answers.selections.of(result)
     if cached is not None:
-        return None if result.done else cached  # type: ignore[no-any-return]
+        return None if result.done else cached
     found = searched(ctx, case, result)
     if found is None:
         return None
@@ -213,7 +200,7 @@ def selected(ctx: RunContext, case: Case, result: CaseResult) -> Selection | Non
     )
     if selection is None:
         return None
-    _store(ctx, SELECTIONS, result, selection)
+    ctx.answers.selections.keep(result, selection)
     result.target_selector = wire.selection_to_dict(selection)
     critical = result.critical or case.id in _critical(ctx, case)
     if selection.ambiguous and critical:

@@ -3,8 +3,8 @@
 For each execute case not yet done: find its plan (``qlab.execute.plans``) and its suite's environment
 (``environment_missing`` otherwise), start the environment's dev server if it declares one, and run the case
 (``qlab.execute.case``) — on worker threads over the run's one sync HTTP client, as many as pay off up to
-``Environment.concurrency`` (``qlab.execute.pool``). The client lives in ``ctx.shared["http_client"]`` until
-``close_shared(ctx)``.
+``Environment.concurrency`` (``qlab.execute.pool``). The client, the auth resolver and the dev servers live in
+``ctx.execute`` (``qlab.stages.context.ExecuteState``) until its ``close()``.
 
 Metrics: execute_success_rate, execute_read_success_rate (read_only cases), assertion_pass_rate,
 auth_ready_rate, structured_failure_rate, latency_p50_ms, latency_p95_ms. Stop conditions seen:
@@ -17,7 +17,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +34,9 @@ from qlab.metrics import structured
 from qlab.project.model import Case, Environment
 from qlab.reasons import AUTH_FAILURES
 from qlab.results import CaseResult
-from qlab.scrub import SecretSet, neutralize_commands, scrub_text
-from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+from qlab.scrub import neutralize_commands, scrub_text
+from qlab.stages.base import GuardResult, StageReport, StopHit
+from qlab.stages.context import RunContext
 from qlab.stages.plan import plan_case
 
 STAGE = "execute"
@@ -45,10 +45,9 @@ SAFETY_REASONS = frozenset(
 )
 ASSERTION_REASONS = frozenset({"assertion_failed", "schema_mismatch", "invalid_json"})
 _Item = tuple[Case, Environment, CaseResult]
-PLANNED_HERE = "execute.planned"
 # the subject of this stage's mutation_safety and host_allowlist checks: what it refused before sending
 # (``qlab.run.boundary`` checks the same guards on the requests sent)
-BEFORE_SENDING = "before sending"  # ctx.shared key: ids of the cases this stage planned itself
+BEFORE_SENDING = "before sending"
 
 
 def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult]) -> StageReport:
@@ -65,15 +64,15 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
     if groups:
         width = max(items[0][1].concurrency for items in groups.values())
         runner = CaseRunner(
-            client=shared_client(ctx, max_connections=width),
-            tools=ctx.shared.setdefault("tools_by_id", ctx.collection.by_id()),
+            client=run_client(ctx, max_connections=width),
+            tools=ctx.collection.by_id(),
             resolver=_resolver(ctx),
             collection_profile=ctx.config.collection.auth_profile,
             add_secrets=ctx.secrets.update,
             cancel=threading.Event(),
             max_bytes=ctx.config.limits.response_bytes,
         )
-        plans: dict[str, Plan] = ctx.shared.setdefault("plans", {})
+        plans = ctx.answers.plans
         for name, items in groups.items():
             ctx.log(
                 f"execute: {len(items)} case(s) against environment {name} ({display_url(items[0][1].base_url)})"
@@ -84,36 +83,21 @@ def run(ctx: RunContext, cases: Sequence[Case], results: Mapping[str, CaseResult
     return _report(ctx, handled, results, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-def shared_client(ctx: RunContext, *, max_connections: int = 8) -> http.Client:
-    """The run's HTTP client (made on first use, reused by later execute gates)."""
-    client = ctx.shared.get("http_client")
-    if client is None:
-        client = make_run_client(max_connections=max_connections, transport=ctx.shared.get("http_transport"))
-        ctx.shared["http_client"] = client
-    return client  # type: ignore[no-any-return]
-
-
-def close_shared(ctx: RunContext) -> None:
-    """Close what the execute stage keeps for the run: the HTTP client and any dev servers (whole groups)."""
-    servers = ctx.shared.pop("dev_servers", None)
-    client = ctx.shared.pop("http_client", None)
-    try:
-        if isinstance(servers, ExitStack):
-            servers.close()
-    finally:
-        if client is not None:
-            client.close()
-        ctx.shared.pop("dev_server_envs", None)
+def run_client(ctx: RunContext, *, max_connections: int = 8) -> http.Client:
+    """The run's HTTP client (made on first use, until ``ctx.execute.close()``)."""
+    state = ctx.execute
+    if state.client is None:
+        state.client = make_run_client(max_connections=max_connections)
+    return state.client
 
 
 def _resolver(ctx: RunContext) -> AuthResolver:
-    resolver = ctx.shared.get("auth_resolver")
-    if not isinstance(resolver, AuthResolver):
-        resolver = AuthResolver(
-            ctx.config.auth_profiles, client=shared_client(ctx), max_bytes=ctx.config.limits.response_bytes
+    state = ctx.execute
+    if state.resolver is None:
+        state.resolver = AuthResolver(
+            ctx.config.auth_profiles, client=run_client(ctx), max_bytes=ctx.config.limits.response_bytes
         )
-        ctx.shared["auth_resolver"] = resolver
-    return resolver
+    return state.resolver
 
 
 def _environment(ctx: RunContext, case: Case, result: CaseResult) -> Environment | None:
@@ -140,36 +124,38 @@ def _environment(ctx: RunContext, case: Case, result: CaseResult) -> Environment
 def _start_server(ctx: RunContext, env: Environment, items: list[_Item]) -> bool:
     """Start the environment's dev server once per run; on failure every case of it fails as dev_server_failed
     (an infrastructure fault: the run is ERROR, not BLOCK)."""
-    if env.server is None or env.name in ctx.shared.setdefault("dev_server_envs", {}):
+    status = ctx.execute.server_status
+    if env.server is None or env.name in status:
+        return True
+    if not ctx.start_servers:
+        status[env.name] = {"status": "not_started"}
         return True
     # imported here: subprocess, ctypes, ... cost startup time and only an environment with a server needs them
     from qlab.execute.server import dev_server
 
-    stack = ctx.shared.setdefault("dev_servers", ExitStack())
     base = Path(ctx.config.path).parent
-    log_dir = Path(ctx.shared.get("log_dir") or base / ctx.config.output.dir)
-    log_path = log_dir / f"server-{env.name}.log"
+    log_path = (ctx.log_dir or base / ctx.config.output.dir) / f"server-{env.name}.log"
     try:
         # each line through the scrubber of the secrets known when it is written (the logs are scrubbed again
         # with all of them before the learn gate scans them), every workflow command in it made inert (a CI
         # step may print the log)
         secrets = ctx.secrets
-        known = secrets.text if isinstance(secrets, SecretSet) else (lambda line: scrub_text(line, secrets))
-        scrub = lambda line: neutralize_commands(known(line))  # noqa: E731
-        state = stack.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
+        scrub = lambda line: neutralize_commands(secrets.text(line))  # noqa: E731
+        servers = ctx.execute.servers
+        state = servers.enter_context(dev_server(env.server, log_path=log_path, base_dir=base, scrub=scrub))
     except QlabError as exc:
-        ctx.shared["dev_server_envs"][env.name] = {"status": "failed", "log": str(log_path)}
+        status[env.name] = {"status": "failed", "log": str(log_path)}
         for _case, _env, result in items:
             result.fail(STAGE, "dev_server_failed", f"environment {env.name}: {exc}", status="error")
         return False
-    ctx.shared["dev_server_envs"][env.name] = {"status": state, "url": env.server.url, "log": str(log_path)}
+    status[env.name] = {"status": state, "url": env.server.url, "log": str(log_path)}
     ctx.log(f"execute: dev server for {env.name} {state} ({env.server.url}); output in {log_path}")
     return True
 
 
 def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: dict[str, Plan]) -> None:
     ready: list[tuple[Case, Plan, Environment, CaseResult]] = []
-    planned: set[str] = ctx.shared.setdefault(PLANNED_HERE, set())
+    planned = ctx.execute.planned_here
     for case, env, result in items:
         if result.plan is None and (case.id not in plans or case.id in planned):
             # no plan gate planned it: the plan stage's own search → select → plan, checks included, so the case
@@ -177,12 +163,12 @@ def _run_group(ctx: RunContext, runner: CaseRunner, items: list[_Item], plans: d
             # attempt of a repeated case is planned on its own
             plan_case(ctx, case, result)
             planned.add(case.id)
-        plan = None if result.done else plan_for(case, result, shared=plans)
+        plan = None if result.done else plan_for(case, result, plans=plans)
         if plan is not None:
             plans.setdefault(case.id, plan)  # a later stage (learn) sees the plan that was executed
             ready.append((case, plan, env, result))
     width = items[0][1].concurrency
-    workers = ctx.shared.setdefault("execute_workers", {})
+    workers = ctx.execute.workers
     if width <= 1 or len(ready) <= 1:
         workers[items[0][1].name] = 1
         for index, (case, plan, env, result) in enumerate(ready):
@@ -305,6 +291,6 @@ def _details(ctx: RunContext, rows: list[CaseResult], reasons: Mapping[str, list
         "cases": len(rows),
         "passed": sum(r.status == "passed" for r in rows),
         "failure_reasons": {code: len(ids) for code, ids in sorted(reasons.items())},
-        "servers": dict(ctx.shared.get("dev_server_envs") or {}),
-        "workers": dict(ctx.shared.get("execute_workers") or {}),  # threads each environment's cases used
+        "servers": dict(ctx.execute.server_status),
+        "workers": dict(ctx.execute.workers),  # threads each environment's cases used
     }

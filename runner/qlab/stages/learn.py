@@ -21,7 +21,8 @@ from qlab.engine.base import Engine
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.scrub import find_leaks
-from qlab.stages.base import GuardResult, RunContext, StageReport, StopHit
+from qlab.stages.base import GuardResult, StageReport, StopHit
+from qlab.stages.context import RunContext
 
 STAGE = "learn"
 

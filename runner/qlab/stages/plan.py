@@ -4,7 +4,7 @@ unsatisfied.
 Every plan (and execute) case of the gate's suites that is not done yet gets its selection (reused, or run
 now after its search) and one ``engine.plan`` call for the selected target. The case's ``plan`` object is
 ``{plan_id, status, tools, steps, user_input_slots, diagnostics, reason}`` with ``latency_ms["plan"]``, and
-the Plan is left in ``ctx.shared["plans"]`` for the execute stage. A case fails with
+the Plan is left in ``ctx.answers.plans`` for the execute stage. A case fails with
 ``required_fields_unsatisfied`` when the plan needs input (unless a ``plan_status`` assertion expects it),
 ``plan_failed`` when synthesis failed (no target, unknown target), ``plan_tools_mismatch`` when the plan's
 tools differ from ``expected_plan_tools`` or a ``plan_contains_tool``/``plan_tools_equal`` assertion, and
@@ -26,9 +26,9 @@ from qlab.engine.types import Plan
 from qlab.project.model import Case
 from qlab.results import CaseResult
 from qlab.stages import engine_checks
-from qlab.stages.base import RunContext, StageReport
+from qlab.stages.base import StageReport
+from qlab.stages.context import RunContext
 from qlab.stages.engine_calls import (
-    PLANS,
     call,
     latency_metrics,
     selected,
@@ -62,7 +62,7 @@ def plan_case(ctx: RunContext, case: Case, result: CaseResult) -> Plan | None:
     if found is None:
         return None
     result.plan = wire.plan_to_dict(found)
-    ctx.shared.setdefault(PLANS, {})[case.id] = found
+    ctx.answers.plans[case.id] = found
     engine_checks.check_plan(case, result, found)
     return found
 

@@ -25,7 +25,8 @@ from typing import Any
 from qlab import metrics
 from qlab.project.model import Case
 from qlab.results import CaseResult
-from qlab.stages.base import RunContext, StageReport
+from qlab.stages.base import StageReport
+from qlab.stages.context import RunContext
 from qlab.stages.engine_calls import (
     latency_metrics,
     selected,

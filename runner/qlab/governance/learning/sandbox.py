@@ -51,7 +51,7 @@ from qlab.run import artifact as artifact_mod
 from qlab.run import gates, postrun
 from qlab.run.lanes import new_result
 from qlab.run.selection import gate_suites
-from qlab.stages.base import RunContext
+from qlab.stages.context import RunContext
 
 REPLAYED_STAGES = ("search", "select", "plan")
 # the side of the cases a proposal affects that no stored run holds (a suite the stored runs did not select)
