@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from qlab.cli import main
-from qlab.commands import run as run_command
+from qlab.run import api as run_api
 from qlab.run.runner import run as real_run
 from run import fakes as f
 
@@ -63,7 +63,7 @@ def _fake_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         fakes = f.options(tmp_path)
         return real_run(project, options=dataclasses.replace(options, seams=fakes.seams))
 
-    monkeypatch.setattr(run_command, "run", run)
+    monkeypatch.setattr(run_api, "run", run)
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -382,8 +382,8 @@ def test_the_previous_run_is_read_lean_for_the_learn_gate_and_whole_for_last_fai
     objects; the file's digest and path recorded for the proposals' evidence); --last-failed reads it whole."""
     import hashlib
 
-    from qlab.commands.run import _previous
     from qlab.run.artifact import write
+    from qlab.run.history import previous_result as _previous
     from run import story
 
     previous = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}

@@ -165,8 +165,8 @@ def write_outputs(*args, **kwargs):
     finally:
         active[0] = False
 outputs.write_outputs = write_outputs
-import qlab.commands.run as command
-command.write_outputs = write_outputs
+import qlab.run.api as api
+api.write_outputs = write_outputs
 from qlab.cli import main
 main(sys.argv[1:])
 """

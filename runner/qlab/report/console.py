@@ -74,7 +74,7 @@ class Progress:
         if event.kind == "stage_start":
             cases = f" {event.cases} case(s)" if event.cases else ""
             self.stream.write(f"\r\x1b[2K▸ {event.gate} ({event.stage}){cases} …")
-        else:
+        elif event.kind == "stage_end":
             status = paint(event.status, event.status, color=self.color)
             self.stream.write(
                 f"\r\x1b[2K  {event.gate:<12} {event.stage:<8} {status} {event.duration_ms / 1000:.2f}s\n"

@@ -9,7 +9,8 @@ oldest entries beyond ``output.history`` (qlab.yaml; 0 keeps none) are removed, 
 
 Readers: ``latest_brief`` (the last run that decided with the same configuration: the "since the last run" block
 of the console and the summary), ``latest`` and ``runs`` (``qlab report --trend``: every metric over the kept
-runs).
+runs). ``previous_result`` and ``LaterResult`` read the last result in the output folder for ``--last-failed`` and
+the learn gate.
 """
 
 from __future__ import annotations
@@ -24,11 +25,14 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.errors import InputError, QlabError
 from qlab.run import artifact
 
 FOLDER = "history"
 DEFAULT_LIMIT = 10
+PREVIOUS_MAX_BYTES = (
+    64 * 1024 * 1024
+)  # a larger previous result in another layout is read only for --last-failed
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -272,3 +276,42 @@ def keep(written: Path, run_id: str, folder: Path, *, limit: int = DEFAULT_LIMIT
         with contextlib.suppress(OSError):
             old.unlink()
     return target
+
+
+def previous_result(path: Path, *, needed: bool, wanted: bool) -> dict[str, Any] | None:
+    """The last result in the output folder: ``--last-failed`` needs it (read and checked whole); the learn gate
+    (``wanted``) compares with it (the signals that need two runs) as ``for_learning`` reads it, line by line, or
+    whole when it is in another layout and small enough to read at no real cost. An unreadable one is compared
+    with nothing. A run with neither does not read it."""
+    if not path.is_file() or not (needed or wanted):
+        return None
+    if needed:
+        return artifact.read(path)
+    try:
+        try:
+            data = for_learning(path)
+            data["_lean"] = True  # cut to the comparison fields: a proposal reads its case again (by _path)
+        except (ValueError, UnicodeDecodeError):
+            if path.stat().st_size > PREVIOUS_MAX_BYTES:
+                return None
+            data = artifact.read(path)
+    except (OSError, QlabError):
+        return None  # not a result this qlab reads: the learn gate compares with nothing
+    data["_path"] = str(path)  # a proposal reads its digest (and its case's whole record) from the file
+    return data
+
+
+class LaterResult:
+    """The previous run, read for the learn gate when it starts (``RunOptions.read_previous``), once; ``read``:
+    what was read (None before the call, or when nothing could be)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.read: dict[str, Any] | None = None
+        self.called = False
+
+    def __call__(self) -> dict[str, Any] | None:
+        if not self.called:
+            self.called = True
+            self.read = previous_result(self.path, needed=False, wanted=True)
+        return self.read

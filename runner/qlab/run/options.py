@@ -35,11 +35,14 @@ class ProjectLike(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
-    """Progress for the console: ``stage_start`` / ``stage_end`` of a gate."""
+    """Progress of a run, by ``kind``: ``project_loaded`` (the project was read and validated), then
+    ``stage_start`` and ``stage_end`` of each gate (``gate``, ``stage``, ``cases``; at the end its ``status`` and
+    ``duration_ms``), then ``run_end`` (the run decided, its ``status`` the verdict; the outputs are written
+    next). A caller ignores the kinds it does not know: more may come."""
 
     kind: str
-    gate: str
-    stage: str
+    gate: str = ""
+    stage: str = ""
     cases: int = 0
     status: str = ""
     duration_ms: float = 0.0

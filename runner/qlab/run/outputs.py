@@ -429,6 +429,8 @@ class RunningStatus:
         self.done: list[dict[str, Any]] = []
 
     def __call__(self, event: RunEvent) -> None:
+        if event.kind not in ("stage_start", "stage_end"):
+            return
         if event.kind == "stage_end":
             self.done.append({"gate": event.gate, "stage": event.stage, "status": event.status})
         status = {

@@ -99,8 +99,8 @@ def test_a_case_fixed_since_the_previous_run_becomes_an_eval_case_proposal(tmp_p
 def test_a_fixed_case_proposed_from_the_previous_run_read_lean_is_the_one_read_whole(tmp_path: Path) -> None:
     """Rule: the learn gate reads the previous run cut to the comparison fields (``history.for_learning``); the
     case it proposes is then read again whole from that file, so the proposal is the one the whole file gives."""
-    from qlab.commands.run import _previous
     from qlab.run.artifact import write
+    from qlab.run.history import previous_result as _previous
 
     config_path = make_project(tmp_path)
     project = load_project(config_path)

@@ -87,6 +87,18 @@ def save(path: Path, new: Sequence[Mapping[str, Any]], *, now: str | None = None
     return stored
 
 
+def store_learned(config: Config, artifact: Mapping[str, Any]) -> Path | None:
+    """Merge the suggestions a run's learn stage made into the suggestions file as ``pending_review`` (nothing is
+    applied: ``qlab learn accept`` is the only way one reaches the project); the file, when there were any."""
+    learn = (artifact.get("stages") or {}).get("learn") or {}
+    learned = (learn.get("details") or {}).get("suggestions")
+    if not learned:
+        return None
+    path = suggestions_path(config)
+    save(path, learned)
+    return path
+
+
 def find(items: Sequence[Mapping[str, Any]], wanted: str) -> Mapping[str, Any]:
     """The suggestion with id ``wanted`` (or a unique prefix of it); UsageError otherwise."""
     exact = [s for s in items if s["id"] == wanted]
