@@ -63,7 +63,7 @@ def test_the_version_has_one_source() -> None:
     project = pyproject.split("[project]", 1)[1].split("\n[", 1)[0]
     assert not re.search(r"^version\s*=", project, re.M), "the version is read from qlab.__version__"
     assert 'dynamic = ["version"]' in project
-    assert 'path = "runner/qlab/__init__.py"' in pyproject
+    assert 'path = "runner/qlab/version.py"' in pyproject
     assert importlib.metadata.version(wheels.DISTRIBUTION) == qlab.__version__
 
 

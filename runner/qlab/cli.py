@@ -18,10 +18,11 @@ from typing import Any
 
 import click
 
-from qlab import __version__, scrub
+from qlab import scrub
 from qlab.commands import _timings as timings
 from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError, Terminated
 from qlab.run.heap import frozen_heap
+from qlab.version import __version__
 
 # "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
 _LOCATED = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<rest>.*)$", re.S)

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from qlab import __version__
 from qlab.collection import artifact, documents
 from qlab.collection.model import Collection
 from qlab.errors import InputError
+from qlab.version import __version__
 
 CACHE_FORMAT = 1
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab import __version__
 from qlab.project.model import Config
+from qlab.version import __version__
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from qlab import __version__, metrics
+from qlab import metrics
 from qlab.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 from qlab.execute.credentials import display_url
 from qlab.project.model import Case, Config, Gate
@@ -28,6 +28,7 @@ from qlab.run.provenance import Checkout, fingerprint, provenance, relative
 from qlab.run.selection import Selected
 from qlab.run.shard import case_manifest
 from qlab.stages.base import GuardResult, StageReport, StopHit
+from qlab.version import __version__
 
 
 def guard_dict(g: GuardResult, *, gate: str | None = None) -> dict[str, Any]:

@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import __version__, metrics
+from qlab import metrics
 from qlab.errors import InputError
 from qlab.run import artifact, evidence, gates, merge
+from qlab.version import __version__
 
 REASON = "artifact_inconsistent"
 _SHOWN = 5  # disagreements named in the refusal

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from qlab import __version__
 from qlab.report.derive import Artifact
 from qlab.report.html import cases as html_cases
 from qlab.report.html import charts as html_charts
@@ -30,6 +29,7 @@ from qlab.report.html import details as html_details
 from qlab.report.html import sections as html_sections
 from qlab.report.html.base import CSS, Markup
 from qlab.report.html.svg import esc
+from qlab.version import __version__
 
 # Nothing may be fetched: styles are inline, charts are inline SVG; the one script allowed is the case filter,
 # named by its hash (a script anywhere else in the page, or a changed one, does not run)
