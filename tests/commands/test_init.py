@@ -81,7 +81,7 @@ def test_init_from_openapi_refuses_a_base_url_that_is_not_a_url(
         ["init", str(tmp_path), "--from-openapi", str(spec), "--base-url", "localhost:80"], capsys
     )
     assert code == 2
-    assert err == "error: --base-url 'localhost:80': give an http(s) URL, e.g. http://127.0.0.1:8080\n"
+    assert err.startswith("error: --base-url 'localhost:80':") and "http(s) URL" in err
     assert not (tmp_path / "qlab.yaml").exists()
     code, _, err = run(["init", str(tmp_path), "--offline"], capsys)
     assert code == 2 and "--base-url, --live, --offline" in err and "go with --from-openapi" in err
@@ -101,9 +101,7 @@ def test_init_from_a_spec_without_operations(tmp_path: Path, capsys: pytest.Capt
     spec.write_text("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths: {}\n")
     code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
     assert code == 2, err
-    assert err == (
-        f"error: {spec}: the spec has no operations under `paths`: there is nothing to write search cases for\n"
-    )
+    assert err.startswith(f"error: {spec}:") and "no operations under `paths`" in err
     assert not (tmp_path / "api").exists()
 
 
@@ -112,7 +110,7 @@ def test_init_from_a_binary_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     spec.write_bytes(b"openapi: 3.0.3\n\x00\x01\x02")
     code, _, err = run(["init", str(tmp_path / "api"), "--from-openapi", str(spec)], capsys)
     assert code == 2, err
-    assert err == f"error: {spec}:2:1: file is binary (it contains a NUL byte), not YAML or JSON text\n"
+    assert err.startswith(f"error: {spec}:2:1:") and "binary" in err
     assert not (tmp_path / "api").exists()
 
 

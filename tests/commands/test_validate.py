@@ -164,8 +164,8 @@ def test_a_case_file_outside_every_suite(monkeypatch: pytest.MonkeyPatch, tmp_pa
     stray.write_text("id: stray-001\nquery: look up member M-1001\nexpected_target: getMember\n")
     code, out, err = run(["validate", "--config", str(ROOT / "qlab.yaml"), "stray.yaml"], capsys)
     assert code == 0
-    assert err == "stray.yaml: warning: is not a case file of any suite in " + str(ROOT / "qlab.yaml") + \
-        ": checked against the case schema only\n"  # fmt: skip
+    assert err.startswith("stray.yaml: warning:") and str(ROOT / "qlab.yaml") in err
+    assert "case schema only" in err
     assert out.startswith("valid: 1 case in 1 file")
 
 
@@ -211,9 +211,8 @@ def test_validate_says_when_it_could_not_check_tool_names(
     )
     code, out, err = run(["validate", "--config", str(config)], capsys)
     assert (code, out) == (0, "valid: 1 case in 1 file, 1 suite, 1 gate\n")
-    assert err == (
-        "note: the tool names of the cases were not checked: source 'openapi' is a URL, which validate does not "
-        "fetch; `qlab run` checks them\n"
+    assert (
+        err.startswith("note: the tool names of the cases were not checked:") and "'openapi' is a URL" in err
     )
 
 

@@ -146,8 +146,9 @@ def test_the_verdicts_in_full() -> None:
 )
 def test_a_refusal_names_the_host_never_the_userinfo(base_url: str, shown: str) -> None:
     verdict = check(case(**ALLOWED), [POST], base_url=base_url, allowed_hosts=("127.0.0.1", "*.dev.test"))  # type: ignore[arg-type]
-    assert verdict.message == (
-        f"step 0 createOrder would mutate {shown}, which is not in allowed_hosts (127.0.0.1, *.dev.test)"
+    assert (
+        f"createOrder would mutate {shown}," in verdict.message
+        and "(127.0.0.1, *.dev.test)" in verdict.message
     )
     assert "s3cret" not in verdict.message and "ss@" not in verdict.message and "user" not in verdict.message
 

@@ -43,10 +43,8 @@ def test_a_50_mb_file_is_refused_before_it_is_read(tmp_path: Path) -> None:
         handle.truncate(50 * 1024 * 1024)
     with pytest.raises(ConfigError) as caught:
         read_bytes(big, display="cases.yaml")
-    assert str(caught.value) == (
-        "cases.yaml:1:1: file is 50.0 MiB, over the 10.0 MiB limit for config and case files; split it into "
-        "several files (a suite's cases take globs)"
-    )
+    message = str(caught.value)
+    assert message.startswith("cases.yaml:1:1:") and "50.0 MiB" in message and "10.0 MiB limit" in message
 
 
 def test_missing_and_folder(tmp_path: Path) -> None:

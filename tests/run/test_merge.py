@@ -247,9 +247,9 @@ def test_collect_says_what_it_found_nothing_in(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(InputError) as caught:
         m.collect([str(empty), str(tmp_path / "*.nothing")])
-    assert str(caught.value) == (
-        f"no shard results found in {empty}, {tmp_path / '*.nothing'} (looked for qlab-shard-*-of-*.json)"
-    )
+    message = str(caught.value)
+    assert message.startswith("no shard results found in") and f"{empty}, {tmp_path / '*.nothing'}" in message
+    assert "qlab-shard-*-of-*.json" in message
     with pytest.raises(InputError) as caught:
         m.collect([str(tmp_path / "gone.json")])
     assert str(caught.value) == f"{tmp_path / 'gone.json'}: no such file or folder"

@@ -153,9 +153,7 @@ def _ok(tmp_path: Path) -> Path:
 def test_a_folder_is_not_a_durations_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_durations(tmp_path)
-    assert str(caught.value) == (
-        f"{tmp_path}: not a regular file (a folder, a FIFO, a socket or a device); pass a JSON file"
-    )
+    assert str(caught.value).startswith(f"{tmp_path}: not a regular file")
 
 
 def test_durations_of_rounds_to_microseconds_and_ignores_odd_latencies() -> None:
