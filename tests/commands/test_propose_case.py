@@ -141,7 +141,7 @@ def test_a_reviewer_rejects_a_proposal_and_archives_a_case(
         "noise",
     )
     assert [c.id for c in load_project(config).cases_for("regression")] == ["r-health"]  # only the seed case
-    from qlab.governance.env import review_decisions
+    from qlab.governance.learning.reviews import decisions as review_decisions
 
     assert review_decisions(load_project(config).config) == ["rejected"]  # human_acceptance counts it
     # archiving: the case stays in its file, marked, and no run runs it

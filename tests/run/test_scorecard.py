@@ -227,7 +227,7 @@ def test_review_decisions_gathers_suggestions_and_release_reviews(tmp_path: Path
     import json
 
     from governance.builders import make_project
-    from qlab.governance.env import review_decisions
+    from qlab.governance.learning.reviews import decisions as review_decisions
     from qlab.project import load_project
 
     extra = "release:\n  s:\n    permissions: [deliveries]\n"

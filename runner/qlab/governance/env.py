@@ -16,7 +16,6 @@ from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.errors import InputError
-from qlab.governance.learning import reviews
 from qlab.project import Project, find_config, load_project
 from qlab.project.model import Config
 
@@ -51,13 +50,6 @@ def collection_and_engines(config: Config) -> tuple[Collection, EngineFactory]:
         return with_knowledge(registry.make_engine(config.engine, target, base_dir=base), knowledge)
 
     return collection, factory
-
-
-def review_decisions(config: Config) -> list[str]:
-    """Every human decision on record, for the scorecard's ``human_acceptance``: each reviewed learning proposal
-    (accepted / rejected), each reviewed regression case proposal and each release review (approved / rejected /
-    regenerate); see ``qlab.governance.learning.reviews``."""
-    return reviews.decisions(config)
 
 
 def default_result(config: Config) -> Path:

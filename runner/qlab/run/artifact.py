@@ -120,7 +120,7 @@ def scorecard(
     artifact: Mapping[str, Any], *, budget: Any = None, reviews: Sequence[str] = ()
 ) -> dict[str, float | None]:
     """The ten-dimension scorecard of the run (``qlab.run.scorecard``). ``reviews``: human decisions made
-    outside the run (``qlab.governance.env.review_decisions``)."""
+    outside the run (``qlab.governance.learning.reviews.decisions``)."""
     return scorecard_mod.compute(artifact, budget=budget, reviews=reviews)
 
 

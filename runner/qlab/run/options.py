@@ -83,12 +83,12 @@ class RunOptions:
     # called when the run resolved no secret (nothing to look for)
     emit: Callable[[dict[str, Any]], Sequence[Path]] | None = None
     # human decisions on record outside the run (reviewed learning suggestions, release reviews), counted by
-    # the scorecard's ``human_acceptance``; the command reads them (``qlab.governance.env.review_decisions``)
+    # the scorecard's ``human_acceptance``; run_project reads them (qlab.governance.learning.reviews.decisions)
     reviews: Sequence[str] = ()
-    # suggestions and shadow rank at the learn gate (``qlab.governance.learning.suggest.run_learning`` from the
-    # command); None: the learn gate only checks scrubbing
+    # suggestions and shadow rank at the learn gate (``qlab.governance.learning.suggest.run_learning`` from
+    # run_project); None: the learn gate only checks scrubbing
     learner: Learner | None = None
-    # the run's secrets: the command hands the set its console and files are scrubbed with; None: the run makes
+    # the run's secrets: run_project hands the set its caller and files are scrubbed with; None: the run makes
     # its own. The run registers every credential qlab.yaml points at before anything else
     secrets: SecretSet | None = None
     on_event: Callable[[RunEvent], None] = lambda _e: None
