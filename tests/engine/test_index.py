@@ -14,7 +14,7 @@ from qlab.engine.bm25f import (
     FIELDS,
     FieldSpec,
     SearchSettings,
-    field_texts,
+    field_strings,
     string_weight,
 )
 from qlab.engine.index import SearchIndex
@@ -64,6 +64,11 @@ def test_every_field_contributes() -> None:
     ]:
         row = index.search(query, k=1).rows[0]
         assert (row.tool_id, set(row.field_scores)) == (tool_id, {field}), query
+
+
+def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
+    """The text of each of ``FIELDS`` for ``tool`` (what the index analyzes): its strings joined by spaces."""
+    return tuple((" ".join(strings),) if strings else () for strings in field_strings(tool))
 
 
 def test_field_texts_cover_id_name_params_tags_family_aliases_and_path() -> None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlparse, urlsplit, urlunsplit
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from qlab.collection.names import json_path
 from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
@@ -337,11 +337,6 @@ def _yaml_document(text: str, *, display: str) -> Any:
         )
     except ConfigError as exc:
         raise SpecError(str(exc)) from None
-
-
-def resolve_uri(base_uri: str, reference: str) -> str:
-    """The absolute URI of ``reference`` (a ``$ref`` without its fragment) relative to ``base_uri``."""
-    return urljoin(base_uri, reference)
 
 
 def display_for(root: Document, uri: str) -> str:

@@ -167,11 +167,6 @@ def _values(tool: Tool) -> tuple[str, ...]:
     return tuple(out)
 
 
-def field_texts(tool: Tool) -> tuple[tuple[str, ...], ...]:
-    """The text of each of ``FIELDS`` for ``tool`` (what the index analyzes): its strings joined by spaces."""
-    return tuple((" ".join(strings),) if strings else () for strings in field_strings(tool))
-
-
 def _inverted(lists: Sequence[Sequence[K]]) -> dict[K, tuple[int, ...]]:
     """key -> the positions in ``lists`` of the lists that have it, once per occurrence, ascending. The loop over
     every occurrence runs in C."""

@@ -233,11 +233,6 @@ class WordPosting:
             found = self._views[d] = MappingProxyType(dict(self.contributions(model, d)))
         return found
 
-    def matched_in(self, d: int) -> str:
-        """What this word matched in document ``d``: its stem, or ``stem~synonym`` through a synonym."""
-        other = self.via.get(d)
-        return self.term if other is None else f"{self.term}~{other}"
-
     def contributions(self, model: Model, d: int) -> tuple[tuple[str, float], ...]:
         """This word's score in document ``d`` split over the fields: (field, contribution), summing to its
         score. Computed the first time ``d`` makes a Top-K, then kept."""
@@ -700,7 +695,8 @@ class SearchIndex:
                 fields.update(parts)  # the first word's split as it is: 0.0 + value is value
             if word.correction is not None:
                 fixes[word.correction[0]] = word.correction[1]
-            other = word.via.get(d) if word.via else None  # ``matched_in``, inline
+            # what the word matched in d: its stem, or ``stem~synonym`` through a synonym
+            other = word.via.get(d) if word.via else None
             terms.append(word.term if other is None else f"{word.term}~{other}")
         if bonus:
             fields[INTENT] = bonus

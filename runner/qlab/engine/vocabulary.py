@@ -34,7 +34,6 @@ from qlab.engine.text import stem
 
 DATA_FILE = Path(__file__).with_name("vocabulary.json")
 INTENTS = ("read", "create", "update", "delete")
-_UNSEEN: Any = object()
 
 
 class Reading(NamedTuple):
@@ -158,14 +157,6 @@ class Vocabulary:
             alternatives = "|".join(re.escape(p) for p in phrases)
             found = self._patterns[""] = re.compile(f"(?<= )({alternatives})(?= )")
         return found
-
-    def _intent_of(self, word: str) -> str | None:
-        found = self._cache.get(word, _UNSEEN)
-        if found is _UNSEEN:
-            if len(self._cache) > 100_000:
-                self._cache.clear()
-            found = self._cache[word] = self._verb_intent(word)
-        return found  # type: ignore[no-any-return]
 
     def extended(self, extra: Mapping[str, Any]) -> Vocabulary:
         """This vocabulary with a project's additions (the aliases file's ``vocabulary`` section)."""
