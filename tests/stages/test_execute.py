@@ -22,7 +22,7 @@ from qlab.results import CaseResult
 from qlab.scrub import find_leaks
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext
-from qlab.stages.execute import run
+from qlab.stages.execute import _resolver, run
 
 DEMO_TOKEN = "demo-CANARY-7c1d2e"
 BEARER = AuthProfile("demo_bearer", "bearer", token_env="QLAB_TEST_TOKEN")
@@ -1064,3 +1064,14 @@ def test_timeout_sec_is_one_deadline_across_all_steps_of_the_plan(tmp_path: Path
     failure = results["three"].failure
     assert failure is not None and failure.reason == "timeout", results["three"].to_dict()
     assert "/slow/c" not in sent and took < 1.5, (sent, took)
+
+
+def test_a_later_execute_gate_fetches_tokens_with_an_open_client(tmp_path: Path) -> None:
+    """Each execute gate closes the run's HTTP client when it ends; the auth resolver, kept for the run with its
+    cached tokens, must fetch a later gate's tokens with that gate's client, not the closed one."""
+    ctx = context(config(tmp_path, {"dev": env("http://127.0.0.1:9")}), demo_tools())
+    first = _resolver(ctx)
+    ctx.execute.close()
+    second = _resolver(ctx)
+    assert second is first and second.http is ctx.execute.client
+    assert second.http is not None and not second.http.is_closed

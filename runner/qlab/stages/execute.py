@@ -92,11 +92,12 @@ def run_client(ctx: RunContext, *, max_connections: int = 8) -> http.Client:
 
 
 def _resolver(ctx: RunContext) -> AuthResolver:
+    """The run's auth resolver: kept across execute gates (what it resolved stays cached), but it fetches
+    tokens with the client of the gate at hand, since each gate closes its own."""
     state = ctx.execute
     if state.resolver is None:
-        state.resolver = AuthResolver(
-            ctx.config.auth_profiles, client=run_client(ctx), max_bytes=ctx.config.limits.response_bytes
-        )
+        state.resolver = AuthResolver(ctx.config.auth_profiles, max_bytes=ctx.config.limits.response_bytes)
+    state.resolver.http = run_client(ctx)
     return state.resolver
 
 
