@@ -164,3 +164,23 @@ def test_a_verb_in_its_s_form_is_a_noun_or_a_third_person_and_says_no_intent() -
     assert read("recent updates of the repository").intent is None  # not update
     assert read("who holds the lease").intent == "read"  # the question word
     assert read("cancel the process").intent == "delete"  # -ss is no -s form
+
+
+def test_words_of_cloud_requests() -> None:
+    """Booting is starting, pausing suspends, growing resizes, a VM is an instance: "pause a VM" finds the
+    suspend action of an instance, not its update."""
+    assert read("boot the server").intent == "create"
+    assert read("grow my disk").intent == read("shrink the group").intent == "update"
+    tools = (
+        tool("instances.update", summary="Updates an instance.", method="PUT", path="/instances/{instance}"),
+        tool(
+            "instances.suspend", summary="Suspends an instance.", method="POST", path="/instances/{i}/suspend"
+        ),
+        tool("instances.start", summary="Starts an instance.", method="POST", path="/instances/{i}/start"),
+        tool("disks.resize", summary="Resizes a disk.", method="POST", path="/disks/{disk}/resize"),
+        tool("disks.update", summary="Updates a disk.", method="PATCH", path="/disks/{disk}"),
+    )
+    index = SearchIndex(tools)
+    assert index.search("pause a VM", k=1).rows[0].tool_id == "instances.suspend"
+    assert index.search("boot my VM", k=1).rows[0].tool_id == "instances.start"
+    assert index.search("grow my disk to 500 GB", k=1).rows[0].tool_id == "disks.resize"
