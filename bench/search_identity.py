@@ -9,8 +9,7 @@ the old code and the new one, then compare the files byte for byte (``cmp``).
 set; ``SETS`` a comma-separated subset of spotify,tmdb,metatool,all,dev), plus 200 upper-cased queries and 200
 with "42 remove" appended per set, at k = 1, 5, 10 and 50, with the engine of ``--runner`` (default: this tree; ``--engine hybrid``: the hybrid engine, document vectors
 embedded in the process, no cache):
-each row's tool, rank, score and field scores as ``repr`` (every bit), matched terms, corrections, and the rows'
-JSON text as a run writes it. Main's code: ``git archive <commit> runner schemas | tar -x -C /tmp/main`` and
+each row's tool, rank, score and field scores as ``repr`` (every bit), matched terms and corrections. Main's code: ``git archive <commit> runner schemas | tar -x -C /tmp/main`` and
 ``--runner /tmp/main/runner``.
 
 ``cases`` keeps each case record of a result.json but ``latency_ms``/``duration_ms``, and the metrics but their
@@ -39,7 +38,6 @@ def topk(out: Path, sets: list[str], runner: Path, engine: str = "builtin") -> i
 
     from qlab.collection.model import Collection
     from qlab.engine.index import SearchIndex
-    from qlab.stages.search_rows import rows_json
 
     corpora = {
         "spotify": lambda: [bs.restbench("spotify")],
@@ -72,15 +70,7 @@ def topk(out: Path, sets: list[str], runner: Path, engine: str = "builtin") -> i
                              list(r.matched_terms), dict(r.corrections)]
                             for r in found.rows
                         ]  # fmt: skip
-                        text = rows_json(found.rows)
-                        record = [
-                            name,
-                            query,
-                            k,
-                            list(found.query_terms),
-                            rows,
-                            None if text is None else str(text),
-                        ]
+                        record = [name, query, k, list(found.query_terms), rows]
                         handle.write(json.dumps(record) + "\n")
                         lines += 1
     print(f"{lines} Top-K lists of the {engine} engine written to {out} by {qlab.__file__}")

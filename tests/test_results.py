@@ -1,108 +1,77 @@
-"""JSON kept as text in a result: PackedJSON and its run's JSONPack (what the search stage keeps per case)."""
+"""Per-case results: how a case's search rows (``SearchRow``) become JSON and come back, and what a result holds."""
 
 from __future__ import annotations
 
 import json
-import random
-import threading
-from types import SimpleNamespace
+from types import MappingProxyType, SimpleNamespace
 from typing import Any
 
-from qlab.results import (
-    CheckedJSON,
-    EncodedJSON,
-    JSONPack,
-    PackedJSON,
-    checked,
-    decoded,
-    is_json_text,
-    json_text,
-    plain,
+import pytest
+
+from qlab.engine.types import SearchRow
+from qlab.results import json_form, json_or_text, read_rows, to_json
+
+ROW = SearchRow(
+    "getThing",
+    1,
+    2.123456789,
+    MappingProxyType({"summary": 1.000049, "path": 0.5}),
+    ("thing",),
+    {"thnig": "thing"},
 )
 
 
-def _rows(i: int) -> CheckedJSON:
-    rows = [
-        {
-            "tool_id": f"getThing{i % 97}",
-            "rank": r,
-            "score": round(10.0 / r + i / 1000, 4),
-            "field_scores": {"summary": 1.5, "path": 0.25},
-            "matched_terms": ["thing", f"w{i % 13}", "ünïcode"],
-            "corrections": {},
-        }
-        for r in range(1, 6)
-    ]
-    return CheckedJSON.of(rows)
+def test_a_row_is_written_as_its_json_object_with_scores_to_four_places() -> None:
+    assert json.loads(json.dumps({"rows": (ROW,)}, default=to_json)) == {
+        "rows": [
+            {
+                "tool_id": "getThing",
+                "rank": 1,
+                "score": 2.1235,
+                "field_scores": {"summary": 1.0, "path": 0.5},
+                "matched_terms": ["thing"],
+                "corrections": {"thnig": "thing"},
+            }
+        ]
+    }
+    with pytest.raises(TypeError, match="object is not JSON data"):
+        json.dumps({"x": object()}, default=to_json)
 
 
-def test_every_text_reads_back_in_any_order_across_compressed_blocks() -> None:
-    # ~2 texts a block, fewer blocks kept than a shuffled read visits
-    pack = JSONPack(block_size=2048, keep=2, plain_limit=0)
-    texts = [_rows(i) for i in range(300)]
-    packed = [pack.add(t) for t in texts]
-    assert len(pack._blocks) > 50  # compressed blocks, not one open buffer
-    order = list(range(300))
-    random.Random(7).shuffle(order)
-    for i in order:
-        assert packed[i].text() == texts[i]
-    assert [p.text() for p in packed] == texts  # and in the order they were added
+def test_a_report_writer_shows_a_row_as_its_json_and_any_other_odd_value_as_its_text() -> None:
+    """Rule: the writers that never fail on a value JSON has no type for (the HTML report, ``qlab promote --json``,
+    JUnit's failure text) write a search row as its JSON object, never as its Python repr."""
+    from datetime import date
+
+    from qlab.report.html.base import show
+
+    text = json.dumps({"rows": [ROW], "on": date(2026, 1, 2)}, default=json_or_text)
+    assert json.loads(text) == {"rows": [ROW.to_dict()], "on": "2026-01-02"}
+    assert "SearchRow" not in str(show({"hit": True, "rows": (ROW,)}))
 
 
-def test_a_pack_holds_a_fraction_of_the_text_it_keeps() -> None:
-    pack = JSONPack(plain_limit=0)
-    texts = [_rows(i) for i in range(2000)]
-    for t in texts:
-        pack.add(t)
-    raw = sum(len(t.encode()) for t in texts)
-    held = sum(len(b.result()) for b in pack._blocks) + len(pack._open)
-    assert held * 4 < raw, (held, raw)
+def test_a_stage_object_in_its_json_form_holds_its_rows_as_dicts_and_the_object_is_left_alone() -> None:
+    search = {"hit": True, "rows": (ROW,)}
+    assert json_form(search) == {"hit": True, "rows": [ROW.to_dict()]}
+    assert search["rows"] == (ROW,)
+    assert json_form({"hit": False, "rows": ()}) == {"hit": False, "rows": []}
+    other = {"rows": [{"case_id": "c"}]}  # not search rows (the learn stage's shadow rows)
+    assert json_form(other) is other and json_form("text") == "text"
 
 
-def test_a_text_larger_than_a_block_gets_a_block_of_its_own() -> None:
-    pack = JSONPack(block_size=64, plain_limit=0)
-    big, small = CheckedJSON.of(["x" * 500]), CheckedJSON.of([1])
-    a, b, c = pack.add(small), pack.add(big), pack.add(small)
-    assert (a.text(), b.text(), c.text()) == (small, big, small)
-
-
-def test_threads_adding_at_once_each_read_back_their_own_text() -> None:
-    pack = JSONPack(block_size=4096, plain_limit=0)
-    out: dict[int, PackedJSON] = {}
-
-    def work(base: int) -> None:
-        for i in range(base, base + 200):
-            out[i] = pack.add(_rows(i))
-
-    threads = [threading.Thread(target=work, args=(n * 200,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert all(out[i].text() == _rows(i) for i in range(800))
-
-
-def test_packed_json_is_text_to_every_reader_and_checked() -> None:
-    pack = JSONPack(plain_limit=0)
-    text = _rows(3)
-    packed = pack.add(text, top_tool="getThing3")
-    assert is_json_text(packed) and checked(packed) and packed.top_tool == "getThing3"
-    assert json_text(packed) == text and decoded(packed) == json.loads(text)
-    assert plain({"rows": packed, "hit": True}) == {"rows": json.loads(text), "hit": True}
-    assert checked(CheckedJSON.of([])) and not checked(EncodedJSON.of([])) and not checked("[]")
-    assert json_text("[]") is None and not is_json_text(["a"]) and decoded(["a"]) == ["a"]
-
-
-def test_texts_are_kept_as_they_are_until_the_pack_holds_its_limit_of_them() -> None:
-    """A small run does not pay for packing; a large one holds at most ``plain_limit`` bytes of text."""
-    texts = [_rows(i) for i in range(40)]
-    limit = sum(map(len, texts[:10]))  # ten texts fit under the limit
-    pack = JSONPack(plain_limit=limit)
-    kept = [pack.add(t, top_tool=f"getThing{i % 97}") for i, t in enumerate(texts)]
-    assert all(k is t for k, t in zip(kept[:10], texts[:10], strict=True))  # the very text, unpacked
-    assert all(type(k) is PackedJSON for k in kept[10:])
-    assert [json_text(k) for k in kept] == texts
-    assert JSONPack(plain_limit=10**9).add(texts[0]) is texts[0]
+def test_rows_read_back_are_search_rows_equal_to_what_was_written() -> None:
+    """The edge back in: a result read from JSON holds its rows as a run does (``SearchRow``), and writing it
+    again gives the same JSON."""
+    written = json.loads(
+        json.dumps([{"case_id": "c", "search": {"hit": True, "rows": [ROW]}}], default=to_json)
+    )
+    read_rows(written)
+    (row,) = written[0]["search"]["rows"]
+    assert type(row) is SearchRow and row.tool_id == "getThing" and row.corrections == {"thnig": "thing"}
+    assert row.to_dict() == ROW.to_dict()
+    bare = [{"case_id": "d", "search": {"rows": [{"tool_id": "x", "rank": 2}]}}, {"case_id": "e"}]
+    read_rows(bare)  # the optional parts of a row (result.schema.json) default
+    assert bare[0]["search"]["rows"] == (SearchRow("x", 2, 0.0),)
 
 
 def test_a_result_shares_its_latency_dict_with_its_record_only_when_the_values_are_as_written() -> None:
@@ -120,8 +89,6 @@ def test_a_result_shares_its_latency_dict_with_its_record_only_when_the_values_a
 
 def test_the_stages_record_latencies_as_the_artifact_writes_them() -> None:
     """Rule: an engine call records its latency rounded to 3 places (so a record shares the result's dict)."""
-    from types import SimpleNamespace
-
     from qlab.results import CaseResult
     from qlab.stages.engine_calls import call
 

@@ -3,8 +3,8 @@
 New entries go to the young generation; when it is full it becomes the old one (the old one is dropped), and an
 old entry asked for again moves back to the young one. An entry still in use survives a turn, the memo never
 holds more than twice ``size``, and dropping costs no bookkeeping per lookup (no LRU order to keep). The search
-memoizes its rows' shared evidence (``qlab.engine.index``) and that evidence's JSON (``qlab.stages.search_rows``)
-this way: a 100,000-case run meets ~120,000 distinct evidence rows, most of them once.
+memoizes its rows' shared evidence (``qlab.engine.index``) this way: a large run meets many distinct evidence
+rows, most of them once.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
-from qlab.results import CheckedJSON, EncodedJSON, checked, is_json_text, json_text
+from qlab.engine.types import SearchRow
 
 REDACTED = "[REDACTED]"
 DEFAULT_MAX_CHARS = 4000
@@ -314,7 +314,6 @@ class Scrubber:
     __slots__ = (
         "_hold",
         "_key_cache",
-        "_key_names",
         "_key_texts",
         "_keys",
         "_leads",
@@ -356,20 +355,6 @@ class Scrubber:
         self._hold = (patterns[ordered[0]] + 2) if ordered else 0
         fields = {normalize_key(f) for f in sensitive_fields}
         self._keys = frozenset(SECRET_KEYS | fields if key_rules else fields)
-        # a key of them as it may be written in JSON text (any case, with or without - and _): a member kept as
-        # JSON text is decoded and scrubbed only when it holds a secret or one of these keys
-        self._key_names = (
-            re.compile(
-                '"(?:'
-                + "|".join(
-                    "[-_]?".join(f"[{c}{c.upper()}]" if c.isalpha() else re.escape(c) for c in k)
-                    for k in sorted(self._keys)
-                )
-                + ')"\\s*:'
-            )
-            if self._keys
-            else None
-        )
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
@@ -513,18 +498,28 @@ class Scrubber:
             return out
         if kind is list or kind is tuple:
             return [self(item) for item in obj]
-        if is_json_text(obj):  # a stage object's member kept as JSON text (packed or not): keep it JSON
-            if self._pattern is None and self._key_names is None:
-                return obj  # nothing to look for: a packed text is not even unpacked
-            text = str(json_text(obj))
-            if not (self._pattern and self._pattern.search(text)) and not (
-                self._key_names and self._key_names.search(text)
-            ):
-                return obj
-            return (CheckedJSON if checked(obj) else EncodedJSON).of(self(json.loads(text)))
+        if kind is SearchRow:
+            return self._search_row(obj)
         if isinstance(obj, str):  # a str subclass (an Enum value): its text, as json.dumps writes it
             return self.text(str.__str__(obj))
         return obj
+
+    def _search_row(self, row: SearchRow) -> SearchRow:
+        """A search row with every text in it scrubbed by value: the tool id, the field names, the matched terms,
+        the corrections. Its rank and scores stay numbers (what the engine computed; the scrub check still reads
+        them); its mapping keys are field names and query words, never secret-bearing keys of a payload."""
+        if self._pattern is None:
+            return row
+        text = self.text
+        clean = SearchRow(
+            tool_id=text(row.tool_id),
+            rank=row.rank,
+            score=row.score,
+            field_scores={text(name): score for name, score in row.field_scores.items()},
+            matched_terms=tuple(map(text, row.matched_terms)),
+            corrections={text(wrong): text(right) for wrong, right in row.corrections.items()},
+        )
+        return row if clean == row else clean  # the row's evidence objects stay shared when nothing changed
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from qlab.engine.types import SearchRow
+from qlab.results import to_json
 from qlab.scrub import (
     REDACTED,
     Leak,
@@ -325,8 +327,6 @@ def test_odd_containers_and_scalars() -> None:
     from collections import OrderedDict
     from enum import Enum
 
-    from qlab.results import EncodedJSON
-
     class Kind(str, Enum):
         A = "tok-CANARY-enum-0000"
 
@@ -347,27 +347,34 @@ def test_odd_containers_and_scalars() -> None:
 
     # a str Enum keeps the text JSON writes for it ("read_only"), never its name ("MutationClass.READ_ONLY")
     assert scrubber({"mutation": MutationClass.READ_ONLY}) == {"mutation": "read_only"}
-    encoded = EncodedJSON('{"rows": ["tok-CANARY-enum-0000", 31337]}')
-    out = scrubber(encoded)
-    assert isinstance(out, EncodedJSON) and json.loads(out) == {"rows": [REDACTED, REDACTED]}
-    untouched = EncodedJSON('{"rows": [1]}')
-    assert scrubber(untouched) is untouched
-    assert Scrubber([])(EncodedJSON('{"a": 1}')) == '{"a": 1}'
 
 
-def test_packed_rows_are_scrubbed_like_any_text_kept_as_json() -> None:
-    from qlab.results import CheckedJSON, JSONPack, PackedJSON, json_text
-
-    pack = JSONPack(plain_limit=0)
-    leaky = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["tok-CANARY-pack-0000"]}]'))
-    clean = pack.add(CheckedJSON('[{"tool_id":"t","matched_terms":["member"]}]'))
-    scrubber = Scrubber(["tok-CANARY-pack-0000"])
-    out = scrubber({"rows": leaky})["rows"]
-    assert "CANARY" not in str(json_text(out)) and json.loads(str(json_text(out))) == [
-        {"tool_id": "t", "matched_terms": [REDACTED]}
-    ]
-    assert scrubber(clean) is clean and type(clean) is PackedJSON
-    assert Scrubber([])(leaky) is leaky  # nothing to look for: not even unpacked
+def test_search_rows_are_scrubbed_in_every_text_they_hold_and_stay_rows() -> None:
+    """A secret in a case's search rows (an engine that echoes it in a tool id, a matched term, a field name, a
+    correction) is replaced there; the rows stay SearchRows, their rank and scores numbers, and a row with
+    nothing to replace is the very row (its evidence stays shared)."""
+    secret = "tok-CANARY-rows-0000"
+    leaky = SearchRow(
+        f"get-{secret}",
+        1,
+        2.5,
+        {"summary": 1.0, secret: 1.5},
+        ("member", secret),
+        {secret: "member", "x": secret},
+    )
+    clean = SearchRow("getMember", 2, 1.0, {"summary": 1.0}, ("member",), {})
+    scrubber = Scrubber([secret, "31337"])
+    rows = scrubber({"hit": False, "rows": (leaky, clean)})["rows"]
+    assert rows[0] == SearchRow(
+        f"get-{REDACTED}",
+        1,
+        2.5,
+        {"summary": 1.0, REDACTED: 1.5},
+        ("member", REDACTED),
+        {REDACTED: "member", "x": REDACTED},
+    )
+    assert rows[1] is clean and Scrubber([])(leaky) is leaky  # nothing to replace / nothing to look for
+    assert "CANARY" not in json.dumps(rows, default=to_json)
     assert scrubber({"password": {"a": 1, "b": [2]}, "token": [1, 2], "secret": False}) == {
         "password": {"a": REDACTED, "b": REDACTED},
         "token": [REDACTED, REDACTED],
@@ -676,17 +683,9 @@ def test_a_secret_set_s_fields_are_redacted_by_key_in_the_final_pass() -> None:
     assert secrets.scrubber()({"userId": 1, "Email": "a@b.c"}) == {"userId": 1, "Email": REDACTED}
 
 
-def test_a_member_kept_as_json_text_is_scrubbed_by_key_and_a_text_only_number_spares_json_numbers() -> None:
-    """A stage object's member kept as JSON text was decoded only when it held a secret value: a sensitive field
-    in it stayed. And a value sensitive only as text (a case's numeric entity) leaves a JSON number equal to it (a
-    rank, a count) alone."""
-    from qlab.results import EncodedJSON, json_text
-
-    clean = Scrubber([], sensitive_fields=["userId"], key_rules=False)
-    out = clean({"plan": EncodedJSON.of({"arguments": {"USER_ID": "u-1", "q": 1}})})
-    assert json.loads(str(json_text(out["plan"]))) == {"arguments": {"USER_ID": REDACTED, "q": 1}}
-    untouched = EncodedJSON.of({"arguments": {"user": "u-1"}})
-    assert clean({"plan": untouched})["plan"] is untouched  # nothing to look for: not even decoded
+def test_a_text_only_number_spares_json_numbers() -> None:
+    """A value sensitive only as text (a case's numeric entity) leaves a JSON number equal to it (a rank, a count)
+    alone."""
     text_only = Scrubber(["90817263"], json_numbers=False)
     assert text_only({"rank": 90817263, "msg": "user 90817263"}) == {
         "rank": 90817263,

@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from qlab.engine.types import SearchRow
+from qlab.results import to_json
+
 
 def search_case(
     case_id: str,
@@ -19,7 +22,7 @@ def search_case(
     **extra: Any,
 ) -> dict[str, Any]:
     """A search case: hit at ``rank`` (passed) or a miss (failed with expected_target_absent)."""
-    rows = [{"tool_id": t, "rank": i + 1, "score": 10.0 - i, "matched_terms": []} for i, t in enumerate(top)]
+    rows = tuple(SearchRow(t, i + 1, 10.0 - i) for i, t in enumerate(top))
     case: dict[str, Any] = {
         "case_id": case_id,
         "suite": suite,
@@ -137,7 +140,7 @@ def artifact(
 
 
 def write(path: Path, data: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    path.write_text(json.dumps(data, indent=2, default=to_json), encoding="utf-8")
     return path
 
 

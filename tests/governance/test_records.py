@@ -13,25 +13,27 @@ from typing import Any
 import pytest
 
 from governance.builders import artifact, search_case, write
+from qlab.engine.types import SearchRow
 from qlab.governance import records
 from qlab.governance.records import evidence
-from qlab.results import CheckedJSON, EncodedJSON, JSONPack
 from qlab.run.heap import frozen_heap
 
 
-def test_trace_evidence_holds_search_rows_as_data_not_as_text() -> None:
-    """A run keeps a case's rows as JSON text (packed); the evidence a proposal carries is written to the
-    suggestions file and read back later, so its rows are a list there, never a string of JSON."""
-    rows = [{"tool_id": "trackDelivery", "rank": 1, "score": 2.5}]
-    for kept in (JSONPack(plain_limit=0).add(CheckedJSON.of(rows)), EncodedJSON.of(rows)):
-        case = {
-            "case_id": "c",
-            "search": {"hit": False, "rows": kept, "top_k": 5},
-            "failure": {"stage": "search"},
-        }
-        found = evidence(case)
-        assert found["search"]["rows"] == rows
-        assert json.loads(json.dumps(found))["search"]["rows"] == rows
+def test_trace_evidence_is_written_with_its_search_rows_as_json_objects(tmp_path: Path) -> None:
+    """The evidence a proposal carries holds the case's rows as the run does (SearchRow); the records file it is
+    written to holds them as JSON objects, and a result read back holds SearchRows again."""
+    row = SearchRow("trackDelivery", 1, 2.5)
+    case = {
+        "case_id": "c",
+        "search": {"hit": False, "rows": (row,), "top_k": 5},
+        "failure": {"stage": "search"},
+    }
+    found = evidence(case)
+    assert found["search"]["rows"] == (row,)
+    records.write_json(tmp_path / "evidence.json", found)
+    assert json.loads((tmp_path / "evidence.json").read_text())["search"]["rows"] == [row.to_dict()]
+    path = write(tmp_path / "result.json", artifact([search_case("c1", top=["trackDelivery"])], run_id="r1"))
+    assert records.load_artifact(path).cases[0]["search"]["rows"] == (SearchRow("trackDelivery", 1, 10.0),)
 
 
 def _artifact_file(tmp_path: Path) -> Path:

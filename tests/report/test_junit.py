@@ -13,6 +13,7 @@ import pytest
 import xmlschema
 
 import artifact_samples as samples
+from qlab.engine.types import SearchRow
 from qlab.report import junit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,19 +194,15 @@ def test_a_testcase_with_an_outcome_is_written_as_elementtree_writes_it(
     assert list(suite.texts()) == [_elementtree_case("c&<1>", outcome, kind, message, text)]
 
 
-def test_a_stage_objects_json_text_members_are_written_as_kept() -> None:
-    from qlab.results import EncodedJSON
-
-    rows = [{"tool_id": "b", "rank": 1, "score": 2.5}]
-    obj = {"top_k": 5, "rows": EncodedJSON.of(rows), "hit": False, "query_terms": ["x"]}
+def test_a_stage_object_s_search_rows_are_written_as_sorted_json_objects() -> None:
+    row = SearchRow("b", 1, 2.5)
+    obj = {"top_k": 5, "rows": (row,), "hit": False, "query_terms": ["x"]}
     text = junit._object_text(obj)
-    assert (
-        text
-        == '{"hit": false, "query_terms": ["x"], "rows": [{"tool_id":"b","rank":1,"score":2.5}], "top_k": 5}'
+    assert text == (
+        '{"hit": false, "query_terms": ["x"], "rows": [{"corrections": {}, "field_scores": {}, "matched_terms": [], '
+        '"rank": 1, "score": 2.5, "tool_id": "b"}], "top_k": 5}'
     )
-    assert json.loads(text) == {**obj, "rows": rows}
-    tricky = {**obj, "note": junit._HOLE}  # the placeholder in a value: written plainly
-    assert json.loads(junit._object_text(tricky)) == {**tricky, "rows": rows}
+    assert json.loads(text) == {**obj, "rows": [row.to_dict()]}
 
 
 @pytest.mark.parametrize(
@@ -309,19 +306,14 @@ def test_case_text_says_how_to_fix_where_and_what_the_stage_saw() -> None:
     )
 
 
-def test_a_stage_object_kept_as_json_text_is_written_as_that_text() -> None:
-    from qlab.results import EncodedJSON
-
-    search = {"hit": False, "rows": EncodedJSON('[{"tool_id":"t","rank":1}]'), "top_k": 5}
+def test_a_failed_search_case_s_text_holds_its_rows() -> None:
+    search = {"hit": False, "rows": (SearchRow("t", 1, 1.0),), "top_k": 5}
     case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=search)
     text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
-    assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
-    from qlab.results import CheckedJSON, JSONPack
-
-    packed = {**search, "rows": JSONPack(plain_limit=0).add(CheckedJSON('[{"tool_id":"t","rank":1}]'))}
-    case = _one_case(failure={"stage": "search", "reason": "expected_target_absent"}, search=packed)
-    text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
-    assert text.endswith('search: {"hit": false, "rows": [{"tool_id":"t","rank":1}], "top_k": 5}')
+    assert text.endswith(
+        'search: {"hit": false, "rows": [{"corrections": {}, "field_scores": {}, "matched_terms": [], "rank": 1, '
+        '"score": 1.0, "tool_id": "t"}], "top_k": 5}'
+    )
 
 
 def test_suite_attributes_properties_and_time() -> None:
@@ -456,17 +448,19 @@ def test_the_case_suites_follow_a_case_list_that_grew() -> None:
 
 
 def test_a_stage_object_with_values_json_cannot_hold() -> None:
-    """Rule: a stage object member JSON has no type for (a path, a date) is written as its text, with and without
-    members kept as JSON text — never a crash while writing the report."""
+    """Rule: a stage object member JSON has no type for (a path, a date) is written as its text, beside search
+    rows too — never a crash while writing the report."""
     from datetime import date
     from pathlib import PurePosixPath
 
-    from qlab.results import EncodedJSON
-
     obj = {"where": PurePosixPath("/tmp/x"), "on": date(2026, 1, 2)}
     assert junit._object_text(obj) == '{"on": "2026-01-02", "where": "/tmp/x"}'
-    kept = {**obj, "rows": EncodedJSON.of([1]), "more": EncodedJSON.of({"a": 1})}
-    assert junit._object_text(kept) == '{"more": {"a":1}, "on": "2026-01-02", "rows": [1], "where": "/tmp/x"}'
+    rows = {**obj, "rows": [SearchRow("t", 1, 1.0)]}
+    assert json.loads(junit._object_text(rows)) == {
+        "on": "2026-01-02",
+        "where": "/tmp/x",
+        "rows": [SearchRow("t", 1, 1.0).to_dict()],
+    }
 
 
 def _as_elementtree_writes_it(xml: str) -> str:

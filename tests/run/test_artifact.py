@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import artifact_samples as samples
+from qlab.engine.types import SearchRow
 from qlab.errors import InputError
-from qlab.results import CheckedJSON, EncodedJSON, JSONPack
 from qlab.run import artifact
 from qlab.run.heap import frozen_heap
 
@@ -49,26 +49,18 @@ def test_dumps_ordered() -> None:
     assert list(json.loads(text)) == ["schema_version", "run_id", "decision"]
 
 
-def test_encoded_rows_are_spliced_into_the_case_line_as_json() -> None:
-    rows = [{"tool_id": "getMember", "rank": 1, "score": 2.5, "field_scores": {"id": 2.5}, "matched_terms": ["member"],
-             "corrections": {}}]  # fmt: skip
-    case = {
-        "case_id": "c-1",
-        "status": "passed",
-        "search": {"hit": True, "rows": EncodedJSON.of(rows), "top_k": 5},
-    }
-    expected = {"case_id": "c-1", "status": "passed", "search": {"hit": True, "rows": rows, "top_k": 5}}
-    assert json.loads(artifact._encode_case(case)) == expected
-    # a value that happens to hold the placeholder does not confuse the splice
-    sneaky = {**case, "case_id": artifact._HOLE}
-    assert json.loads(artifact._encode_case(sneaky)) == {**expected, "case_id": artifact._HOLE}
-    # packed rows (what the search stage keeps) are spliced the same way, and so is the placeholder fallback
-    packed = {**case, "search": {**case["search"], "rows": JSONPack(plain_limit=0).add(CheckedJSON.of(rows))}}
-    assert json.loads(artifact._encode_case(packed)) == expected
-    assert json.loads(artifact._encode_case({**packed, "case_id": artifact._HOLE})) == {
-        **expected,
-        "case_id": artifact._HOLE,
-    }
+def test_search_rows_are_written_into_the_case_line_and_read_back_as_rows(tmp_path: Path) -> None:
+    """The two edges of a case's search rows: written as their JSON objects (``SearchRow.to_dict``) into its line,
+    read back as SearchRows by ``read``."""
+    row = SearchRow("getMember", 1, 2.5, {"id": 2.5}, ("member",), {})
+    case = {"case_id": "c-1", "status": "passed", "search": {"hit": True, "rows": (row,), "top_k": 5}}
+    line = artifact.dumps({"cases": [case]}).splitlines()[2]
+    assert json.loads(line) == {**case, "search": {**case["search"], "rows": [row.to_dict()]}}
+    path = tmp_path / "result.json"
+    whole = samples.full(samples.result())
+    whole["cases"][0]["search"] = case["search"]
+    path.write_text(artifact.dumps(whole), encoding="utf-8")
+    assert artifact.read(path)["cases"][0]["search"]["rows"] == (row,)
 
 
 def test_equal_derived_objects_of_flat_values_are_shared_and_written_the_same() -> None:
@@ -92,7 +84,8 @@ def test_equal_derived_objects_of_flat_values_are_shared_and_written_the_same() 
     # through summarize: two passing search cases with the same rank and top tool share both objects
     cases = [
         {"case_id": f"c-{i}", "suite": "s", "mode": "search", "status": "passed", "latency_ms": {"search": 1.0},
-         "search": {"hit": True, "hit_rank": 1, "top_k": 5, "rows": [{"tool_id": "getMember"}], "query_terms": []}}
+         "search": {"hit": True, "hit_rank": 1, "top_k": 5, "rows": (SearchRow("getMember", 1, 2.0),),
+                    "query_terms": []}}
         for i in range(2)
     ]  # fmt: skip
     art = artifact.summarize({"cases": cases, "suites": {}, "gates": [], "prerun": [], "stages": {}})

@@ -14,6 +14,7 @@ import pytest
 from qlab.errors import SpecFetchError
 from qlab.project.model import Environment
 from qlab.report import junit
+from qlab.results import to_json
 from qlab.run import guards
 from qlab.run.artifact import read, write
 from qlab.run.merge import merge
@@ -140,7 +141,8 @@ def _two_shards(tmp_path: Path, cases: list[Any], **per_shard: Any) -> tuple[dic
     for i in (1, 2):
         opts = story.options(tmp_path, ShardSpec(i, 2), **(per_shard if i == 1 else {}))
         paths.append(write(tmp_path / f"qlab-shard-{i}-of-2.json", run(fake, options=opts).artifact))
-    return json.loads(json.dumps(whole)), merge([(p, read(p)) for p in paths])
+    merged = merge([(p, read(p)) for p in paths])
+    return json.loads(json.dumps(whole, default=to_json)), json.loads(json.dumps(merged, default=to_json))
 
 
 def _refused(url: str, timeout: float) -> tuple[bool, str]:

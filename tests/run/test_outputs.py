@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from qlab.atomic import write_atomic
+from qlab.engine.types import SearchRow
 from qlab.errors import InputError
 from qlab.run import outputs
 from qlab.run.outputs import SETS, OutputPaths, prepare, release, stage_outputs, temp_paths, write_outputs
-from qlab.scrub import SecretSet
+from qlab.scrub import SecretSet, find_leaks
 
 
 def _artifact(tag: str, *, secret: str = "") -> dict[str, Any]:
@@ -192,6 +193,25 @@ def test_every_output_goes_through_the_scrubber(tmp_path: Path) -> None:
     for path in paths.by_role().values():
         assert secret not in path.read_text(encoding="utf-8"), path
     assert '"echo [REDACTED] and [REDACTED]"' in paths.result.read_text(encoding="utf-8")
+
+
+def test_a_secret_in_a_case_s_search_rows_reaches_no_output(tmp_path: Path) -> None:
+    """The rows of a failed search case are in result.json and in its JUnit failure text: every writer gets them
+    scrubbed, and the scrub check over the written files finds nothing."""
+    secret = "tok-CANARY-rows-5e6f7a8b"
+    row = SearchRow(f"get-{secret}", 1, 2.5, {secret: 2.5}, (secret,), {secret: "member"})
+    artifact = _artifact("a")
+    artifact["cases"][0].update(
+        status="failed",
+        search={"hit": False, "hit_rank": None, "top_k": 5, "rows": (row,), "query_terms": [secret]},
+        failure={"stage": "search", "reason": "expected_target_absent", "message": "not in the Top-K"},
+    )
+    paths = temp_paths(tmp_path / "out")
+    write_outputs(artifact, paths, secrets=SecretSet([secret]))
+    assert find_leaks(list(paths.by_role().values()), [secret]) == []
+    assert '"tool_id":"get-[REDACTED]"' in paths.result.read_text(encoding="utf-8")
+    assert "get-[REDACTED]" in paths.junit.read_text(encoding="utf-8")
+    assert artifact["cases"][0]["search"]["rows"] == (row,)  # the run's own objects are left as they are
 
 
 def test_without_symbolic_links_each_file_is_replaced_on_its_own(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qlab.results import EncodedJSON
+from qlab.engine.types import SearchRow
 from qlab.run.postrun import actual_output, annotate, duration_ms, evidence_bundle, section, trajectory
 
 
@@ -59,7 +59,7 @@ def test_annotate_only_evaluated_cases_with_expected_tools() -> None:
 
 
 def test_the_case_view_reads_the_first_row_only_and_stays_bounded() -> None:
-    rows = EncodedJSON.of([{"tool_id": "t1", "rank": 1}, {"tool_id": "t2", "rank": 2}])
+    rows = (SearchRow("t1", 1, 2.0), SearchRow("t2", 2, 1.0))
     case = {"status": "passed", "latency_ms": {"search": 1.5, "plan": 2.25}, "search": {"hit_rank": 2, "rows": rows},
             "execute": {"http_status": 200, "response_excerpt": "x" * 900}}  # fmt: skip
     out = actual_output(case)

@@ -707,28 +707,24 @@ def test_a_run_that_could_not_decide_is_a_failed_eval_run() -> None:
     assert conclude({"metrics": {}, "gates": [], "stages": {}}, with_scorecard=False)["status"] == "running"
 
 
-def test_the_engine_and_the_rows_encoder_drop_their_memo_tables_after_each_gate(tmp_path: Path) -> None:
-    """Rule: after each gate the run asks the engine to ``trim`` what it memoized (an optional method) and empties
-    the search rows' encoder cache, so a large run's later gates and outputs reuse that memory."""
+def test_the_engine_drops_its_memo_tables_after_each_gate(tmp_path: Path) -> None:
+    """Rule: after each gate the run asks the engine to ``trim`` what it memoized (an optional method), so a large
+    run's later gates and outputs reuse that memory."""
     from qlab.engine.builtin import BuiltinEngine
-    from qlab.stages import search_rows
 
     trims: list[int] = []
 
     class Engine(BuiltinEngine):
         def trim(self) -> None:
-            trims.append(len(search_rows._TAILS))
+            trims.append(1)
             super().trim()
 
     project = f.FakeProject(f.config(tmp_path), f.demo_cases())
     opts = f.options(tmp_path)
     opts = dataclasses.replace(opts, seams=dataclasses.replace(opts.seams, engine=lambda c, col: Engine(col)))
-    search_rows._TAILS.put(0, (None, None, None, "left from before"))
-    search_rows._NAMES["left"] = '"left"'
     run(project, options=opts)
     gates = [g for g in f.config(tmp_path).gates if g.stage != "build"]
     assert len(trims) == len(gates)
-    assert not search_rows._TAILS and not search_rows._NAMES
 
 
 def test_the_previous_run_is_read_when_the_learn_gate_starts_and_reaches_the_learner(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ import dataclasses
 from types import MappingProxyType
 from typing import Any
 
-from qlab.results import EncodedJSON
 from qlab.run.state import _jsonable
 
 
@@ -16,6 +15,10 @@ class Point:
     tags: tuple[str, ...] = ()
 
 
+class Tag(str):
+    pass
+
+
 class Named:
     def to_dict(self) -> dict[str, Any]:
         return {"name": ("a", "b"), 3: None}
@@ -23,13 +26,13 @@ class Named:
 
 def test_stage_details_become_json_data_whatever_they_hold() -> None:
     """Rule: dataclasses, objects with ``to_dict``, tuples, sets and read-only mappings become JSON data, keys
-    become strings, and plain values (a str subclass such as EncodedJSON included) are kept as they are."""
+    become strings, and plain values (a str subclass included) are kept as they are."""
     details = {
         "plain": [1, 2.5, "x", None, True, {"n": [1, {"m": (1, 2)}]}],
         1: Point(1, ("t",)),
         "named": Named(),
         "proxy": MappingProxyType({"k": frozenset({1})}),
-        "rows": EncodedJSON('[{"tool_id":"x"}]'),
+        "rows": Tag('[{"tool_id":"x"}]'),
         "set": {3},
     }
     out = _jsonable(details)
@@ -41,4 +44,4 @@ def test_stage_details_become_json_data_whatever_they_hold() -> None:
         "rows": '[{"tool_id":"x"}]',
         "set": [3],
     }
-    assert type(out["rows"]) is EncodedJSON
+    assert type(out["rows"]) is Tag

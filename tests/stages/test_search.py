@@ -9,7 +9,8 @@ import pytest
 
 from qlab import metrics, resultschema
 from qlab.engine.builtin import BuiltinEngine
-from qlab.results import CheckedJSON, EncodedJSON, JSONPack, PackedJSON, decoded, plain
+from qlab.engine.types import SearchResult, SearchRow
+from qlab.results import json_form
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for
@@ -18,23 +19,14 @@ from .engine_stages import DEMO, Counting, case, context, results_for
 def test_a_hit_records_the_seed_search_object(tmp_path: Path) -> None:
     cases = [case("s1", "Find member delivery detail", "getMemberDeliveryDetail", mode="search", top_k=8)]
     results = results_for(cases)
-    ctx = context(tmp_path)
-    ctx.answers.rows_pack = JSONPack(plain_limit=0)  # a run past the limit: a hit's rows are packed
-    report = search.run(ctx, cases, results)
+    report = search.run(context(tmp_path), cases, results)
     r = results["s1"]
     assert r.status == "passed" and r.failure is None
     assert r.search is not None
     assert (r.search["hit"], r.search["hit_rank"], r.search["top_k"]) == (True, 1, 8)
-    rows = r.search["rows"]
-    assert type(rows) is PackedJSON  # kept as packed JSON text until the artifact is written
-    assert rows.top_tool == "getMemberDeliveryDetail"
-    row = decoded(rows)[0]
-    assert set(row) == {"tool_id", "rank", "score", "field_scores", "matched_terms", "corrections"}
-    assert row["tool_id"] == "getMemberDeliveryDetail" and row["matched_terms"] == [
-        "member",
-        "deliveri",
-        "detail",
-    ]
+    row = r.search["rows"][0]
+    assert type(row) is SearchRow  # the engine's own rows, written as JSON by the artifact's writer
+    assert row.tool_id == "getMemberDeliveryDetail" and row.matched_terms == ("member", "deliveri", "detail")
     assert r.latency_ms["search"] > 0
     assert report.stage == "search" and report.stops == []
     assert report.suite_metrics["search_core"]["hit_at_k"] == 1.0
@@ -66,8 +58,6 @@ def test_an_absent_target_fails_the_case_and_fires_the_stop(tmp_path: Path) -> N
     assert failure is not None and (failure.stage, failure.reason) == ("search", "expected_target_absent")
     assert "getMyProfile is not in the results (K=5); top: 1. listCarriers" in failure.message
     assert results["s1"].search["hit"] is False  # type: ignore[index]
-    # a miss's rows are read again (learning, JUnit's failure text): kept as text, not packed
-    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]
     assert [(s.condition, s.case_ids) for s in report.stops] == [("expected_target_absent", ("s1",))]
 
 
@@ -176,18 +166,21 @@ def test_an_http_engine_reply_that_breaks_the_contract_is_an_engine_error(tmp_pa
     assert results["s1"].status == "error"
 
 
-def test_rows_that_fit_the_schema_are_sealed_checked_and_others_left_for_the_boundary(tmp_path: Path) -> None:
-    from qlab.engine.types import SearchResult, SearchRow
-
+def test_an_engine_s_rows_are_kept_as_they_are_for_the_boundary_to_check(tmp_path: Path) -> None:
+    """A python engine's rows reach the case as the engine gave them (a rank 0 included): the in-run output_schema
+    check is what finds and words a row that does not fit."""
+    bad = SearchResult((SearchRow("getHealth", 0, 1.0),))
     cases = [case("s1", "check service health", "getHealth", mode="search")]
     results = results_for(cases)
-    search.run(context(tmp_path), cases, results)
-    assert type(results["s1"].search["rows"]) is CheckedJSON  # type: ignore[index]  # a small run: not packed
-    bad = SearchResult((SearchRow("getHealth", 0, 1.0),))  # a python engine's rank 0
-    results = results_for(cases)
     search.run(context(tmp_path, engine=Counting(None, search=bad)), cases, results)
-    rows = results["s1"].search["rows"]  # type: ignore[index]
-    assert type(rows) is EncodedJSON and decoded(rows)[0]["rank"] == 0
+    assert results["s1"].search["rows"] == bad.rows  # type: ignore[index]
+    found = resultschema.problem("search", json_form(results["s1"].search))
+    assert found == "$.hit_rank: 0 is below 1"  # its rank 0 (the first problem, in the object's order)
+    rows = json_form(results["s1"].search)["rows"]
+    assert (
+        resultschema.problem("search", {"hit": None, "top_k": 5, "rows": rows})
+        == "$.rows[0].rank: 0 is below 1"
+    )
 
 
 def test_a_case_with_assertions_and_no_expected_target_fits_the_schema_and_is_not_a_miss(
@@ -205,7 +198,7 @@ def test_a_case_with_assertions_and_no_expected_target_fits_the_schema_and_is_no
     search.run(context(tmp_path), cases, results)
     assert results["a1"].status == "passed" and results["a1"].search is not None
     assert results["a1"].search["hit"] is None
-    assert resultschema.problem("search", plain(results["a1"].search)) is None
+    assert resultschema.problem("search", json_form(results["a1"].search)) is None
     figures = metrics.search_metrics([r.to_dict() for r in results.values()])
     assert figures["hit_at_k"] == 1.0  # s1 hit; a1 has no target to miss
 
@@ -223,6 +216,6 @@ def test_search_records_whether_it_found_the_target_family(tmp_path: Path) -> No
         (False, True),
         (False, False),
     ]
-    assert resultschema.problem("search", plain(results["s1"].search)) is None
+    assert resultschema.problem("search", json_form(results["s1"].search)) is None
     figures = metrics.search_metrics([r.to_dict() for r in results.values()])
     assert (figures["hit_at_k"], figures["family_hit_at_k"]) == (0.0, 0.5)

@@ -24,6 +24,7 @@ from qlab.governance.learning.suggest import run_learning
 from qlab.governance.records import PENDING, load_artifact
 from qlab.metrics import SCORECARD_DIMENSIONS
 from qlab.project import Project
+from qlab.results import json_or_text
 
 _CONFIG = click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."
@@ -97,7 +98,7 @@ def signals_command(
     loaded = project(config_path)
     out = _learn(loaded, result_path, previous_path)
     if as_json:
-        click.echo(json.dumps(out["signals"], indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(out["signals"], indent=2, ensure_ascii=False, default=json_or_text))
     else:
         click.echo(_signals_text(out["signals"]))
     return 0
@@ -125,7 +126,7 @@ def shadow_command(
     out = _learn(loaded, result_path, previous_path)
     store.save(store.suggestions_path(config), out["suggestions"])
     if as_json:
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=json_or_text))
         return 0
     click.echo(_signals_text(out["signals"]))
     click.echo(_table(out["suggestions"]) if out["suggestions"] else "no proposals")
@@ -178,7 +179,7 @@ def sandbox_command(
         return 0
     outcomes = _sandbox(loaded, chosen, result_paths)
     if as_json:
-        click.echo(json.dumps(outcomes, indent=2, ensure_ascii=False, default=str))
+        click.echo(json.dumps(outcomes, indent=2, ensure_ascii=False, default=json_or_text))
         return 0
     for item in store.load(store.suggestions_path(config)):
         if item["id"] in outcomes:

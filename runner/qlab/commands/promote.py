@@ -21,6 +21,7 @@ from qlab.governance.promotion.compare import compare
 from qlab.governance.promotion.report import markdown
 from qlab.governance.promotion.rules import CHANGE_TYPES, rule_for
 from qlab.governance.records import load_artifact, write_text
+from qlab.results import json_or_text
 
 
 @click.command(
@@ -87,7 +88,7 @@ def command(
     )
     text = markdown(report)
     if as_json or json_out:  # the JSON report of two large runs takes seconds: made only when asked for
-        data = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        data = json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=json_or_text) + "\n"
         if json_out:
             write_text(Path(json_out), data)
     click.echo(data if as_json else text, nl=not as_json)

@@ -12,6 +12,7 @@ from qlab.governance.env import project
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import load_artifact, write_json
 from qlab.project import resolve
+from qlab.results import to_json
 
 
 @click.command(
@@ -63,7 +64,7 @@ def command(
     path = folder / f"{proposal['id']}.json"
     write_json(path, proposal)
     if as_json:
-        click.echo(json.dumps(proposal, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(proposal, indent=2, ensure_ascii=False, default=to_json))
         return 0
     click.echo(f"proposal {proposal['id']} (pending review) written to {path}")
     click.echo(f"  {proposal['description']}")

@@ -14,6 +14,7 @@ from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
 from qlab.governance.release import prerun
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
+from qlab.results import json_or_text
 
 
 @click.command(
@@ -76,7 +77,7 @@ def command(
         approvals=load_approvals(approvals_path(config, skill)),
     )
     record_file = record(config, outcome)
-    data = json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    data = json.dumps(outcome.to_dict(), indent=2, ensure_ascii=False, default=json_or_text) + "\n"
     if json_out:
         write_text(Path(json_out), data)
     if as_json:

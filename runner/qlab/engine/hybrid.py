@@ -111,7 +111,6 @@ class HybridEngine(BuiltinEngine):
             fields = {name: value * scale for name, value in row.field_scores.items()}
             if part:
                 fields[SEMANTIC] = part
-            # a plain dict: each row's own (the search stage caches the JSON of shared, read-only evidence only)
             out.append(make(ids[d], rank, score, fields, row.matched_terms, row.corrections))
         return SearchResult(rows=tuple(out), query_terms=ranking.terms)
 

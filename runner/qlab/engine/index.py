@@ -43,8 +43,8 @@ from qlab.memo import Generations
 
 _MEMO_LIMIT = 200_000
 # The rows' shared evidence is memoized in two generations of this many entries (``qlab.memo.Generations``). A
-# 100,000-case run meets ~120,000 distinct evidence rows (~450 bytes each, ~330 more for their JSON in
-# ``qlab.stages.search_rows``), most of them once: kept all, they were ~85 MiB of its peak; two generations of
+# 100,000-case run meets ~120,000 distinct evidence rows (~450 bytes each), most of them once: kept all, they
+# were ~85 MiB of its peak; two generations of
 # 20,000 cost ~10 % more search CPU there (and nothing measurable at 20,000 cases), measured in
 # bench/RESULTS-run.md.
 _EVIDENCE_GENERATION = 20_000

@@ -31,6 +31,31 @@ class SearchRow:
     matched_terms: tuple[str, ...] = ()
     corrections: Mapping[str, str] = field(default_factory=dict)  # misspelt query term -> vocabulary term
 
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON holds it (``definitions/search_row`` of result.schema.json), scores to 4 places: how
+        every writer and the in-run schema check see it."""
+        return {
+            "tool_id": self.tool_id,
+            "rank": self.rank,
+            "score": round(self.score, 4),
+            "field_scores": {name: round(value, 4) for name, value in self.field_scores.items()},
+            "matched_terms": list(self.matched_terms),
+            "corrections": dict(self.corrections),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchRow:
+        """A row read back from a result artifact whose shape the result schema has checked (``to_dict``'s
+        inverse; an engine's reply is read by ``qlab.engine.wire.search_from_dict``, which checks as it reads)."""
+        return cls(
+            tool_id=data["tool_id"],
+            rank=data["rank"],
+            score=data.get("score", 0.0),
+            field_scores=dict(data.get("field_scores") or {}),
+            matched_terms=tuple(data.get("matched_terms") or ()),
+            corrections=dict(data.get("corrections") or {}),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:

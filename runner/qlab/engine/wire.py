@@ -17,19 +17,8 @@ from qlab.errors import InputError
 PLAN_STATUSES: tuple[PlanStatus, ...] = ("synthesized", "needs_input", "failed")
 
 
-def row_to_dict(row: SearchRow) -> dict[str, Any]:
-    return {
-        "tool_id": row.tool_id,
-        "rank": row.rank,
-        "score": round(row.score, 4),
-        "field_scores": {name: round(value, 4) for name, value in row.field_scores.items()},
-        "matched_terms": list(row.matched_terms),
-        "corrections": dict(row.corrections),
-    }
-
-
 def search_to_dict(result: SearchResult) -> dict[str, Any]:
-    return {"rows": [row_to_dict(row) for row in result.rows], "query_terms": list(result.query_terms)}
+    return {"rows": [row.to_dict() for row in result.rows], "query_terms": list(result.query_terms)}
 
 
 def selection_to_dict(selection: Selection) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from qlab.atomic import write_atomic
 from qlab.errors import InputError
-from qlab.results import plain
+from qlab.results import read_rows, to_json
 from qlab.resultschema import artifact_problem
 from qlab.run.heap import settle
 from qlab.run.verify import verified
@@ -94,6 +94,7 @@ def load_artifact(path: str | Path) -> Artifact:
         missing="result artifact not found; run `qlab run` first or pass the right path",
     )
     check_artifact(data, str(p))
+    read_rows(data["cases"])
     data = verified(
         data, str(p)
     )  # its decision and figures as its cases give them; refused when they disagree
@@ -155,14 +156,13 @@ def check_artifact(data: Any, where: str) -> None:
 
 
 def evidence(case: Mapping[str, Any]) -> dict[str, Any]:
-    """The stage objects of one case result (and its failure, assertions, latency): the trace evidence. A member
-    a run keeps as JSON text (its search rows) is decoded: evidence is data, read back from a file later."""
-    return {key: plain(case[key]) for key in EVIDENCE_KEYS if case.get(key) is not None}
+    """The stage objects of one case result (and its failure, assertions, latency): the trace evidence."""
+    return {key: case[key] for key in EVIDENCE_KEYS if case.get(key) is not None}
 
 
 def write_json(path: str | Path, data: Any) -> None:
     """Write ``data`` as indented JSON, atomically (temp file in the same folder + rename)."""
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False, default=to_json) + "\n")
 
 
 def write_text(path: str | Path, text: str) -> None:

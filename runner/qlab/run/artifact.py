@@ -17,7 +17,7 @@ from typing import Any
 from qlab import metrics
 from qlab.atomic import write_atomic
 from qlab.errors import InputError
-from qlab.results import is_json_text, json_text, plain
+from qlab.results import read_rows, to_json
 from qlab.resultschema import artifact_problem
 from qlab.run import gates as gates_mod
 from qlab.run import postrun
@@ -259,7 +259,7 @@ def chunks(artifact: Mapping[str, Any]) -> Iterator[str]:
         yield "\n " if index == 0 else ",\n "
         if key == "cases" and isinstance(value, list) and value:
             yield '"cases": [\n  '
-            for n, case in enumerate(_encoded_cases(value)):
+            for n, case in enumerate(map(_ENCODER.encode, value)):  # each line made, written, dropped
                 yield case if n == 0 else ",\n  " + case
             yield "\n ]"
         else:
@@ -272,34 +272,7 @@ def dumps(artifact: Mapping[str, Any]) -> str:
     return "".join(chunks(artifact))
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _encoded_cases(cases: list[Any]) -> Iterator[str]:
-    """Each case's line, encoded as it is written and then dropped: a 100,000-case artifact is ~120 MB of text,
-    which the run never holds at once (the learn gate's provisional write and the final one encode it twice,
-    ~1 s each at 100,000 cases)."""
-    return map(_encode_case, cases)
-
-
-_HOLE = "\x00qlab-encoded-json\x00"  # stands in for an EncodedJSON while the rest of the case is encoded
-_HOLE_JSON = _ENCODER.encode(_HOLE)
-
-
-def _encode_case(case: Any) -> str:
-    """One case's line. A stage object's members kept as JSON text (``search.rows``: EncodedJSON, PackedJSON) are
-    spliced in as the JSON text they already are: the encoder would write them as strings (or fail)."""
-    search = case.get("search") if isinstance(case, dict) else None
-    if not isinstance(search, dict):
-        return _ENCODER.encode(case)
-    raw = [text for text in map(json_text, search.values()) if text is not None]
-    if not raw:
-        return _ENCODER.encode(case)
-    holes = {k: _HOLE if is_json_text(v) else v for k, v in search.items()}
-    head, *tails = _ENCODER.encode({**case, "search": holes}).split(_HOLE_JSON)
-    if len(tails) != len(raw):  # the placeholder also occurs in a value of the case: encode it plainly
-        return _ENCODER.encode({**case, "search": plain(search)})
-    return head + "".join(text + tail for text, tail in zip(raw, tails, strict=True))
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=to_json)
 
 
 def write(path: str | Path, artifact: Mapping[str, Any]) -> Path:
@@ -338,5 +311,6 @@ def read(path: str | Path) -> dict[str, Any]:
     problem = artifact_problem(data)
     if problem:
         raise InputError(f"{p}: {problem} (schemas/result.schema.json); was it edited by hand?")
+    read_rows(data["cases"])
     settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return data

@@ -30,7 +30,7 @@ from qlab import metrics, resultschema
 from qlab.execute.verdict import sensitive_values
 from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Budget, Case, Config, Gate
-from qlab.results import CaseResult, as_text, checked, decoded, is_json_text, json_text, plain
+from qlab.results import CaseResult, json_form, to_json
 from qlab.scrub import Scrubber, SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
@@ -72,7 +72,7 @@ def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) 
             if value is None:
                 continue
             checked += 1
-            problem = _problem(key, value)
+            problem = resultschema.problem(key, json_form(value), f"$.{key}")  # its search rows as dicts
             if problem:
                 problems.append(f"{result.case_id}: {problem}")
         if result.failure is not None and result.failure.stage == stage:
@@ -85,19 +85,6 @@ def schema_check(stage: str, results: Sequence[CaseResult], tally: SchemaTally) 
     if problems:
         return False, _summary(problems, checked, "objects do not match schemas/result.schema.json")
     return True, f"{checked} object(s) match schemas/result.schema.json"
-
-
-def _problem(key: str, value: Any) -> str | None:
-    """The first problem of a stage object. A checked member (CheckedJSON, PackedJSON) fits where it sits (its
-    stage made sure when it encoded it): only the rest is checked here, and only a problem found that way is
-    looked at again with every member decoded (so ``required`` still counts the member, and the message is
-    the plain check's). Sound because result.schema.json checks the members of an object independently (no
-    ``anyOf``/``allOf`` across members of a stage object; ``tests/test_boundary.py``)."""
-    if isinstance(value, Mapping) and any(checked(v) for v in value.values()):
-        rest = {k: decoded(v) for k, v in value.items() if not checked(v)}
-        if resultschema.problem(key, rest) is None:
-            return None
-    return resultschema.problem(key, plain(value), f"$.{key}")
 
 
 def _requests(result: CaseResult) -> list[dict[str, Any]]:
@@ -324,17 +311,10 @@ def scrub_provided_entities(
 
 
 def _scanned_text(objects: Sequence[Any]) -> str:
-    """The text the scrub check searches: each object as JSON, its members kept as JSON text (the search rows)
-    as that text. Dumped as strings they would be escaped a second time, and a secret with a quote or a
-    backslash would show in none of the forms ``secret_variants`` looks for."""
-    parts = []
-    for item in objects:
-        obj = item.to_dict() if hasattr(item, "to_dict") else item
-        if isinstance(obj, Mapping) and any(map(is_json_text, obj.values())):
-            parts += [str(json_text(v)) for v in obj.values() if is_json_text(v)]
-            obj = {k: v for k, v in obj.items() if not is_json_text(v)}
-        parts.append(json.dumps(obj, default=as_text))
-    return "\n".join(parts)
+    """The text the scrub check searches: each object as JSON, every byte of its search rows included."""
+    return "\n".join(
+        json.dumps(item.to_dict() if hasattr(item, "to_dict") else item, default=to_json) for item in objects
+    )
 
 
 def _objects(result: CaseResult, keys: Sequence[str]) -> list[Any]:

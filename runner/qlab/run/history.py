@@ -26,6 +26,7 @@ from sys import intern
 from typing import Any
 
 from qlab.errors import InputError, QlabError
+from qlab.results import read_rows
 from qlab.run import artifact
 
 FOLDER = "history"
@@ -234,6 +235,10 @@ def cases_by_id(path: Path, ids: Collection[str]) -> dict[str, dict[str, Any]]:
         head = _CASE_ID.match(text)
         if head is not None and _text(head[1]) in ids:
             data: dict[str, Any] = json.loads(text)
+            try:
+                read_rows([data])  # its search rows as a run holds them
+            except (KeyError, TypeError):
+                raise ValueError("not qlab's layout") from None
             found[str(data["case_id"])] = data
         return {}
 

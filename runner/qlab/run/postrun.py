@@ -17,12 +17,9 @@ shards' cases exactly as one run would.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from qlab.results import PackedJSON, json_text
 
 EVALUATED = frozenset({"passed", "failed", "error"})
 MAX_LISTED = 20  # plan tools, sources: enough to read, bounded for a large run
@@ -113,35 +110,6 @@ def duration_ms(case: Mapping[str, Any]) -> float:
     return round(sum(float(v) for v in latency.values() if isinstance(v, (int, float))), 3)
 
 
-_DECODER = json.JSONDecoder()
-
-
-_TOOL_PREFIX = '[{"tool_id":"'  # how the search stage writes its rows (``qlab.stages.search_rows``)
-
-
-def _top_tool(rows: Any) -> Any:
-    """The tool id of the first Top-K row. Rows kept as JSON text are not decoded (packed ones keep it beside the
-    text: ``PackedJSON.top_tool``): the id is read where the search stage writes it (the first key of the first
-    row), decoding only the first row when the id holds an escape (a 100,000-case run reads 100,000 short strings,
-    not 800,000 rows)."""
-    if type(rows) is PackedJSON:
-        return rows.top_tool
-    text = json_text(rows)
-    if text is not None:
-        rows = text
-        if rows.startswith(_TOOL_PREFIX):
-            end = rows.find('"', len(_TOOL_PREFIX))
-            if end > 0 and "\\" not in rows[len(_TOOL_PREFIX) : end]:
-                return rows[len(_TOOL_PREFIX) : end]
-        if not rows.startswith("[{"):
-            return None
-        first, _end = _DECODER.raw_decode(rows, 1)
-        return first.get("tool_id") if isinstance(first, Mapping) else None
-    if isinstance(rows, list) and rows and isinstance(rows[0], Mapping):
-        return rows[0].get("tool_id")
-    return None
-
-
 def actual_output(case: Mapping[str, Any]) -> dict[str, Any]:
     """A bounded summary of what the case produced, stage by stage (see the module docstring)."""
     out: dict[str, Any] = {}
@@ -149,7 +117,8 @@ def actual_output(case: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(search, Mapping):
         rank = search.get("hit_rank")
         out["hit_rank"] = rank
-        out["top_1"] = _top_tool(search.get("rows"))
+        rows = search.get("rows")
+        out["top_1"] = rows[0].tool_id if rows else None
     selector = case.get("target_selector")
     if isinstance(selector, Mapping):
         out["selected_target"] = selector.get("selected_target")

@@ -39,7 +39,6 @@ from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
 from qlab.scrub import SecretSet
-from qlab.stages import search_rows
 from qlab.stages.base import GuardResult, StageReport
 from qlab.stages.context import RunContext, StageRun
 
@@ -350,13 +349,11 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
 
 
 def _trim(engine: Engine) -> None:
-    """Let the engine and the search rows' encoder drop what they memoized for speed (``Engine``'s optional
-    ``trim``): 100,000 search cases left ~90 MiB of memo tables that the learn gate and the outputs then could
-    not use."""
+    """Let the engine drop what it memoized for speed (``Engine``'s optional ``trim``): 100,000 search cases left
+    ~90 MiB of memo tables that the learn gate and the outputs then could not use."""
     trim = getattr(engine, "trim", None)
     if callable(trim):
         trim()
-    search_rows.trim()
 
 
 def _close_engine(engine: Engine) -> None:

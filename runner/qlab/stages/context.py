@@ -23,7 +23,7 @@ from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult, JSONPack
+from qlab.results import CaseResult
 from qlab.scrub import SecretSet
 from qlab.stages.base import Learner, StageReport
 
@@ -59,7 +59,6 @@ class EngineAnswers:
     searches: Answers[SearchResult] = field(default_factory=Answers)
     selections: Answers[Selection] = field(default_factory=Answers)
     plans: dict[str, Plan] = field(default_factory=dict)  # case id -> its Plan (read by qlab.execute.plans)
-    rows_pack: JSONPack | None = None  # the run's pack of search rows, made by its first search
 
 
 @dataclass(slots=True)

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from qlab import fuzzy, metrics, resultschema
+from qlab import fuzzy, metrics
 from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
 from qlab.errors import DependencyError
 from qlab.project.model import Case
-from qlab.results import CaseResult, CheckedJSON, EncodedJSON, JSONPack
-from qlab.stages import engine_checks, search_rows
+from qlab.results import CaseResult
+from qlab.stages import engine_checks
 from qlab.stages.base import StopHit
 from qlab.stages.context import RunContext
 
@@ -90,14 +90,6 @@ def call(
     return value
 
 
-def _pack(ctx: RunContext) -> JSONPack:
-    """The run's pack of search rows (``qlab.results.PackedJSON``): made by the first search of the run."""
-    pack = ctx.answers.rows_pack
-    if pack is None:
-        pack = ctx.answers.rows_pack = JSONPack()
-    return pack
-
-
 def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | None:
     """The case's search (run once): writes ``result.search``, checks the target and the search assertions.
 
@@ -122,29 +114,16 @@ def searched(ctx: RunContext, case: Case, result: CaseResult) -> SearchResult | 
     k = top_k(ctx, case)
     rank = found.rank_of(case.expected_target) if case.expected_target else None
     hit = None if not case.expected_target else rank is not None and rank <= k
-    # the rows are kept as JSON text that fits the schema (CheckedJSON): the in-run schema check need not decode
-    # them again. Rows that are not plain (see search_rows) are checked with the whole object here; rows that do
-    # not fit are left for the in-run check to find and word. A hit's rows are packed (PackedJSON): read once, by
-    # the writer of result.json; a miss's are read again (learning, JUnit's failure text) and stay as they are.
-    rows = search_rows.rows_json(found.rows)
-    kept: Any = rows
-    if rows is None:
-        kept = [wire.row_to_dict(row) for row in found.rows]
-    elif hit is not False:
-        kept = _pack(ctx).add(rows, top_tool=found.rows[0].tool_id if found.rows else None)
     search: dict[str, Any] = {
         "hit": hit,
         "hit_rank": rank if hit else None,
         "top_k": k,
-        "rows": kept,
+        "rows": found.rows,
         "query_terms": list(found.query_terms),
     }
     family = family_hit(ctx, case, found, k=k, hit=hit)
     if family is not None:
         search["family_hit"] = family
-    if rows is None:
-        fits = resultschema.checker("search")[0](search)
-        search["rows"] = (CheckedJSON if fits else EncodedJSON).of(search["rows"])
     result.search = search
     if case.expected_target and ctx.collection.tool(case.expected_target) is None:
         hint = fuzzy.did_you_mean(case.expected_target, [t.id for t in ctx.collection.tools])

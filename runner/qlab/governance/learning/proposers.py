@@ -19,7 +19,7 @@ from qlab.governance.learning.apply import KINDS
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import PENDING, Artifact, content_id, file_digest, sha256_digest
 from qlab.project.model import Case, Config
-from qlab.results import as_text
+from qlab.results import to_json
 from qlab.run import history
 
 STOP_WORDS_MIN = 3  # a rewrite target word has at least this many letters
@@ -326,4 +326,4 @@ def _digest(artifact: Mapping[str, Any]) -> str:
             pass  # gone since it was read: the digest of what was read
     import json
 
-    return sha256_digest(json.dumps(artifact, sort_keys=True, default=as_text).encode())
+    return sha256_digest(json.dumps(artifact, sort_keys=True, default=to_json).encode())

@@ -31,7 +31,7 @@ from qlab.governance.learning.apply import Subject, type_of
 from qlab.project import schemas
 from qlab.project.files import display_path, read_document
 from qlab.project.model import Config
-from qlab.results import plain
+from qlab.results import json_form, to_json
 from qlab.resultschema import problem
 from qlab.scrub import secret_variants
 
@@ -72,7 +72,7 @@ def _schema_problems(proposal: Mapping[str, Any], sides: Sequence[Side], base: S
             for key in STAGE_KEYS:
                 value = case.get(key)
                 if value is not None:
-                    found = problem(key, plain(value), f"$.{key}")
+                    found = problem(key, json_form(value), f"$.{key}")
                     if found:
                         out.append(f"{run_id}: {case['case_id']}: {found}")
     return out
@@ -151,7 +151,9 @@ def _policy_problems(
 ) -> list[str]:
     out: list[str] = []
     text = json.dumps(
-        {k: v for k, v in proposal.items() if k not in ("sandbox", "evidence")}, ensure_ascii=False
+        {k: v for k, v in proposal.items() if k not in ("sandbox", "evidence")},
+        ensure_ascii=False,
+        default=to_json,
     )
     for index, secret in enumerate(_secret_values(base.config, secrets)):
         if any(form in text for form in secret_variants(secret)):

@@ -39,7 +39,7 @@ from qlab.governance.promotion.rules import selection_correct
 from qlab.governance.records import PENDING, content_id
 from qlab.project import load_project
 from qlab.project.model import Case, Config
-from qlab.results import decoded
+from qlab.results import to_json
 from qlab.scrub import secret_variants
 
 EngineFactory = Callable[[Collection], Engine]
@@ -211,8 +211,8 @@ def _alias_suggestions(
         tool = tools.get(info.expected_target)
         if tool is None:
             continue  # expected_target_unknown: no tool to give an alias to
-        rows = decoded(search.get("rows")) or ()
-        corrected = {str(w).lower() for row in rows for w in (row.get("corrections") or {})}
+        rows = search.get("rows") or ()
+        corrected = {word.lower() for row in rows for word in row.corrections}
         have = tool_terms(tool, analyzer)
         missing_words: list[str] = []
         matched: list[str] = []
@@ -239,9 +239,7 @@ def _alias_suggestions(
                 "hit_rank": search.get("hit_rank"),
                 "top_k": search.get("top_k"),
                 "top_rows": [
-                    {"tool_id": r.get("tool_id"), "rank": r.get("rank"), "score": r.get("score")}
-                    for r in list(rows)[:3]
-                    if isinstance(r, Mapping)
+                    {"tool_id": r.tool_id, "rank": r.rank, "score": round(r.score, 4)} for r in rows[:3]
                 ],
                 "missing_terms": missing_words,
                 "matched_terms": list(dict.fromkeys(matched)),
@@ -347,5 +345,9 @@ def _withhold_secrets(
     variants = [v for s in secrets if s for v in secret_variants(s)]
     if not variants:
         return suggestions, 0
-    kept = [s for s in suggestions if not any(v in json.dumps(s, ensure_ascii=False) for v in variants)]
+    kept = [
+        s
+        for s in suggestions
+        if not any(v in json.dumps(s, ensure_ascii=False, default=to_json) for v in variants)
+    ]
     return kept, len(suggestions) - len(kept)

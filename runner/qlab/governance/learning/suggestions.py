@@ -20,6 +20,7 @@ from qlab.errors import InputError, UsageError
 from qlab.fuzzy import did_you_mean
 from qlab.governance.records import PENDING, now_iso, read_json, resolve
 from qlab.project.model import Config
+from qlab.results import to_json
 
 if TYPE_CHECKING:
     from qlab.governance.learning.accept import ActivationCheck
@@ -33,7 +34,9 @@ def suggestions_path(config: Config) -> Path:
     return resolve(config.path, config.learning.suggestions_file)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "))  # no indent: json's C encoder
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(", ", ": "), default=to_json
+)  # no indent: json's C encoder
 
 
 def write(path: Path, items: Sequence[Mapping[str, Any]]) -> None:

@@ -113,7 +113,7 @@ def summarize(key: str, value: Any) -> str:
         return "—"
     if key == "search" and isinstance(value, Mapping):
         rows = value.get("rows") or []
-        top = ", ".join(f"{r.get('rank')}. {r.get('tool_id')}" for r in rows[:3] if isinstance(r, Mapping))
+        top = ", ".join(f"{r.rank}. {r.tool_id}" for r in rows[:3])
         hit = f"hit at rank {value.get('hit_rank')}" if value.get("hit") else "miss"
         return f"{hit} of top {value.get('top_k')}" + (f" ({top})" if top else "")
     if key == "target_selector" and isinstance(value, Mapping):

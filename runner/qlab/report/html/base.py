@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from qlab.report.html.svg import esc, fmt
+from qlab.results import json_or_text
 
 
 class Markup(str):
@@ -38,7 +39,7 @@ def show(value: Any, *, empty: str = "—") -> Markup:
     if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float)) for v in value):
         return text(", ".join(str(v) for v in value))
     if isinstance(value, (Mapping, list, tuple)):
-        dumped = json.dumps(value, sort_keys=True, default=str)
+        dumped = json.dumps(value, sort_keys=True, default=json_or_text)
         return Markup(f"<code>{esc(dumped if len(dumped) <= 300 else dumped[:297] + '...')}</code>")
     return text(value)
 
