@@ -21,7 +21,6 @@ import click
 from qlab import scrub
 from qlab.commands import _timings as timings
 from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError, Terminated
-from qlab.run.heap import frozen_heap
 from qlab.version import __version__
 
 # "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
@@ -83,10 +82,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user, and no secret
-    the command learnt reaches the console (``qlab.scrub.console``). The command runs in a frozen heap
-    (``qlab.run.heap``): what it loads, builds or reads lives until it ends, and the cyclic GC leaves it alone."""
+    the command learnt reaches the console (``qlab.scrub.console``)."""
     timings.mark("cli")
-    with _sigterm_as_interrupt() as terminated, scrub.console(), frozen_heap():
+    with _sigterm_as_interrupt() as terminated, scrub.console():
         code = _main(argv)
         if code == EXIT_INTERRUPTED and terminated:
             code = EXIT_TERMINATED

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -187,37 +186,6 @@ def test_the_shadow_line_says_when_not_every_suggestion_was_measured_alone() -> 
         "; 50 of 120 suggestions measured alone (the first made, within the rerun budget)"
     )
     assert "measured alone" not in _shadow_text({**shadow, "alone": {"measured": 3, "of": 3}})
-
-
-def test_the_runs_read_are_out_of_the_gcs_walks_while_learning_runs(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`qlab learn shadow --previous` holds two runs: each full collection would walk both again."""
-    import gc
-
-    import qlab.commands.learn as learn_command
-    from governance.builders import artifact, search_case, write
-
-    config = make_project(tmp_path, aliases="getMember:\n  - member profile\n")
-    (tmp_path / ".qlab").mkdir()
-    miss = search_case("s-parcel", rank=None, top=["listCarriers"], top_k=5)
-    result = write(tmp_path / ".qlab" / "result.json", artifact([miss], run_id="run-2"))
-    previous = write(tmp_path / ".qlab" / "previous.json", artifact([miss], run_id="run-1"))
-    frozen: list[bool] = []
-    run_learning = learn_command.run_learning
-
-    def watching(data: Any, **kwargs: Any) -> Any:
-        walked = {id(o) for o in gc.get_objects()}
-        frozen.extend(id(run["cases"]) not in walked for run in (data, kwargs["previous"]))
-        return run_learning(data, **kwargs)
-
-    monkeypatch.setattr(learn_command, "run_learning", watching)
-    before = gc.get_freeze_count()
-    argv = ["learn", "shadow", "--result", str(result), "--previous", str(previous), "--config", str(config)]
-    code, _, err = _cli(argv, capsys)
-    assert code == 0, err
-    assert frozen == [True, True]
-    assert gc.get_freeze_count() == before
 
 
 @pytest.mark.parametrize(

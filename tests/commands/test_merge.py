@@ -229,31 +229,6 @@ def test_a_shard_whose_cases_were_removed_by_hand_is_refused(
     assert code == 2 and "$.shard.cases: no record of the cases this shard ran" in stderr, stderr
 
 
-def test_the_shards_read_are_out_of_the_gcs_walks_while_they_are_merged(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Each full collection while a shard is read or the set merged would walk every shard read before it."""
-    import gc
-
-    import qlab.commands.merge as merge_command
-
-    _shards(tmp_path, _cases())
-    frozen: list[bool] = []
-    merge = merge_command.merge
-
-    def watching(shards: Any, **kwargs: Any) -> Any:
-        walked = {id(o) for o in gc.get_objects()}
-        frozen.extend(id(data["cases"]) not in walked for _path, data in shards)
-        return merge(shards, **kwargs)
-
-    monkeypatch.setattr(merge_command, "merge", watching)
-    before = gc.get_freeze_count()
-    code, stdout, stderr = _cli(["merge", str(tmp_path / "shards"), "--out", str(tmp_path / "m")], capsys)
-    assert code == 0, stdout + stderr
-    assert frozen == [True, True, True]
-    assert gc.get_freeze_count() == before
-
-
 def test_the_merged_outputs_are_named_like_a_run_s_absolute_and_its_summary_says_merged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

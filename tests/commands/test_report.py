@@ -142,30 +142,6 @@ def test_write_reports_counts_runs(tmp_path: Path) -> None:
     assert done.files == (("html", tmp_path / "r.html"),)
 
 
-def test_the_runs_read_are_out_of_the_gcs_walks_while_the_report_is_made(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A 100,000-case HTML report took 7.5 s with the cyclic GC walking the run it read, 4.4 s without."""
-    import gc
-
-    import qlab.commands.report as report
-
-    result = _store(tmp_path, "result.json", samples.result())
-    frozen: list[bool] = []
-    render = report.markdown_report.render
-
-    def watching(run: Any, **kwargs: Any) -> str:
-        frozen.append(not any(o is run["cases"] for o in gc.get_objects()))
-        return render(run, **kwargs)
-
-    monkeypatch.setattr(report.markdown_report, "render", watching)
-    before = gc.get_freeze_count()
-    code, stdout, stderr = _run(["report", str(result)], capsys)
-    assert code == 0, stderr
-    assert stdout and frozen == [True]
-    assert gc.get_freeze_count() == before
-
-
 def test_format_renders_any_registered_format_to_a_file_or_stdout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 from pathlib import Path
 
@@ -12,7 +11,6 @@ import artifact_samples as samples
 from qlab.engine.types import SearchRow
 from qlab.errors import InputError
 from qlab.run import artifact
-from qlab.run.heap import frozen_heap
 
 
 @pytest.mark.parametrize(
@@ -94,17 +92,3 @@ def test_equal_derived_objects_of_flat_values_are_shared_and_written_the_same() 
     assert one["actual_output"] == {"hit_rank": 1, "top_1": "getMember"} and one["metrics"] == {
         "correctness": 1.0
     }
-
-
-def test_inside_a_frozen_heap_a_read_artifact_is_out_of_the_gcs_walks(tmp_path: Path) -> None:
-    """``qlab report`` and ``qlab merge`` hold the runs they read until they end (a 100,000-case HTML report:
-    7.5 s with the collector walking the run, 4.4 s without). Outside ``frozen_heap`` nothing is frozen."""
-    path = tmp_path / "result.json"
-    path.write_text(json.dumps(samples.full(samples.result())), encoding="utf-8")
-    outside = artifact.read(path)
-    assert any(o is outside["cases"] for o in gc.get_objects())
-    before = gc.get_freeze_count()
-    with frozen_heap():
-        inside = artifact.read(path)
-        assert not any(o is inside["cases"] for o in gc.get_objects())  # frozen: in no generation
-    assert gc.get_freeze_count() == before

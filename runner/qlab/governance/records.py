@@ -22,7 +22,6 @@ from qlab.atomic import write_atomic
 from qlab.errors import InputError
 from qlab.results import read_rows, to_json
 from qlab.resultschema import artifact_problem
-from qlab.run.heap import settle
 from qlab.run.verify import verified
 
 PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
@@ -98,7 +97,6 @@ def load_artifact(path: str | Path) -> Artifact:
     data = verified(
         data, str(p)
     )  # its decision and figures as its cases give them; refused when they disagree
-    settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return Artifact(data=data, path=str(p), digest=digest)
 
 

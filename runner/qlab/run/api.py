@@ -22,7 +22,6 @@ from qlab.governance.learning import reviews, suggestions
 from qlab.project import Project, load_project
 from qlab.report import derive
 from qlab.run import history
-from qlab.run.heap import settle
 from qlab.run.log import RunLog
 from qlab.run.options import RunCancelled, RunEvent, RunOptions
 from qlab.run.outputs import (
@@ -92,7 +91,6 @@ def run_project(
     chosen = selection or SelectionSpec()
     durations_map = load_durations(durations) if durations is not None else None
     project = load_project(config)
-    settle()  # the loaded cases live until the run ends
     watch(RunEvent("project_loaded"))
     paths = output_paths(project.config, out_dir=out_dir, junit_path=junit, shard=shard)
     prepare(paths)  # a bad out_dir or junit path is exit 2 before any case runs, not after

@@ -23,7 +23,6 @@ from qlab.run import gates as gates_mod
 from qlab.run import postrun
 from qlab.run import scorecard as scorecard_mod
 from qlab.run.categories import by_category
-from qlab.run.heap import settle
 
 SCHEMA_VERSION = 1
 # what the artifact records of a suite's configuration (its ``suites`` section adds metrics and counts)
@@ -312,5 +311,4 @@ def read(path: str | Path) -> dict[str, Any]:
     if problem:
         raise InputError(f"{p}: {problem} (schemas/result.schema.json); was it edited by hand?")
     read_rows(data["cases"])
-    settle()  # a command reading runs holds them until it ends: the cyclic GC leaves them alone (qlab.run.heap)
     return data

@@ -30,7 +30,6 @@ from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
 from qlab.run import boundary, gates, prerun
 from qlab.run.gates import GateSpec
-from qlab.run.heap import frozen_heap, settle
 from qlab.run.lanes import Lanes
 from qlab.run.options import ProjectLike, RunCancelled, RunOptions, RunOutcome, Seams
 from qlab.run.outputs import rescrub_logs, temp_paths, write_outputs
@@ -74,11 +73,6 @@ _DEFAULT_OPTIONS = RunOptions()
 
 def run(project: ProjectLike, *, options: RunOptions = _DEFAULT_OPTIONS) -> RunOutcome:
     """Run the project's gates. Raises UsageError/InputError for a selection that cannot run (exit 2)."""
-    with frozen_heap():
-        return _run(project, options=options)
-
-
-def _run(project: ProjectLike, *, options: RunOptions) -> RunOutcome:
     state = _start(project, options=options)
     try:
         return _gates(state)
@@ -178,7 +172,6 @@ def _gates(state: RunState) -> RunOutcome:
             try:
                 _case_gate(state, ctx, gate)
                 _trim(engine)  # what the engine memoized for this gate's cases only holds memory now
-                settle()  # the gate's results live until the end of the run
             finally:
                 if gate.stage == "execute":
                     ctx.execute.close()  # the dev servers stop right after the execute gate, also on Ctrl-C
