@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import shutil
 from pathlib import Path
@@ -275,20 +274,6 @@ def test_find_config_searches_upwards_to_the_repository_root(tmp_path: Path) -> 
 def test_resolve(project: Project) -> None:
     assert resolve(project.config, "gates/aliases.yaml") == ROOT / "gates" / "aliases.yaml"
     assert resolve(project.config.path, "/abs/x.yaml") == Path("/abs/x.yaml")
-
-
-def test_cases_are_read_with_rarer_full_collections(monkeypatch: pytest.MonkeyPatch) -> None:
-    from qlab.project import load as load_module
-
-    seen: list[tuple[int, int, int]] = []
-    real = load_module.load_file
-    monkeypatch.setattr(
-        load_module, "load_file", lambda *a, **k: (seen.append(gc.get_threshold()), real(*a, **k))
-    )
-    before = gc.get_threshold()
-    load_project(ROOT / "qlab.yaml")
-    assert seen and set(seen) == {(before[0], before[1], before[2] * 10)}
-    assert gc.get_threshold() == before
 
 
 def test_identity_fields_are_sensitive_unless_kept(tmp_path: Path) -> None:

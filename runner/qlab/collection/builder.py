@@ -10,9 +10,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,42 +67,28 @@ def build_collection(config: Config, *, use_cache: bool = True, write_to: Path |
     )
     cache = BuildCache(base_dir / config.collection.cache_dir) if use_cache else None
     artifact_path: Path | None
-    with _gc_paused():
-        hit = cache.load(key) if cache is not None else None
-        if hit is not None:
-            collection, artifact_path = hit
-            cached = True
-            if write_to is not None:
-                artifact_path = artifact.copy(artifact_path, write_to)
-        else:
-            try:
-                collection, text, dependencies = _build(readers, aliases)
-            except RecursionError:  # the walks refuse deep nesting; this is the net for what they cannot see
-                names = ", ".join(repr(s.source.name) for _r, s in readers)
-                raise SpecError(
-                    f"source {names}: a schema is nested too deeply to store (keep it under {MAX_NESTING} "
-                    "levels); flatten it"
-                ) from None
-            artifact_path = cache.store(key, text, dependencies) if cache is not None else None
-            cached = False
-            if write_to is not None:
-                artifact_path = artifact.write(text, write_to)
+    hit = cache.load(key) if cache is not None else None
+    if hit is not None:
+        collection, artifact_path = hit
+        cached = True
+        if write_to is not None:
+            artifact_path = artifact.copy(artifact_path, write_to)
+    else:
+        try:
+            collection, text, dependencies = _build(readers, aliases)
+        except RecursionError:  # the walks refuse deep nesting; this is the net for what they cannot see
+            names = ", ".join(repr(s.source.name) for _r, s in readers)
+            raise SpecError(
+                f"source {names}: a schema is nested too deeply to store (keep it under {MAX_NESTING} "
+                "levels); flatten it"
+            ) from None
+        artifact_path = cache.store(key, text, dependencies) if cache is not None else None
+        cached = False
+        if write_to is not None:
+            artifact_path = artifact.write(text, write_to)
     warnings = unknown_ids(aliases, (t.id for t in collection.tools))
     readiness = compute_readiness(collection, config, threshold=coverage_threshold(config), warnings=warnings)
     return BuildOutput(collection=collection, readiness=readiness, artifact_path=artifact_path, cached=cached)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building: a large spec allocates around a million (acyclic)
-    dicts and lists, and each full collection would walk all of them again (10-20% of a Kubernetes build)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def coverage_threshold(config: Config) -> float:

@@ -10,12 +10,10 @@ referenced files. Warnings never fail a load; they travel with the Project (or w
 from __future__ import annotations
 
 import dataclasses
-import gc
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,19 +124,6 @@ def _as_written(env: Any, raw: Any) -> Any:
     return out
 
 
-@contextmanager
-def _rare_full_collections() -> Iterator[None]:
-    """Reading cases makes objects that mostly live on (the cases): full GC collections, which walk all of them,
-    are made ten times rarer meanwhile (100,000 cases: 8 full collections, 0.5 s of a 2.8 s load, became 1).
-    Young objects are collected as usual; the thresholds are restored afterwards."""
-    thresholds = gc.get_threshold()
-    gc.set_threshold(thresholds[0], thresholds[1], thresholds[2] * 10)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
 def load_project(
     path: Path | str | None = None,
     *,
@@ -176,12 +161,11 @@ def load_project(
         targets = attribute(
             [Path(f) if Path(f).is_absolute() else Path.cwd() / f for f in case_files], suites, base
         )
-    with _rare_full_collections():
-        for file, suite in targets.items():
-            if suite is None and case_files is not None:
-                found.append(Diagnostic(display_path(file), 0, 0, "", "is not a case file of any suite in "
-                                        f"{display_path(config_path)}: checked against the case schema only", "warning"))  # fmt: skip
-            load_file(file, suite, base=base, config=config, into=loaded)
+    for file, suite in targets.items():
+        if suite is None and case_files is not None:
+            found.append(Diagnostic(display_path(file), 0, 0, "", "is not a case file of any suite in "
+                                    f"{display_path(config_path)}: checked against the case schema only", "warning"))  # fmt: skip
+        load_file(file, suite, base=base, config=config, into=loaded)
     found.extend(loaded.diagnostics)
     cases, files = tuple(loaded.cases), tuple(loaded.files)
     del loaded  # the case files' texts, kept to locate duplicate ids
