@@ -1,7 +1,8 @@
 """JUnit XML from a result artifact, valid against both the Jenkins/xunit ``junit-10.xsd`` and the strict Ant
 schema (windyroad ``JUnit.xsd``), and readable by junitparser, GitLab, dorny, mikepenz and EnricoMi.
 
-Written as the standard library's ElementTree writes it, not with junit-xml 1.9: that package emits an undroppable
+Written in pieces by the small writer here, laid out as ElementTree's ``indent`` lays it out (one space a level),
+with the standard library's escaping; not with junit-xml 1.9: that package emits an undroppable
 ``disabled`` attribute, 6-decimal times, no ``time`` for a 0 s case, and deletes illegal characters silently
 (see shared/research/ci_conventions.md §1.5); normalizing its output would cost more code than this module.
 
@@ -28,10 +29,12 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
+from xml.sax.saxutils import escape
 
 from qlab.reasons import hint
 from qlab.report import derive
@@ -46,9 +49,7 @@ def xml_text(value: Any) -> str:
     """Text that XML 1.0 can carry and a reader can see: ANSI colour codes removed, then every character XML
     forbids written as visible ``#xNN`` (pytest's convention), never silently dropped."""
     text = str(value)
-    if text.isascii() and text.isprintable():  # no ESC, no control character: nothing to remove or replace
-        return text
-    if _ILLEGAL.search(text) is None:  # e.g. a case's text: lines, no colour codes (ESC is illegal too)
+    if _ILLEGAL.search(text) is None:  # no ESC either: nothing to remove or replace
         return text
     text = _ANSI.sub("", text)
     return _ILLEGAL.sub(lambda m: f"#x{ord(m.group()):02X}", text)
@@ -71,127 +72,79 @@ def seconds(ms: Any) -> str:
     return f"{value:.3f}"
 
 
-def _attribute(text: str) -> str:
-    """An attribute value escaped exactly as ElementTree escapes it (``tests/report/test_junit.py`` compares)."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    for char, entity in _ATTRIBUTE_ENTITIES:
-        if char in text:
-            text = text.replace(char, entity)
-    return text
+def _attribute(value: Any) -> str:
+    """An attribute value: XML's text, escaped as ElementTree escapes an attribute."""
+    return escape(xml_text(value), _ATTRIBUTE_ENTITIES)
 
 
-def _escape(text: str) -> str:
-    """Element text escaped exactly as ElementTree escapes it."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    return text
-
-
-_ATTRIBUTE_ENTITIES = (
-    ("<", "&lt;"),
-    (">", "&gt;"),
-    ('"', "&quot;"),
-    ("\r", "&#13;"),
-    ("\n", "&#10;"),
-    ("\t", "&#09;"),
-)
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "\r": "&#13;", "\n": "&#10;", "\t": "&#09;"}  # beside & < >
 CASE_LEVEL = 2  # testsuites > testsuite > testcase: the indentation level of every testcase
 
 
-class _Suite:
-    """One ``testsuite`` being filled; testcase names are made unique within the report.
+class _Testcase(NamedTuple):
+    """One testcase: passed when it has no ``outcome`` (``failure``, ``error`` or ``skipped``); ``text`` (or the
+    function that makes it, called when the report is written) follows the message in the child's text."""
 
-    Each testcase is written directly, byte for byte as ElementTree writes it (``tests/report/test_junit.py``):
-    ElementTree would build, indent and walk 100,000 elements to write a 100,000-case report, and took ~12 s
-    for ~94,000 testcases with a ``failure`` child. A passed testcase is kept as its XML (~90 bytes); one with
-    a ``failure``/``error``/``skipped`` child is kept as its parts and written when the report is (its text
-    carries the case's stage object: ~1.7 KB each, 160 MB held at once for a run whose 100,000 cases fail)."""
+    name: str
+    classname: str
+    ms: Any
+    outcome: str | None = None
+    kind: str = ""
+    message: str = ""
+    text: str | Callable[[], str] = ""
+
+    def xml(self) -> str:
+        head = (
+            f'<testcase name="{_attribute(self.name)}" classname="{_attribute(self.classname)}" '
+            f'time="{seconds(self.ms)}"'
+        )
+        if self.outcome is None:
+            return head + " />"
+        attrs = f'message="{_attribute(self.message)}"'
+        if self.outcome != "skipped":  # the strict schema requires a type on failure/error
+            attrs += f' type="{_attribute(self.kind or self.outcome)}"'
+        more = self.text() if callable(self.text) else self.text
+        body = escape(xml_text(cap(f"{self.message}\n{more}".strip() if more else self.message)))
+        child = f"<{self.outcome} {attrs}>{body}</{self.outcome}>" if body else f"<{self.outcome} {attrs} />"
+        # a testcase with one child, laid out as ElementTree's indent lays it out
+        return f"{head}>\n{' ' * (CASE_LEVEL + 1)}{child}\n{' ' * CASE_LEVEL}</testcase>"
+
+
+class _Suite:
+    """One ``testsuite`` being filled; testcase names are made unique within the report."""
 
     def __init__(self, report: _Report, name: str, properties: Mapping[str, Any]) -> None:
         self.report = report
         self.name = name
         self.properties = properties
-        # a passed testcase as its case record (named by its case id, of the suite's class: ``passed``) or as
-        # (name, classname, time): its XML is made when written (a 100,000-case report holds no text or tuple
-        # per passed case); a testcase with a child as its parts (see ``_with_child``)
-        self.cases: list[
-            dict[str, Any] | tuple[str, str, str] | tuple[str, str, str, str, str | Callable[[], str]]
-        ] = []
-        self.case_class: str | None = None  # the class of the case records kept as they are
-        self.counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        self.time_ms = 0.0
+        self.testcases: list[_Testcase] = []
         self.non_gating: list[str] = []  # testcases that failed without gating (``qlab.non_gating``)
 
     def case(self, classname: str, name: str, *, ms: Any = 0.0, outcome: str | None = None, kind: str = "",
              message: str = "", text: str | Callable[[], str] = "", why_not_gating: str = "") -> None:  # fmt: skip
-        """Add a testcase; ``text`` (or the function that makes it) follows the message in the child's text. A
-        failure that ``why_not_gating`` explains is written as one, and named in ``qlab.non_gating``."""
+        """Add a testcase. A failure that ``why_not_gating`` explains is written as one, and named in
+        ``qlab.non_gating``."""
         unique = xml_text(self.report.unique(classname, name))
         if why_not_gating and outcome in ("failure", "error"):
             message = f"does not gate ({why_not_gating}): {message}"
             self.non_gating.append(unique)
-        if outcome is None:
-            self._kept(unique, classname, ms)
-            return
-        self.counts["tests"] += 1
-        self.time_ms += float(ms or 0.0)
-        head = (
-            f'<testcase name="{_attribute(unique)}" classname="{_attribute(xml_text(classname))}" '
-            f'time="{seconds(ms)}"'
-        )
-        self.counts[
-            "failures" if outcome == "failure" else "errors" if outcome == "error" else "skipped"
-        ] += 1
-        self.cases.append((head, outcome, kind, message, text))
+        self.testcases.append(_Testcase(unique, classname, ms, outcome, kind, message, text))
 
-    def passed(self, classname: str, case: Mapping[str, Any], ms: float) -> None:
-        """A passed case record's testcase (``ms``: its latencies added up, as ``_record_time`` adds them)."""
-        name = case.get("case_id")
-        if type(name) is not str or type(case) is not dict or classname != (self.case_class or classname):
-            self.case(classname, str(name), ms=ms)
-            return
-        unique = xml_text(self.report.unique(classname, name))
-        if unique is not name:  # renamed (an id seen before) or cleaned: kept as its own parts
-            self._kept(unique, classname, ms)
-            return
-        self.case_class = classname
-        self.counts["tests"] += 1
-        self.time_ms += float(ms or 0.0)
-        self.cases.append(case)
-
-    def _kept(self, unique: str, classname: str, ms: Any) -> None:
-        self.counts["tests"] += 1
-        self.time_ms += float(ms or 0.0)
-        self.cases.append((unique, classname, _time(ms)))
-
-    def texts(self) -> Iterator[str]:
-        """Each testcase's XML, in order."""
-        classname, attribute = "", ""
-        records = _attribute(xml_text(self.case_class)) if self.case_class is not None else ""
-        for case in self.cases:
-            if type(case) is dict:
-                time = seconds(_record_time(case))
-                yield f'<testcase name="{_attribute(case["case_id"])}" classname="{records}" time="{time}" />'
-            elif len(case) == 3:
-                unique, name_of_class, time = case
-                if name_of_class is not classname:
-                    classname, attribute = name_of_class, _attribute(xml_text(name_of_class))
-                yield f'<testcase name="{_attribute(unique)}" classname="{attribute}" time="{time}" />'
-            else:
-                yield _with_child(*case)  # type: ignore[misc]
-
-
-_TIMES: dict[str, str] = {}  # a testcase's time text -> one string for all the testcases that have it
-
-
-def _time(ms: Any) -> str:
-    time = seconds(ms)
-    return _TIMES.setdefault(time, time) if len(_TIMES) < 10_000 else time  # most cases: a few texts
+    def attributes(self, index: int, timestamp: str, hostname: str) -> str:
+        outcomes = Counter(case.outcome for case in self.testcases)
+        attrs = {
+            "package": "qlab",
+            "id": index,
+            "name": self.name,
+            "timestamp": timestamp,
+            "hostname": hostname,
+            "tests": len(self.testcases),
+            "failures": outcomes["failure"],
+            "errors": outcomes["error"],
+            "skipped": outcomes["skipped"],
+            "time": seconds(sum(float(case.ms or 0.0) for case in self.testcases)),
+        }
+        return " ".join(f'{key}="{_attribute(value)}"' for key, value in attrs.items())
 
 
 def _record_time(case: Mapping[str, Any]) -> float:
@@ -199,21 +152,10 @@ def _record_time(case: Mapping[str, Any]) -> float:
     return sum(float(v) for v in (case.get("latency_ms") or {}).values())
 
 
-def _with_child(head: str, outcome: str, kind: str, message: str, text: str | Callable[[], str]) -> str:
-    attrs = f'message="{_attribute(xml_text(message))}"'
-    if outcome != "skipped":  # the strict schema requires a type on failure/error
-        attrs += f' type="{_attribute(xml_text(kind or outcome))}"'
-    more = text() if callable(text) else text
-    body = _escape(xml_text(cap(f"{message}\n{more}".strip() if more else message)))
-    child = f"<{outcome} {attrs}>{body}</{outcome}>" if body else f"<{outcome} {attrs} />"
-    # as ET.indent(level=CASE_LEVEL) lays out a testcase with one child
-    return f"{head}>\n{' ' * (CASE_LEVEL + 1)}{child}\n{' ' * CASE_LEVEL}</testcase>"
-
-
 class _Report:
     def __init__(self, artifact: Mapping[str, Any]) -> None:
         self.suites: list[_Suite] = []
-        self.seen: dict[str, set[str]] = {}  # classname -> its testcase names (no tuple per testcase)
+        self.seen: dict[str, set[str]] = {}  # classname -> its testcase names
         self.timestamp = _timestamp(str(artifact.get("started_at", "")))
 
     def suite(self, name: str, properties: Mapping[str, Any]) -> _Suite:
@@ -222,9 +164,7 @@ class _Report:
         return made
 
     def unique(self, classname: str, name: str) -> str:
-        seen = self.seen.get(classname)
-        if seen is None:
-            seen = self.seen[classname] = set()
+        seen = self.seen.setdefault(classname, set())
         candidate, n = name, 1
         while candidate in seen:
             n += 1
@@ -233,10 +173,8 @@ class _Report:
         return candidate
 
     def xml(self, hostname: str) -> Iterator[str]:
-        """The report's XML in pieces: each testcase is written as kept, never joined into one string (a run
-        whose 100,000 cases fail makes a ~165 MB report; joining it took ~330 MB more at the peak). Written byte
-        for byte as ElementTree writes the same tree indented by one space (``tests/report/test_junit.py``
-        compares), without importing it: ~2 MiB and ~2 ms of every run."""
+        """The report's XML in pieces, one testcase a piece (a large report is never one string), indented by one
+        space a level as ElementTree's ``indent`` lays it out."""
         yield '<?xml version="1.0" encoding="UTF-8"?>\n'
         if not self.suites:
             yield "<testsuites />\n"  # the strict schema allows no attribute here
@@ -244,32 +182,20 @@ class _Report:
         yield "<testsuites>"
         between = "\n" + " " * CASE_LEVEL  # the indentation of every child of a testsuite
         for index, suite in enumerate(self.suites):
-            attrs = (
-                ("package", "qlab"),
-                ("id", str(index)),
-                ("name", xml_text(suite.name)),
-                ("timestamp", self.timestamp),
-                ("hostname", xml_text(hostname)),
-                ("tests", str(suite.counts["tests"])),
-                ("failures", str(suite.counts["failures"])),
-                ("errors", str(suite.counts["errors"])),
-                ("skipped", str(suite.counts["skipped"])),
-                ("time", seconds(suite.time_ms)),
-            )
-            yield "\n <testsuite " + " ".join(f'{key}="{_attribute(value)}"' for key, value in attrs) + ">"
+            yield f"\n <testsuite {suite.attributes(index, self.timestamp, hostname)}>"
             properties = dict(suite.properties)
             if suite.non_gating:
                 properties["qlab.non_gating"] = ", ".join(suite.non_gating)
             rows = [
-                f'\n   <property name="{_attribute(xml_text(key))}" value="{_attribute(xml_text(_value(value)))}" />'
+                f'\n   <property name="{_attribute(key)}" value="{_attribute(_value(value))}" />'
                 for key, value in properties.items()
                 if value is not None  # no data: left out (a "null" string would read as a value)
             ]
             yield between + (
                 "<properties>" + "".join(rows) + between + "</properties>" if rows else "<properties />"
             )
-            for case in suite.texts():
-                yield between + case
+            for case in suite.testcases:
+                yield between + case.xml()
             yield between + "<system-out />" + between + "<system-err />\n </testsuite>"
         yield "\n</testsuites>\n"
 
@@ -468,7 +394,7 @@ def _case(
     message = f"{failure.get('stage', '?')}: {reason}: {failure.get('message', '')}".rstrip(": ")
     name = str(case.get("case_id"))
     if status == "passed":
-        suite.passed(classname, case, ms)
+        suite.case(classname, name, ms=ms)
     elif status in ("blocked", "skipped"):
         suite.case(classname, name, ms=ms, outcome="skipped", message=f"{status}: {message}")
     else:
@@ -497,28 +423,8 @@ def chunks(artifact: Mapping[str, Any], *, hostname: str | None = None) -> Itera
     stages = artifact.get("stages") or {}
     for gate in artifact.get("gates") or ():
         _gate_suite(report, gate, stages)
-    report.suites.extend(_memo_case_suites(artifact))
+    _case_suites(report, artifact)
     return report.xml(hostname or _hostname())
-
-
-# A run renders its JUnit twice (the learn gate scans a provisional copy) over one shared ``cases`` list: the
-# per-case testsuites are built once for that list. Case dicts are not changed after they were written.
-_LAST: list[tuple[Any, int, Any, list[_Suite]]] = []
-
-
-def _memo_case_suites(artifact: Mapping[str, Any]) -> list[_Suite]:
-    cases, suites = artifact.get("cases"), artifact.get("suites")
-    if _LAST and _LAST[0][0] is cases and _LAST[0][1] == len(cases or ()) and _LAST[0][2] == suites:
-        return _LAST[0][3]
-    scratch = _Report(artifact)
-    _case_suites(scratch, artifact)
-    _LAST[:] = [(cases, len(cases or ()), suites, scratch.suites)]
-    return scratch.suites
-
-
-def forget() -> None:
-    """Drop the per-case testsuites kept for a second render (the final outputs are written: there is none)."""
-    _LAST.clear()
 
 
 def _hostname() -> str:
@@ -526,12 +432,3 @@ def _hostname() -> str:
         return socket.gethostname() or "localhost"
     except OSError:
         return "localhost"
-
-
-def names(xml: str) -> Iterable[tuple[str, str]]:
-    """(classname, name) of every testcase of a rendered report (for uniqueness checks)."""
-    import xml.etree.ElementTree as ET  # a check's parser, not the writer's: the run never loads it
-
-    root = ET.fromstring(xml)
-    for element in root.iter("testcase"):
-        yield element.get("classname", ""), element.get("name", "")

@@ -187,7 +187,6 @@ def write_outputs(
         if not _linked(paths):
             _adopt_visible(paths)
         folder = _write_set(paths, texts)
-        junit.forget()  # kept for this render after the provisional one: the console's work gets the room
         _switch(paths, folder)
         # older sets go, but only under the folder's lock: another run writing here may be making its own
         held = paths.store in _LOCKS
