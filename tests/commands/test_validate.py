@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -213,3 +214,27 @@ def test_validate_says_when_it_could_not_check_tool_names(
     assert (
         err.startswith("note: the tool names of the cases were not checked:") and "'openapi' is a URL" in err
     )
+
+
+def test_a_command_runs_with_full_collections_a_hundred_times_rarer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a command loads lives until it ends: the cyclic GC's full collections would walk it again and again
+    (``qlab.cli``); the thresholds are the process's own again when the command returns."""
+    import gc
+
+    import qlab.project as project
+
+    thresholds: list[tuple[int, int, int]] = []
+    load = project.load_project
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        thresholds.append(gc.get_threshold())
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(project, "load_project", watching)
+    before = gc.get_threshold()
+    code, _, err = run(["validate", "--config", str(ROOT / "qlab.yaml")], capsys)
+    assert code == 0, err
+    assert thresholds == [(before[0], before[1], before[2] * 100)]
+    assert gc.get_threshold() == before

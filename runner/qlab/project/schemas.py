@@ -137,7 +137,10 @@ def _case_parts() -> tuple[Draft7Validator, dict[str, Draft7Validator]]:
     """The case schema without its assertions, and one validator per assertion type."""
     root = load_schema("case")
     case = _local(root["definitions"]["case"], root)
-    case["properties"] = {**case["properties"], "assertions": {**case["properties"]["assertions"], "items": {}}}
+    case["properties"] = {
+        **case["properties"],
+        "assertions": {**case["properties"]["assertions"], "items": {}},
+    }
     branches = [_resolve(root, ref) for ref in root["definitions"]["assertion"]["oneOf"]]
     draft7 = _draft7()
     return draft7(case), {b["properties"]["type"]["const"]: draft7(_local(b, root)) for b in branches}
