@@ -428,16 +428,9 @@ def _events(builder: _Builder, text: str, max_depth: int) -> Iterator[tuple[Json
     problem that stops the parse (syntax, depth, alias bomb) ends the iteration with its diagnostic recorded."""
     file = builder.file
     try:
-        loader = _Loader(text)
-        try:  # get_event directly: yaml.parse's generator doubles the calls per event
-            feed, take, end = builder.feed, builder.take_item, ev.StreamEndEvent
-            event: Any = loader.get_event()
-            while type(event) is not end:
-                if feed(event):
-                    yield take()
-                event = loader.get_event()
-        finally:
-            loader.dispose()
+        for event in yaml.parse(text, Loader=_Loader):
+            if builder.feed(event):
+                yield builder.take_item()
     except _Fatal:
         pass
     except yaml.MarkedYAMLError as exc:
