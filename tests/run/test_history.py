@@ -148,9 +148,8 @@ def test_the_learn_gate_reads_a_passing_case_from_its_first_fields_when_it_has_n
 
 
 def test_a_passing_case_keeps_its_critical_and_flaky_flags_in_both_cuts(tmp_path: Path) -> None:
-    """Rule: reading a passing case from its first fields never drops a key the cut keeps (a removed critical
-    case is still a required one in the "since the last run" block); the brief of an execute case does not
-    decode its line for the auth readiness it does not keep."""
+    """Rule: a cut never drops a key it keeps (a removed critical case is still a required one in the "since the
+    last run" block); the brief of an execute case leaves out the auth readiness it does not keep."""
     run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
     run["cases"] = [
         {"case_id": "c", "suite": "x", "mode": "search", "status": "passed", "search": {"hit": True}, "critical": True},
@@ -175,8 +174,8 @@ def test_a_passing_case_keeps_its_critical_and_flaky_flags_in_both_cuts(tmp_path
     "case_id", ["plain-1", 'say "hi"', "back\\slash", "new\nline", "caf\u00e9 \u2603", "tab\there"]
 )
 def test_a_case_id_or_suite_with_any_characters_is_read_back_as_written(tmp_path: Path, case_id: str) -> None:
-    """Rule: the line-by-line readers decode the ids they take from a line's first fields exactly as the JSON
-    decoder does (quotes, backslashes, control characters and non-ASCII text alike)."""
+    """Rule: the line-by-line readers give the ids back as written (quotes, backslashes, control characters and
+    non-ASCII text alike)."""
     run = {**story.story("pass").whole, "run_id": "20261201T000000Z-a"}
     run["cases"] = [{"case_id": case_id, "suite": case_id + "-s", "mode": "search", "status": "passed"}]
     path = write(tmp_path / "r.json", run)

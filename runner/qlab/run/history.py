@@ -131,17 +131,6 @@ def _same_file(path: Path, other: object) -> bool:
 
 
 _BRIEF_KEYS = ("case_id", "suite", "status", "failure", "critical", "flaky")
-_STRING = r'"(?:[^"\\]|\\.)*"'
-# the head of a passing case's line as qlab writes it: case_id, suite, mode, status first (CaseResult.to_dict)
-_PASSED = re.compile(
-    r'\{"case_id":(' + _STRING + r'),"suite":(' + _STRING + r'),"mode":"([a-z]+)","status":"passed"[,}]'
-)
-
-
-def _text(quoted: str) -> str:
-    """A JSON string as qlab wrote it, decoded: without a backslash its text is what lies between the quotes
-    (no ``json.loads`` per field of a 100,000-case previous run)."""
-    return quoted[1:-1] if "\\" not in quoted else str(json.loads(quoted))
 
 
 def _brief_of(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +180,6 @@ def read_lines(path: Path, case: Callable[[str], dict[str, Any]]) -> dict[str, A
 
 # what the learn gate reads of each case of the previous run (the signals that compare two runs)
 _LEARN_KEYS = ("case_id", "suite", "mode", "status", "failure", "critical", "flaky", "auth_readiness")
-_CASE_ID = re.compile(r'\{"case_id":(' + _STRING + r")")
 
 
 def for_learning(path: Path) -> dict[str, Any]:
@@ -202,39 +190,31 @@ def for_learning(path: Path) -> dict[str, Any]:
     return read_lines(path, _cut(_LEARN_KEYS))
 
 
-_HEAD_KEYS = frozenset({"case_id", "suite", "mode", "status"})
+_REPEATED = ("suite", "mode", "status")  # the same few values in every case of a run: one string each
 
 
 def _cut(keys: Sequence[str]) -> Callable[[str], dict[str, Any]]:
-    """Each case's line cut to ``keys``. A passing case whose line names none of the other keys (no failure, auth
-    readiness, critical or flaky flag) is read from its first fields alone, without decoding the line: most
-    cases of a large run."""
-    rare = tuple(f'"{key}"' for key in keys if key not in _HEAD_KEYS)
-    with_mode = "mode" in keys
+    """Each case's line cut to ``keys``."""
 
     def case(text: str) -> dict[str, Any]:
-        found = _PASSED.match(text)
-        if found is not None and not any(key in text for key in rare):
-            out = {"case_id": _text(found[1]), "suite": intern(_text(found[2]))}  # one string per suite
-            if with_mode:
-                out["mode"] = intern(found[3])
-            out["status"] = "passed"
-            return out
         data: dict[str, Any] = json.loads(text)
-        return {key: data[key] for key in keys if key in data}
+        cut = {key: data[key] for key in keys if key in data}
+        for key in _REPEATED:
+            if isinstance(cut.get(key), str):
+                cut[key] = intern(cut[key])
+        return cut
 
     return case
 
 
 def cases_by_id(path: Path, ids: Collection[str]) -> dict[str, dict[str, Any]]:
-    """The whole records of the cases ``ids`` names in a result file in qlab's layout, read line by line (only
-    their lines are parsed). ValueError as ``read_lines``."""
+    """The whole records of the cases ``ids`` names in a result file in qlab's layout, read line by line (the
+    others are dropped as they are read). ValueError as ``read_lines``."""
     found: dict[str, dict[str, Any]] = {}
 
     def case(text: str) -> dict[str, Any]:
-        head = _CASE_ID.match(text)
-        if head is not None and _text(head[1]) in ids:
-            data: dict[str, Any] = json.loads(text)
+        data: dict[str, Any] = json.loads(text)
+        if data.get("case_id") in ids:
             try:
                 read_rows([data])  # its search rows as a run holds them
             except (KeyError, TypeError):
