@@ -301,18 +301,6 @@ def test_ties_break_on_the_id_whatever_order_the_matches_are_found_in() -> None:
     assert [r.tool_id for r in index.search("same words", k=3).rows] == ["t005", "t069", "t133"]
 
 
-def test_the_fast_row_constructor_is_in_use_and_builds_the_row_the_real_one_builds() -> None:
-    """Rows are made by a constructor that sets SearchRow's slots directly (twice faster), used only while
-    SearchRow has exactly the fields it sets: it must be the one in use today, and build equal rows."""
-    from qlab.engine import index as ix
-    from qlab.engine.types import SearchRow
-
-    made = ix._row_factory()  # built again here: ``new_row`` was built once, when the module was imported
-    assert made is not SearchRow and ix.new_row is not SearchRow
-    args = ("t", 2, 1.5, {"id": 1.5}, ("t",), {"tpyo": "typo"})
-    assert made(*args) == ix.new_row(*args) == SearchRow(*args)
-
-
 def test_a_row_one_word_alone_matched_shows_its_rank_evidence_and_correction() -> None:
     """Rows matched by one word and no intent take the shared-evidence path: rank, split, terms and the
     correction are the row's own; asking again gives the same scores (the score buffer is left clean)."""

@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Any
 from qlab.collection.model import Collection, Tool
 from qlab.engine import semantic
 from qlab.engine.builtin import BuiltinEngine
-from qlab.engine.index import new_row
 from qlab.engine.text import split_words
-from qlab.engine.types import SearchResult
+from qlab.engine.types import SearchResult, SearchRow
 
 if TYPE_CHECKING:
     from qlab.engine.llm import LLMClient
@@ -101,17 +100,17 @@ class HybridEngine(BuiltinEngine):
         chosen = semantic.fuse(vectors, vector, pool, alpha=fusion.alpha, scale=scale, k=k)
         wanted = [(d, lexical[d]) for d, _, _ in chosen if d in lexical]
         evidence = iter(index.rows(ranking, wanted) if wanted else ())
-        ids, make = index.ids, new_row
+        ids = index.ids
         out = []
         for rank, (d, score, part) in enumerate(chosen, 1):
             if d not in lexical:
-                out.append(make(ids[d], rank, score, {SEMANTIC: part}, (), _NONE))
+                out.append(SearchRow(ids[d], rank, score, {SEMANTIC: part}, (), _NONE))
                 continue
             row = next(evidence)  # the rows of ``wanted``, in its order: the chosen ones the pool holds
             fields = {name: value * scale for name, value in row.field_scores.items()}
             if part:
                 fields[SEMANTIC] = part
-            out.append(make(ids[d], rank, score, fields, row.matched_terms, row.corrections))
+            out.append(SearchRow(ids[d], rank, score, fields, row.matched_terms, row.corrections))
         return SearchResult(rows=tuple(out), query_terms=ranking.terms)
 
 

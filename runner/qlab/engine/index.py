@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -62,41 +62,6 @@ _METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe met
 SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
 INTENT = "intent"  # evidence key: the method prior
 SCOPE = "scope"  # evidence key: the shape prior (a collection or one item, as the request says)
-
-
-def _row_factory() -> Callable[
-    [str, int, float, Mapping[str, float], tuple[str, ...], Mapping[str, str]], SearchRow
-]:
-    """SearchRow's constructor, or a twice faster equivalent: a frozen dataclass's ``__init__`` goes through
-    ``object.__setattr__`` per field; setting the slots directly does the same work. Used only while
-    SearchRow has exactly these six fields, in this order (else the real constructor)."""
-    names = ("tool_id", "rank", "score", "field_scores", "matched_terms", "corrections")
-    if tuple(f.name for f in dataclasses.fields(SearchRow)) != names or not hasattr(SearchRow, "__slots__"):
-        return SearchRow
-    a, b, c, d, e, f = (getattr(SearchRow, name).__set__ for name in names)
-    new = object.__new__
-
-    def make(
-        tool_id: str,
-        rank: int,
-        score: float,
-        field_scores: Mapping[str, float],
-        matched: tuple[str, ...],
-        corrections: Mapping[str, str],
-    ) -> SearchRow:
-        row = new(SearchRow)
-        a(row, tool_id)
-        b(row, rank)
-        c(row, score)
-        d(row, field_scores)
-        e(row, matched)
-        f(row, corrections)
-        return row
-
-    return make
-
-
-new_row = _row_factory()  # SearchRow's constructor, fast
 
 
 def _add(scores: dict[int, float], posting: Mapping[int, float]) -> None:
@@ -730,7 +695,7 @@ class SearchIndex:
             if len(matched) == 1 and not up and not matched[0].via:
                 word = matched[0]
                 rows.append(
-                    new_row(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
+                    SearchRow(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
                 )
                 continue
             # the same words on the same tool show the same evidence: kept read-only, shared by later queries
@@ -740,5 +705,5 @@ class SearchIndex:
             if found is None:
                 found = self._evidence_of(d, matched, bonus if up else 0.0, bonus if shaped else 0.0)
                 evidence.put(key, found)
-            rows.append(new_row(ids[d], rank, score, *found))
+            rows.append(SearchRow(ids[d], rank, score, *found))
         return tuple(rows)
