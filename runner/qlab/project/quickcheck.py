@@ -1,5 +1,5 @@
 """A quick verdict on plain data against a draft-07 schema, compiled into closures once: the fast path of the
-case schema check, which runs once per case (100,000 cases: ~90 µs each in jsonschema, a few µs here).
+case schema check, which runs once per case and is many times jsonschema's speed on a valid one.
 
 A compiled check answers True (jsonschema would find no issue), False (it would find one) or None (this module
 does not decide: a keyword it does not know, an ``enum`` of numbers, an integer written as ``1.0``). Only True

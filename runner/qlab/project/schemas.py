@@ -6,8 +6,8 @@ issues of each), so no other module sees jsonschema's classes. Validators are bu
 
 Valid documents are the common case: each one first meets a check compiled from the schema
 (``qlab.project.quickcheck``), and only a document it does not find plainly valid goes to jsonschema, which
-words the issues. jsonschema is imported then (~60 ms with ``referencing`` and ``attrs``), so a run whose
-files are valid never imports it.
+words the issues. jsonschema is imported then (with ``referencing`` and ``attrs``), so a run whose files are
+valid never imports it.
 """
 
 from __future__ import annotations
@@ -174,10 +174,10 @@ def _quick_case() -> Check:
 
 
 def validate_case(data: Any, *, prefix: JsonPath = ()) -> list[SchemaIssue]:
-    """The same issues as ``validate(data, "case", definition="case")``, faster: a case that ``quickcheck``
-    finds plainly valid has none (most cases: a few µs instead of ~90 µs); otherwise the assertions union is
-    dispatched on ``type`` here (one branch checked instead of all 18); an unknown or missing type goes through
-    the full union so it is worded as one "unknown assertion type" issue."""
+    """The same issues as ``validate(data, "case", definition="case")``: a case that ``quickcheck`` finds plainly
+    valid has none (most cases); otherwise the assertions union is dispatched on ``type`` here (one branch checked
+    instead of all of them); an unknown or missing type goes through the full union so it is worded as one
+    "unknown assertion type" issue."""
     if _quick_case()(data) is True:
         return []
     root = load_schema("case")
