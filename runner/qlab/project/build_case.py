@@ -59,7 +59,7 @@ def build_case(
 ) -> Case:
     """The Case of schema-valid ``data`` in ``suite``; ``file`` is relative to the config folder.
 
-    Built once per case of a run (100,000 in the run benchmark), so it holds as little as it can: ``raw`` is
+    Built once per case of a run, and held until it ends, so it holds as little as it can: ``raw`` is
     ``data`` itself (the reader's dict, not a copy), absent lists are the shared ``()``, absent mappings the
     shared empty one, and the strings many cases repeat (mode, expected target, tags) are interned (the
     expected target in ``raw`` too).

@@ -234,7 +234,7 @@ def _int(text: str) -> int:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # keys are interned: 100,000 cases then share one "id", one "query", ... instead of a string each
+    # keys are interned: the cases share one "id", one "query", ... instead of a string each
     out = {sys.intern(key): value for key, value in pairs}
     if len(out) != len(pairs):
         raise _NotPlain("duplicate key")

@@ -187,7 +187,7 @@ class _Builder:
         return self.add(value, 1, chars)
 
     def key(self, top: _Frame, event: ev.ScalarEvent) -> None:
-        name = sys.intern(event.value)  # one string per key name, not one per case (100,000 cases: ~17 MiB)
+        name = sys.intern(event.value)  # one string per key name, not one per case
         top.chars += len(name)
         position = _pos(event.start_mark)
         if name == "<<" and event.implicit[0]:
@@ -480,9 +480,8 @@ def parse_yaml_items(
     item is finished, where ``part`` holds that item and the positions of its paths (and of the root) only. A
     root that is not a list, or an empty one, is yielded whole as ``((), root, document)``.
 
-    This is how case files are read: the positions of a whole file cost about 1 KB a case, so a 25,000-case
-    file held them at 25 MiB, left behind as a fragmented heap among the cases kept; one item's are freed
-    before the next is read. Raises ConfigError, as :func:`parse_yaml` does, once the items before the problem
+    This is how case files are read: the positions of a whole file, held until its last case, would cost more
+    than its cases; one item's are freed before the next is read. Raises ConfigError, as :func:`parse_yaml` does, once the items before the problem
     were yielded: a caller drops what it made of them (the same values, the same positions, the same problems
     as ``parse_yaml``; aliases may refer to anchors of earlier items)."""
     builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, items=True)

@@ -213,9 +213,8 @@ def case_view(case: dict[str, Any], shared: dict[tuple[Any, ...], dict[str, Any]
     cases that ran) and ``metrics`` (the scorecard dimensions it has data for).
 
     ``shared``: equal ``actual_output`` and ``metrics`` objects of flat values are one object for every case that
-    has them (read-only from here on, like the case: writers only read them). A 100,000-case search run has a few
-    thousand distinct ones (``{"correctness": 1.0}``, a rank and a tool), ~40 MiB of dicts less while the artifact
-    is held."""
+    has them (read-only from here on, like the case: writers only read them). A large search run has a few
+    thousand distinct ones (``{"correctness": 1.0}``, a rank and a tool) for all its cases."""
     case["duration_ms"] = postrun.duration_ms(case)
     if case.get("status") in postrun.EVALUATED:
         case["actual_output"] = _shared(postrun.actual_output(case), shared)
