@@ -154,9 +154,9 @@ def entry() -> None:
     """The console script and ``python -m qlab``: ``main``, then an exit that skips the interpreter's teardown.
 
     Everything qlab opened is closed by then (outputs flushed and renamed, dev servers stopped, clients closed),
-    and ``atexit`` handlers still run; what is skipped is freeing every object one by one, which after a large
-    run walks the whole heap (a 2,000-case execute run: ~50 ms of a ~0.7 s process). ``main`` itself raises
-    ``SystemExit`` as usual, for callers that run qlab in process."""
+    and ``atexit`` handlers still run; what is skipped is the interpreter's last collection and freeing every
+    object one by one, which after a run walks the whole heap. ``main`` itself raises ``SystemExit`` as usual,
+    for callers that run qlab in process."""
     try:
         main()
     except SystemExit as done:
