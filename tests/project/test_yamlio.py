@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qlab.errors import ConfigError
-from qlab.project.document import Document, JsonPath
-from qlab.project.yamlio import dump_scalar, parse_yaml, parse_yaml_items
+from qlab.project.yamlio import dump_scalar, parse_yaml
 
 
 def errors(text: str, **limits: int) -> list[str]:
@@ -163,78 +162,6 @@ def test_syntax_errors_are_located_with_hints() -> None:
     (colon,) = errors("a: b: c\n")
     assert colon.startswith("f.yaml:1:5: invalid YAML: mapping values are not allowed")
     assert colon.endswith("; quote a value that contains ': '")
-
-
-CASES = """\
-- id: a
-  query: get item
-  assertions:
-    - {type: http_status, in: [200]}
-    - type: json_path_exists
-      path: $.data
-- id: b
-  query: list items
-  provided_entities: {page: {size: 5}}
-"""
-
-
-def _items(text: str) -> list[tuple[JsonPath, Any, Document]]:
-    return list(parse_yaml_items(text, "c.yaml"))
-
-
-def test_items_are_the_full_parse_one_item_at_a_time() -> None:
-    """Rule: a root list read item by item gives each item with the values and positions of the full parse (an
-    alias to an earlier item's anchor included), and each part holds its own item's positions only (the memory
-    this saves is the point)."""
-    text = "# cases\n" + CASES + "- &c {id: c, query: q}\n- *c\n"
-    full = parse_yaml(text, "c.yaml")
-    parts = _items(text)
-    assert [at for at, _, _ in parts] == [(i,) for i in range(len(full.data))]
-    assert [item for _, item, _ in parts] == full.data
-    for at, item, part in parts:
-        assert part.data is item and part.file == "c.yaml"
-        assert {p for p in [*part.values, *part.keys] if p[:1] != at} == {()}, at
-        for path in (p for p in [*full.values, *full.keys] if p[:1] == at):
-            for key in (False, True):
-                assert part.locate(path, prefer_key=key) == full.locate(path, prefer_key=key), path
-        assert part.locate(()) == full.locate(()) == (2, 1)
-    assert parts[0][2].locate((0, "assertions", 1, "path")) == (7, 13)
-    assert parts[3][2].locate((3,)) == (12, 3)
-
-
-@pytest.mark.parametrize(
-    ("text", "data"),
-    [("id: a\nquery: q\n", {"id": "a", "query": "q"}), ("# none\n[]\n", []), ("just text\n", "just text")],
-)
-def test_a_root_that_is_not_a_list_of_items_is_one_part(text: str, data: Any) -> None:
-    """Rule: a mapping, a scalar or an empty list is yielded whole, at ``()``, as ``parse_yaml`` reads it."""
-    ((at, item, part),) = _items(text)
-    full = parse_yaml(text, "c.yaml")
-    assert (at, item, part.data) == ((), data, data)
-    assert (dict(part.values), dict(part.keys)) == (dict(full.values), dict(full.keys))
-
-
-@pytest.mark.parametrize(
-    ("text", "before"),
-    [
-        ("- id: a\n  assertions:\n    - type: http_status\n      in: [200]\n      type: json_path_exists\n- id: b\n",
-         2),
-        ("- id: a\n- id: b\n- {id: c\n- id: d\n", 2),
-        ("- id: a\n- !!python/object x\n- id: c\n", 3),
-        ("", 0),
-    ],
-)  # fmt: skip
-def test_items_end_in_the_problems_of_the_full_parse(text: str, before: int) -> None:
-    """Rule: a file with problems raises, after the items read before the stop, exactly what ``parse_yaml``
-    raises (a duplicate key deep in a case still names the line of its first spelling)."""
-    with pytest.raises(ConfigError) as full:
-        parse_yaml(text, "c.yaml")
-    read = []
-    with pytest.raises(ConfigError) as items:
-        for at, _, _ in parse_yaml_items(text, "c.yaml"):
-            read.append(at)
-    assert items.value.diagnostics == full.value.diagnostics
-    assert read == [(i,) for i in range(before)]
 
 
 SCALARS = (

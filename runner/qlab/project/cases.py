@@ -174,10 +174,7 @@ def attribute(files: Sequence[Path], suites: Mapping[str, Suite], base: Path) ->
 
 def load_file(path: Path, suite: Suite | None, *, base: Path, config: Config | None, into: CaseSet) -> None:
     """Read one case file into ``into``: its cases, the CaseFile record, and every diagnostic. A file that is
-    not valid YAML / JSON contributes its syntax problems only (nothing of it is kept, its ids included).
-
-    The file is read item by item (``parse_items``): each case is validated, built and checked while its
-    positions are at hand, then they are dropped, so the memory a file costs is its cases, not its positions."""
+    not valid YAML / JSON contributes its syntax problems only (nothing of it is kept, its ids included)."""
     display = display_path(path)
     rel = project_relative(path, base)
     cases: list[Case] = []

@@ -28,7 +28,7 @@ from qlab.project.document import Document, JsonPath
 from qlab.project.jsonio import parse_json, parse_jsonl
 from qlab.project.model import Config
 from qlab.project.textio import DEFAULT_MAX_BYTES, read_text
-from qlab.project.yamlio import parse_yaml, parse_yaml_items
+from qlab.project.yamlio import parse_yaml
 
 CONFIG_NAMES = ("qlab.yaml", "qlab.yml")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -98,13 +98,7 @@ def parse_document(text: str, display: str, suffix: str) -> Document:
 
 def parse_items(text: str, display: str, suffix: str) -> Iterator[tuple[JsonPath, Any, Document]]:
     """The items of a file whose root is a list, one at a time, as ``((i,), item, document locating it)``; a root
-    that is not a list, or an empty one, whole as ``((), root, document)``. YAML is read item by item
-    (:func:`~qlab.project.yamlio.parse_yaml_items`: it may raise ConfigError after yielding items, which are then
-    to be dropped); JSON and JSON Lines are parsed first (JSON Lines positions are found on demand anyway)."""
-    suffix = suffix.lower()
-    if suffix not in JSON_SUFFIXES and suffix not in JSONL_SUFFIXES:
-        yield from parse_yaml_items(text, display)
-        return
+    that is not a list, or an empty one, whole as ``((), root, document)``."""
     doc = parse_document(text, display, suffix)
     if isinstance(doc.data, list) and doc.data:
         for index, item in enumerate(doc.data):

@@ -21,7 +21,6 @@ with escapes; no scalar is folded over lines. It checks that round trip before r
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -90,12 +89,8 @@ class _Builder:
         max_alias_nodes: int,
         max_depth: int,
         max_alias_chars: int = MAX_ALIAS_CHARS,
-        items: bool = False,
     ) -> None:
         self.file = file
-        self.want_items = items  # a root list is read item by item (see parse_yaml_items)
-        self.items: _Frame | None = None  # that root list, once it started
-        self.root_position: Position = (1, 1)
         self.max_alias_nodes = max_alias_nodes
         self.max_alias_chars = max_alias_chars
         self.max_depth = max_depth
@@ -132,23 +127,22 @@ class _Builder:
             return None
         return (*top.path, top.key) if isinstance(top.key, str) else top.path
 
-    def add(self, value: Any, size: int, chars: int) -> bool:
-        """Add a finished value to its parent; True when it is an item of the root list read item by item."""
+    def add(self, value: Any, size: int, chars: int) -> None:
+        """Add a finished value to its parent."""
         if not self.stack:
             self.root, self.has_root = value, True
-            return False
+            return
         top = self.stack[-1]
         top.size += size
         top.chars += chars
         if top.kind == "seq":
             top.value.append(value)
-            return top is self.items
+            return
         key, top.key = top.key, None
         if key is _MERGE:
             self.merge(top, value)
         elif key is not _SKIP:
             top.value[key] = value
-        return False
 
     def merge(self, frame: _Frame, value: Any) -> None:
         sources = value if isinstance(value, list) else [value]
@@ -168,11 +162,11 @@ class _Builder:
 
     # ----------------------------------------------------------------------------------------- events
 
-    def scalar(self, event: ev.ScalarEvent) -> bool:
+    def scalar(self, event: ev.ScalarEvent) -> None:
         top = self.stack[-1] if self.stack else None
         if top is not None and top.kind == "map" and top.key is None:
             self.key(top, event)
-            return False
+            return
         path = self.child_path()
         assert path is not None
         value = self.resolve(event, path)
@@ -184,7 +178,7 @@ class _Builder:
         chars = len(event.value)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1, chars)
-        return self.add(value, 1, chars)
+        self.add(value, 1, chars)
 
     def key(self, top: _Frame, event: ev.ScalarEvent) -> None:
         name = sys.intern(event.value)  # one string per key name, not one per case
@@ -254,15 +248,12 @@ class _Builder:
                 path,
                 f"unsupported YAML tag {_short(tag)!r}: qlab files hold plain data only",
             )
-        position = self.values[path] = _pos(event.start_mark)
+        self.values[path] = _pos(event.start_mark)
         if event.anchor is not None:
             self.open_anchors.add(event.anchor)
-        frame = _Frame(kind, {} if kind == "map" else [], path, event.anchor)
-        if not self.stack and kind == "seq" and self.want_items:
-            self.items, self.root_position = frame, position
-        self.stack.append(frame)
+        self.stack.append(_Frame(kind, {} if kind == "map" else [], path, event.anchor))
 
-    def end(self) -> bool:
+    def end(self) -> None:
         frame = self.stack.pop()
         for source in frame.merges:  # explicit keys win over merged ones; earlier merges over later ones
             for name, value in source.items():
@@ -270,9 +261,9 @@ class _Builder:
         if frame.anchor is not None:
             self.open_anchors.discard(frame.anchor)
             self.anchors[frame.anchor] = (frame.value, frame.size, frame.chars)
-        return self.add(frame.value, frame.size, frame.chars)
+        self.add(frame.value, frame.size, frame.chars)
 
-    def alias(self, event: ev.AliasEvent) -> bool:
+    def alias(self, event: ev.AliasEvent) -> None:
         top = self.stack[-1] if self.stack else None
         if top is not None and top.kind == "map" and top.key is None:
             raise self.fatal(event.start_mark, top.path, "an alias cannot be a mapping key")
@@ -302,21 +293,21 @@ class _Builder:
             )
         assert path is not None
         self.values[path] = _pos(event.start_mark)
-        return self.add(value, size, chars)
+        self.add(value, size, chars)
 
-    def feed(self, event: ev.Event) -> bool:
-        """Take one event; True when it finished an item of the root list read item by item."""
+    def feed(self, event: ev.Event) -> None:
+        """Take one event."""
         kind = type(event)
         if kind is ev.ScalarEvent:
-            return self.scalar(event)  # type: ignore[arg-type]
-        if kind is ev.MappingStartEvent:
+            self.scalar(event)  # type: ignore[arg-type]
+        elif kind is ev.MappingStartEvent:
             self.start(event, "map")  # type: ignore[arg-type]
         elif kind is ev.SequenceStartEvent:
             self.start(event, "seq")  # type: ignore[arg-type]
         elif kind is ev.MappingEndEvent or kind is ev.SequenceEndEvent:
-            return self.end()
+            self.end()
         elif kind is ev.AliasEvent:
-            return self.alias(event)  # type: ignore[arg-type]
+            self.alias(event)  # type: ignore[arg-type]
         elif kind is ev.DocumentStartEvent:
             self.documents += 1
             if self.documents > 1:
@@ -325,17 +316,6 @@ class _Builder:
                     None,
                     "a second YAML document ('---') starts here; a qlab file holds one document",
                 )
-        return False
-
-    def take_item(self) -> tuple[JsonPath, Any, Document]:
-        """The item of the root list just finished, with its positions (and the root's); they are then
-        forgotten here, so the positions of one item at a time are held."""
-        assert self.items is not None
-        items = self.items.value
-        at: JsonPath = (len(items) - 1,)
-        values, keys = self.values, self.keys
-        self.values, self.keys = {(): self.root_position}, {}
-        return at, items[-1], Document(self.file, items[-1], values, keys)
 
 
 # ------------------------------------------------------------------------------------------------- writing
@@ -423,14 +403,13 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
     return message
 
 
-def _events(builder: _Builder, text: str, max_depth: int) -> Iterator[tuple[JsonPath, Any, Document]]:
-    """Feed ``text``'s events to ``builder``; yields each finished item of a root list read item by item. A
-    problem that stops the parse (syntax, depth, alias bomb) ends the iteration with its diagnostic recorded."""
+def _events(builder: _Builder, text: str, max_depth: int) -> None:
+    """Feed ``text``'s events to ``builder``. A problem that stops the parse (syntax, depth, alias bomb) ends it
+    with its diagnostic recorded."""
     file = builder.file
     try:
         for event in yaml.parse(text, Loader=_Loader):
-            if builder.feed(event):
-                yield builder.take_item()
+            builder.feed(event)
     except _Fatal:
         pass
     except yaml.MarkedYAMLError as exc:
@@ -467,28 +446,9 @@ def parse_yaml(
     builder = _Builder(
         file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, max_alias_chars=max_alias_chars
     )
-    for _ in _events(builder, text, max_depth):
-        pass  # nothing is read item by item here
+    _events(builder, text, max_depth)
     _finish(builder)
     return Document(file, builder.root, builder.values, builder.keys)
-
-
-def parse_yaml_items(
-    text: str, file: str, *, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
-) -> Iterator[tuple[JsonPath, Any, Document]]:
-    """Parse one YAML document whose root is a list, one item at a time: yields ``((i,), item, part)`` as each
-    item is finished, where ``part`` holds that item and the positions of its paths (and of the root) only. A
-    root that is not a list, or an empty one, is yielded whole as ``((), root, document)``.
-
-    This is how case files are read: the positions of a whole file, held until its last case, would cost more
-    than its cases; one item's are freed before the next is read. Raises ConfigError, as :func:`parse_yaml` does, once the items before the problem
-    were yielded: a caller drops what it made of them (the same values, the same positions, the same problems
-    as ``parse_yaml``; aliases may refer to anchors of earlier items)."""
-    builder = _Builder(file, max_alias_nodes=max_alias_nodes, max_depth=max_depth, items=True)
-    yield from _events(builder, text, max_depth)
-    _finish(builder)
-    if builder.items is None or not builder.root:
-        yield (), builder.root, Document(file, builder.root, builder.values, builder.keys)
 
 
 __all__ = [
@@ -499,6 +459,5 @@ __all__ = [
     "PathKey",
     "dump_yaml",
     "parse_yaml",
-    "parse_yaml_items",
     "unicode_text",
 ]
