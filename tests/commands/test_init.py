@@ -68,7 +68,7 @@ def test_init_from_openapi_pins_the_spec_and_its_first_run_passes(
     monkeypatch.chdir(project)
     code, out, err = run(["validate"], capsys)
     assert (code, err) == (0, "")
-    assert out == "valid: 20 cases in 2 files, 2 suites, 2 gates\n"
+    assert out == "valid: 20 cases in 2 files, 2 suites, 3 gates\n"  # build, search, learn
     code, out, err = run(["run", "-q"], capsys)
     assert (code, out) == (0, "PASS (exit 0)\n"), err
 

@@ -1,5 +1,6 @@
 """The starter's qlab.yaml: data through the emitter, the measured thresholds with what was measured beside
-them, the execute gate commented out with its reason when it is not gated; it validates as written."""
+them, the execute gate commented out with its reason when it is not gated, the learn gate last; it validates
+as written."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ def test_the_measured_config_validates_and_says_what_was_measured(tmp_path: Path
         ("top_1", 0.5),
         ("mrr", 0.75),
     ]
+    # the learn gate comes last, so a blocked run in CI leaves its misses as proposals
+    assert [g.stage for g in project.config.gates] == ["build", "search", "learn"]
+
+
+def test_the_measuring_run_has_no_learn_gate() -> None:
+    starter = Starter(project="pets", kind="openapi", source="specs/openapi.yaml", spec_label="openapi.yaml",
+                      tools=_tools(), base_url="http://127.0.0.1:9")  # fmt: skip
+    text = config_text(starter, profiles=[], auth=None, reads=False, figures=None, execute_gated=False)
+    assert "stage: learn" not in text
 
 
 def test_a_base_url_default_carries_no_interpolation_syntax() -> None:

@@ -204,6 +204,12 @@ def config_file(
     _environment(out, starter, auth)
     out.data["suites"] = _suites(reads, figures.k if figures is not None else 5)
     _gates(out, figures, reads=reads, gated=execute_gated, note=execute_note)
+    if figures is not None:  # the measuring run learns nothing: its signals would be init's, not a user's
+        out.data["gates"].append({"name": "learn", "stage": "learn", "stop_if": ["scrub_failed"]})
+        out.above[("gates", len(out.data["gates"]) - 1)] = [
+            "every run that decides (a blocked one too) leaves its misses as proposals in .qlab/suggestions.json:",
+            "`qlab learn list`, `qlab learn sandbox`, `qlab learn accept ID --by NAME` (docs/your-api.md, section 9)",
+        ]
     out.data["promotion"] = _promotion(reads)
     out.above[("promotion", "alias_or_semantic_metadata")] = [
         "`qlab promote --baseline main.json --candidate pr.json --change alias_or_semantic_metadata`"
