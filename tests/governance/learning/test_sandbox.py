@@ -128,6 +128,35 @@ def test_an_eval_case_must_pass_in_the_sandbox_before_it_can_gate(tmp_path: Path
     assert any("the proposed case reg-s-parcel failed" in p for p in evals["problems"])
 
 
+def test_an_eval_case_without_a_regression_suite_is_a_note_not_a_crash(tmp_path: Path) -> None:
+    config_path = make_project(tmp_path / "p", aliases="{}\n")
+    case = next(c for c in load_project(config_path).cases if c.id == "s-parcel")
+    failing = write(tmp_path / "f.json", artifact([search_case("s-parcel", rank=None)]))
+    fixed = write(tmp_path / "c.json", artifact([search_case("s-parcel", rank=2)], run_id="run-2"))
+    made = propose(load_artifact(failing), "s-parcel", case=case, corrected=load_artifact(fixed))
+    item = {
+        **proposal("eval_case", "failed_then_succeeded", {"case_id": "s-parcel"}, "t", [], "r"),
+        "proposal": made,
+    }
+    root = tmp_path / "q"
+    root.mkdir()
+    config = make_project(root, aliases="{}\n")
+    text = config.read_text().replace(
+        "  regression_suite: regression\n", "  suggestions_file: .qlab/s.json\n"
+    )
+    config.write_text(text, encoding="utf-8")
+    project = load_project(config)
+    collection, _factory = collection_and_engines(project.config)
+    stored = write(root / "last.json", artifact([search_case("s-parcel", rank=None)]))
+    out = run_sandbox(
+        item,
+        history=History((load_artifact(stored),), tuple(project.cases)),
+        base=base_subject(project.config, collection),
+    )
+    assert out["replayed"] == 0 and "learning.regression_suite" in out["note"]
+    assert not out["qualityGate"]["passed"]
+
+
 def test_a_proposal_that_carries_a_secret_fails_the_policy_check(tmp_path: Path) -> None:
     out = _sandbox(tmp_path, ALIAS, secrets=["my parcel"])
     policy = next(c for c in out["qualityGate"]["checks"] if c["name"] == "policy")
@@ -162,11 +191,11 @@ def test_compare_flags_a_regressed_case_and_a_worse_decision() -> None:
 
 
 def test_no_history_is_an_input_error(tmp_path: Path) -> None:
-    from qlab.errors import QlabError
+    from qlab.errors import InputError
 
     config = load_project(make_project(tmp_path)).config
     collection, _ = collection_and_engines(config)
-    with pytest.raises(QlabError, match="no historical run to replay"):
+    with pytest.raises(InputError, match="no historical run to replay"):
         run_sandbox(ALIAS, history=History((), ()), base=base_subject(config, collection))
     assert os.path.exists(tmp_path / "qlab.yaml")
 

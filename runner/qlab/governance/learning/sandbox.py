@@ -39,7 +39,7 @@ from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.engine.text import Analyzer
-from qlab.errors import QlabError
+from qlab.errors import InputError
 from qlab.governance.learning import quality, rejudge
 from qlab.governance.learning.apply import Subject, applicable, subject_with, type_of
 from qlab.governance.records import Artifact, now_iso
@@ -241,9 +241,18 @@ def run_sandbox(
         return {**head, "replayed": 0, "note": "a note for a person: nothing to apply, nothing to replay",
                 "qualityGate": {"passed": False, "checks": [], "reason": "nothing to publish"}}  # fmt: skip
     if not history.runs:
-        raise QlabError(
+        raise InputError(
             "no historical run to replay: pass a result artifact (--result) of an earlier qlab run"
         )
+    if kind == "eval_case" and base.config.suites.get(base.config.learning.regression_suite or "") is None:
+        why = "learning.regression_suite names no suite of qlab.yaml: an accepted eval case would have nowhere to go"
+        note = f"not run: {why}; name the suite it would join, then run the sandbox again"
+        return {
+            **head,
+            "replayed": 0,
+            "note": note,
+            "qualityGate": {"passed": False, "checks": [], "reason": why},
+        }
     after = subject_with(proposal, base, case_of=lambda data: _case_of(data, base.config))
     if kind == "policy":
         sides = [
@@ -273,9 +282,7 @@ def run_sandbox(
 
 def _case_of(data: Mapping[str, Any], config: Config) -> Case:
     """The proposed case as a case of the regression suite (it has no file yet)."""
-    suite = config.suites.get(config.learning.regression_suite or "")
-    if suite is None:
-        raise QlabError("learning.regression_suite is not set to a suite: an eval case has nowhere to go")
+    suite = config.suites[config.learning.regression_suite or ""]  # run_sandbox checked it names a suite
     case = dict(data)
     case.pop("mode", None)  # the suite's mode applies, as accept-case does
     origins = [NO_ORIGIN] * len(case.get("assertions") or ())
