@@ -1,18 +1,15 @@
 """The collection artifact: canonical JSON (``schemas/collection.schema.json``), its digest, and back.
 
-Canonical means: keys sorted, no whitespace (``","`` and ``":"`` separators), UTF-8, tools in source order
-(qlab.yaml order, then each source's own order), contracts sorted. The same sources therefore give the same
-bytes on every run and machine (locations are stored as written in qlab.yaml, never as absolute paths).
+Canonical: keys sorted, no whitespace, UTF-8, tools in source order (qlab.yaml order, then each source's own),
+contracts sorted, locations as written in qlab.yaml. The same sources give the same bytes on every machine.
 
-``digest`` is ``sha256:<hex>`` of the canonical JSON of every top-level member except ``digest`` itself; it
-becomes ``Collection.digest`` and part of the run fingerprint.
+``digest`` is ``sha256:<hex>`` of the canonical JSON of every top-level member but ``digest``; it becomes
+``Collection.digest`` and part of the run fingerprint.
 
-Schemas that came from a ``$ref`` are shared in memory (``refs.NamedSchema``) and stored once, under
-``schemas.<name>``; where a tool uses one, the artifact has ``{"$ref": "#/schemas/<name>"}`` — a JSON pointer
-into the artifact itself — with the keys that override it beside the ``$ref`` (``refs.MergedSchema``).
-Parameters that came from a ``$ref`` (``refs.NamedParameter``) are stored once the same way, under
-``parameters.<name>``, and a tool lists ``{"$ref": "#/parameters/<name>"}`` for them.
-``from_json`` puts the shared objects back, so a loaded collection equals a built one.
+A schema or parameter that came from a ``$ref`` (``refs.NamedSchema``, ``refs.NamedParameter``) is stored
+once, under ``schemas.<name>`` or ``parameters.<name>``; a tool that uses it holds
+``{"$ref": "#/schemas/<name>"}`` (a pointer into the artifact), with any overriding keys beside it.
+``from_json`` shares them again, so a loaded collection equals a built one.
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ def canonical(value: Any) -> str:
 
 
 def _digest(members: Mapping[str, str]) -> str:
-    """sha256 of ``{"k":v,...}`` over every member but ``digest``, hashed piece by piece (no 10 MB join)."""
+    """sha256 of ``{"k":v,...}`` over every member but ``digest``, hashed piece by piece (never joined)."""
     digest = hashlib.sha256(b"{")
     for i, key in enumerate(k for k in sorted(members) if k != "digest"):
         digest.update(f"{',' if i else ''}{json.dumps(key)}:".encode())

@@ -1,16 +1,15 @@
 """Does an auth profile exist for the collection's security requirements, and does it fit the schemes?
 
-- ``not_required``: no tool requires auth (no security requirement, or one alternative is ``{}``: optional);
-- ``auth_profile_missing`` (the build's reason code): tools require auth but ``collection.auth`` names no profile, or
-  names one that ``auth_profiles`` does not define;
-- ``ok``: a profile exists. Each required scheme is then compared with the profile's type — http bearer,
-  oauth2 and openIdConnect want ``bearer`` or ``oauth2_client_credentials``; http basic wants ``basic``;
-  apiKey wants ``api_key`` with the same header/query name (or a ``headers`` profile setting that header) —
-  and a mismatch is reported (``auth_profile_mismatch``) without blocking: the scheme may be served another way.
+- ``not_required``: no tool requires auth (no security requirement, or an optional ``{}`` alternative);
+- ``auth_profile_missing`` (the build's reason code): tools require auth but ``collection.auth`` names no
+  profile, or one that ``auth_profiles`` does not define;
+- ``ok``: a profile exists. Each required scheme is compared with the profile's type (http bearer, oauth2,
+  openIdConnect: ``bearer`` or ``oauth2_client_credentials``; http basic: ``basic``; apiKey: ``api_key`` with
+  the same name, or a ``headers`` profile setting that header); a mismatch is reported
+  (``auth_profile_mismatch``) without blocking: the scheme may be served another way.
 
-A profile that names a ``security_scheme`` serves that scheme (operation-level security picks it at run time):
-that scheme is compared with it rather than with ``collection.auth``, and tools whose requirement such
-profiles serve need no collection profile.
+A profile that names a ``security_scheme`` serves that scheme (operation-level security picks it at run
+time) and is compared with it instead; tools whose requirement such profiles serve need no collection profile.
 """
 
 from __future__ import annotations

@@ -1,28 +1,18 @@
 """IO contracts: which success-response field of one tool can fill which required input of another.
 
-Every producer field (``fields.FieldFinder``) is indexed under normalized keys, so finding producers for
-an input is a dictionary lookup, not a comparison of all pairs (Kubernetes: 1,123 tools):
+Producer fields (``fields.FieldFinder``) are indexed under normalized keys, so finding the producers of an
+input is a dictionary lookup, not a comparison of all pairs:
 
-- ``name``: the field's own normalized name (``deliveryId``, ``delivery_id`` → ``deliveryid``);
-- ``alias``: its name with a synonymous suffix canonicalized (``memberNumber``/``memberNr`` → ``memberno``,
-  ``petUuid``/``petIdentifier`` → ``petid``);
-- ``schema``: for an id-like field (``id``, ``name``, ``code``, ``key``, ``no``…), the entity noun joined to it:
-  ``id`` of a Delivery → ``deliveryid``.
+- ``name``: the field's normalized name (``deliveryId``, ``delivery_id`` → ``deliveryid``);
+- ``alias``: the name with a synonymous last word canonicalized (``memberNr`` → ``memberno``);
+- ``schema``: for an id-like field, the entity noun joined to it (``id`` of a Delivery → ``deliveryid``).
 
-Only reference inputs get producers: path parameters, and inputs whose last word is id-like (``id``, ``no``,
-``code``, ``key``, ``uri``… but not ``name`` outside the path). Values such as ``limit``, ``date`` or ``query``
-come from the case's entities, not from another call. An input is looked up by its normalized name, its
-canonical name, and, when the input is a bare id word (``/albums/{id}``), by the noun of the path segment
-before it (``albumid``); an input named after its own segment (``/namespaces/{namespace}``) also looks for
-that entity's id or name (``namespaceid``, ``namespacename``). A bare ``id`` matched by name to a field of
-another entity, and a field named after its own entity (a Namespace's ``metadata.namespace``), score x0.6. Types must be
-compatible (an integer id may fill a string path parameter, not the other way round).
+Only reference inputs get producers (``is_reference``): path parameters and inputs whose last word is id-like.
+Values such as ``limit`` or ``date`` come from the case's entities. Types must be compatible
+(``type_factor``); destructive tools never produce.
 
-Score (0-1): base by match (name 0.8, alias 0.7, schema 0.65) x type (exact 1, loose 0.9, unknown 0.95)
-x producer (read_only 1, mutating 0.75; destructive tools never produce) - 0.05 per property step below the
-first, + 0.15 when the producer's path is the consumer's path up to the input (list → detail), + 0.05 in the
-same family. Each (consumer, input) keeps its ``TOP_K`` best producers; ties break on producer id and path,
-so the output is the same on every run.
+Each (consumer, input) keeps its ``TOP_K`` best producers, scored 0-1 (``_contracts_for``); ties break on
+producer id and path, so the output is the same on every run.
 """
 
 from __future__ import annotations
@@ -224,6 +214,14 @@ def find_contracts(tools: Sequence[Tool]) -> tuple[IOContract, ...]:
 
 
 def _contracts_for(index: ContractIndex, consumer: Tool, param: Parameter) -> list[IOContract]:
+    """The ``TOP_K`` producers of one input.
+
+    Looked up by the input's name, its canonical name and, for a bare id word (``/albums/{id}``), the noun of
+    the segment before it. Score: base by match (``_BASE``) x ``type_factor`` x producer class
+    (``_PRODUCER``), - 0.05 per property step below the first; x ``GENERIC_PENALTY`` for a bare id fed by
+    another entity's field or a field named after its own entity; + 0.15 when the producer's path is the
+    consumer's up to the input (list → detail); + 0.05 in the same family.
+    """
     list_path = _list_path(consumer, param)
     param_type = schema_type(param.schema) if param.schema else None
     words = tokens(param.name)

@@ -1,20 +1,17 @@
 """Schema coverage of one tool: how much of what search, plan and execute need the source actually says.
 
-Each check scores 0-1; a tool's coverage is their weighted sum (the weights add up to 1):
+Each check scores 0-1; a tool's coverage is their sum weighted by ``WEIGHTS`` (which add up to 1):
 
-| check                  | weight | scores 1 when                                                           |
-|------------------------|--------|-------------------------------------------------------------------------|
-| operation_id           | 0.10   | the id is the source's own (an operationId; MCP and Python names are)   |
-| summary                | 0.20   | a summary (OpenAPI), title or first description line (MCP), docstring  |
-| description            | 0.15   | a description that says more than the summary                           |
-| parameters_described   | 0.15   | share of parameters with a description (1 when there are none)         |
-| parameters_typed       | 0.15   | share of parameters whose schema gives a type or shape (1 when none)    |
-| response_schema        | 0.15   | a success response (2xx, or the MCP/Python result) has a schema; a      |
-|                        |        | 204/205/304-only or HEAD operation counts as covered                    |
-| examples               | 0.10   | share of required parameters with an example (1 when none is required)  |
+- ``operation_id``: the id is the source's own (an operationId; MCP and Python names are);
+- ``summary``: a summary (OpenAPI), title or first description line (MCP), docstring (Python);
+- ``description``: a description that says more than the summary;
+- ``parameters_described`` / ``parameters_typed``: the share of parameters with a description / with a type
+  or shape (1 when there are none);
+- ``response_schema``: a success response (2xx, or the MCP/Python result) has a schema; a 204/205/304-only
+  or HEAD operation counts as covered;
+- ``examples``: the share of required parameters with an example (1 when none is required).
 
-Summary and description weigh most because search ranks on them; parameters and responses are what plan and
-execute read. Overall schema coverage is the mean over tools.
+Overall schema coverage is the mean over tools.
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ from qlab.strictjson import NotStrictJSON, json_of
 
 
 def _url2pathname(path: str) -> str:
-    """``urllib.request.url2pathname``, imported when a file: URL is met (urllib.request costs ~12 ms to import:
-    email, http.client, ssl; a run from local specs never needs it)."""
+    """``urllib.request.url2pathname``, imported when a file: URL is met (urllib.request pulls in email,
+    http.client and ssl; a run from local specs never needs it)."""
     from urllib.request import url2pathname
 
     return url2pathname(path)

@@ -2,21 +2,13 @@
 
 Two ways in:
 
-- ``location``: a saved ``tools/list`` result, as JSON: ``{"tools": [...]}``, a bare list of tools, or the
-  whole JSON-RPC response ``{"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}``;
-- ``command`` / ``args`` / ``env``: a live server started over stdio and read with the official ``mcp`` Python
-  SDK (the optional extra ``pip install 'qualitylab[mcp]'``), imported only here and only then. Every page of
-  ``tools/list`` is read; the server runs in qlab.yaml's folder and is stopped afterwards. The SDK's logging is
-  captured while it runs (it would print a whole traceback for a server that writes anything but protocol
-  messages to stdout): such a line is a located error naming the server, and the SDK's other messages join
-  the error of a server that could not be read.
+- ``location``: a saved ``tools/list`` result as JSON: ``{"tools": [...]}``, a bare list of tools, or the
+  whole JSON-RPC response;
+- ``command`` / ``args`` / ``env``: a live server over stdio, read with the official ``mcp`` SDK (the optional
+  extra ``qualitylab[mcp]``, imported only here and only then); see ``list_live_tools``.
 
-Mutation class, following the MCP spec's annotation defaults (readOnlyHint false, destructiveHint true,
-idempotentHint false; hints are only meaningful together): ``readOnlyHint: true`` → read_only; otherwise
-``destructiveHint`` (true when absent) → destructive, ``destructiveHint: false`` → mutating. So a tool without
-annotations is destructive: execute mode refuses it unless the case allows mutation. ``idempotentHint`` does
-not change the class (an idempotent delete still deletes); it sets ``Tool.idempotent`` (read-only tools are
-idempotent).
+The mutation class follows the MCP spec's annotation defaults (``mutation_of``): a tool without annotations
+is destructive, so execute mode refuses it unless the case allows mutation.
 
 Each tool's ``inputSchema`` properties become ``argument`` parameters; ``outputSchema`` is the ``result``
 response. The family is the source's name (the server as qlab.yaml names it).
@@ -73,7 +65,12 @@ def tools_list(data: Any, *, doc: Document) -> list[Any]:
 
 
 def mutation_of(annotations: Mapping[str, Any]) -> tuple[MutationClass, bool]:
-    """(mutation class, idempotent) from MCP tool annotations, with the spec's defaults."""
+    """(mutation class, idempotent) from MCP tool annotations, with the spec's defaults.
+
+    ``readOnlyHint: true`` → read_only; else ``destructiveHint`` (true when absent) → destructive, ``false``
+    → mutating. ``idempotentHint`` sets only the flag (an idempotent delete still deletes); read-only tools
+    are idempotent.
+    """
     if annotations.get("readOnlyHint") is True:
         return MutationClass.READ_ONLY, True
     destructive = annotations.get("destructiveHint", True) is not False
@@ -172,12 +169,13 @@ def list_live_tools(
     timeout: float = LIVE_TIMEOUT_SEC,
     limits: Limits = DEFAULT_LIMITS,
 ) -> list[dict[str, Any]]:
-    """Start ``command args`` over stdio, initialize, read every page of ``tools/list``, stop it.
+    """Start ``command args`` over stdio in ``cwd`` (qlab.yaml's folder), read all of ``tools/list``, stop it.
 
     The server runs behind ``mcp_relay``: one message may hold ``limits.reply_mib``, all of them together
     ``limits.spec_mib`` (a live server's tools list is its spec); more stops it. ``timeout`` bounds the whole
     exchange. Returns the tools as plain JSON (the wire format). Failures are SpecErrors with the server's
-    last stderr lines."""
+    last stderr lines and the SDK's log messages (captured while it runs); a line on stdout that is not a
+    protocol message is a SpecError naming the server."""
     try:
         from mcp import ClientSession
         from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client

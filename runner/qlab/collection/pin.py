@@ -1,15 +1,13 @@
 """Pin an OpenAPI / Swagger document into a new project: what ``qlab init --from-openapi FILE|URL`` copies.
 
-A project gates the API as its spec says it is *now*, so the spec is copied into the project (``specs/``) and
-qlab.yaml points at the copy: the build is reproducible, the collection digest only changes when someone
-commits a new copy, and nothing climbs out of the project folder. A URL is downloaded once (through
-``qlab.http``, like every URL source). Files a local spec ``$ref``s beside it are copied with it, keeping
-their relative layout. When that is not possible (a ``$ref`` to a file outside the spec's folder, or to
-another URL), the spec is not pinned and qlab.yaml keeps its location, which ``PinnedSpec.note`` says.
+The spec is copied into the project (``specs/``) and qlab.yaml points at the copy, so the build is
+reproducible and the collection digest changes only when someone commits a new copy. A URL is downloaded once
+(through ``qlab.http``). Files a local spec ``$ref``s beside it are copied with it, keeping their layout; a
+``$ref`` outside the spec's folder or to a URL leaves the spec unpinned, at its location
+(``PinnedSpec.note`` says why).
 
-Also read here, from the same parse: the facts the starter project is made of — the tools, the server URLs
-(``servers`` with their variables' defaults; Swagger's ``schemes``/``host``/``basePath``) and the security
-schemes with what an auth profile needs (header or query name, token URL of a client-credentials flow).
+The same parse also gives the starter project its facts: the tools, the server URLs (``servers_of``) and the
+security schemes with what an auth profile needs (``schemes_of``).
 """
 
 from __future__ import annotations

@@ -1,17 +1,14 @@
 """Python callables → Tools (the ``python`` collection source).
 
-``location`` is ``module`` (every public function defined in it, in source order) or ``module:attr`` where
-``attr`` (dotted) is a function, a list/tuple of callables, a dict ``{tool name: callable}``, a class (its public
-methods, as ``Class.method``), or an instance (its class's public methods). qlab.yaml's folder is on
-``sys.path`` while importing — in ``qlab build`` and in ``qlab run``'s pre-run check alike (``module_problem``),
-so a module beside qlab.yaml needs no ``PYTHONPATH``.
+``location`` is ``module`` (its public functions, in source order) or ``module:attr``, where ``attr`` (dotted)
+is a function, a list/tuple of callables, a dict ``{tool name: callable}``, a class (its public methods, as
+``Class.method``) or an instance. qlab.yaml's folder is on ``sys.path`` while importing, in ``qlab build`` and
+in ``qlab run``'s pre-run check (``module_problem``) alike.
 
-Each callable becomes a Tool: parameters from the signature (``self``/``cls``, ``*args``, ``**kwargs`` left out)
-with JSON Schemas from the type hints (``pytypes``) and descriptions from the docstring (``docstrings``); the
-summary is the docstring's first line; the return annotation is the ``result`` response. The mutation class is
-the callable's ``qlab_mutation`` attribute when set (``read_only``/``mutating``/``destructive``), else read from
-the first word of its name: get/list/find/search/read/fetch/… → read_only; delete/remove/destroy/drop/purge/
-cancel/… → destructive; anything else → mutating.
+Each callable becomes a Tool: parameters from the signature (``self``/``cls``, ``*args``, ``**kwargs`` left
+out) with JSON Schemas from the type hints (``pytypes``) and descriptions from the docstring (``docstrings``);
+the summary is the docstring's first line; the return annotation is the ``result`` response. The mutation
+class: ``mutation_of``.
 
 The snapshot digest covers the module's own source file and the location, not the modules it imports.
 """
@@ -174,6 +171,8 @@ def _public_members(cls: type) -> list[tuple[str, Callable[..., Any], bool]]:
 
 
 def mutation_of(name: str, fn: Any) -> MutationClass:
+    """The callable's ``qlab_mutation`` attribute when set, else from the first word of its name: a read verb
+    (``_READ_VERBS``) → read_only, a destructive one (``_DESTRUCTIVE_VERBS``) → destructive, else mutating."""
     declared = getattr(fn, "qlab_mutation", None)
     if isinstance(declared, str) and declared in {m.value for m in MutationClass}:
         return MutationClass(declared)

@@ -1,26 +1,14 @@
 """The readiness report of a collection: is it good enough to search, plan and execute against?
 
-It covers (the build stage's readiness report):
+It covers the schema coverage per tool and overall (``coverage``) with the ``WORST`` tools; auth readiness
+(``authcheck``); name collisions between sources and repeated ids, with the renames the build made; required
+inputs nothing produces, each reported as ``needs_entity`` (``kind``: a ``reference`` such as ``deliveryId``
+or a ``value`` such as ``date``); the contract coverage: of the required *reference* inputs
+(``contracts.is_reference``), the share with a producer contract, None when there are none; and a verdict
+(``ready``, ``needs_work``, ``not_ready``: ``_verdict``) with the reason codes behind it.
 
-- schema coverage per tool and overall (``coverage`` explains the checks and weights), and the ``worst``
-  tools pulling it down;
-- auth readiness: whether an auth profile exists for the security requirements (``authcheck``);
-- name collisions between sources (and repeated ids within one), with the renames the build made;
-- required inputs nothing can satisfy: no tool produces them, so a case must provide them as entities — they
-  cannot be known at build time, so each is reported as ``needs_entity`` (``kind`` says whether it is a
-  ``reference`` such as ``deliveryId`` or a ``value`` such as ``date``);
-- contract coverage: of the required *reference* inputs (path parameters, and inputs whose last word is
-  id-like: ``deliveryId``, ``memberNo``, ``device_id``; see ``contracts.is_reference``), the share that has at
-  least one producer contract. Value inputs are left out: they come from the user, never from another call.
-  None when the collection has no required reference inputs;
-- a verdict: ``not_ready`` when there are no tools, auth is required with no profile, or schema coverage is
-  below ``NOT_READY_BELOW``; ``needs_work`` when schema coverage is below the threshold (the build gate's
-  ``schema_coverage_below`` value, else ``DEFAULT_THRESHOLD``), contract coverage is below
-  ``CONTRACTS_LOW``, ids collided, or the auth profile does not fit a scheme; else ``ready``. ``reasons``
-  lists the codes behind it.
-
-The coverages are the figures as recorded, rounded to ``PLACES`` decimals, and every comparison uses them: a
-gate's ``schema_coverage_below: 0.8387`` written from a recorded 0.8387 holds on the same collection.
+The coverages are rounded to ``PLACES`` decimals as recorded, and every comparison uses the rounded figure:
+a gate's ``schema_coverage_below: 0.8387`` written from a recorded 0.8387 holds on the same collection.
 """
 
 from __future__ import annotations
@@ -160,6 +148,10 @@ def _verdict(
     collisions: Sequence[dict[str, Any]],
     tools: int,
 ) -> tuple[Verdict, tuple[str, ...]]:
+    """``not_ready``: no tools, auth required with no profile, or schema coverage below ``NOT_READY_BELOW``;
+    ``needs_work``: schema coverage below ``threshold`` (the build gate's ``schema_coverage_below``, else
+    ``DEFAULT_THRESHOLD``), contract coverage below ``CONTRACTS_LOW``, ids collided, or the auth profile does
+    not fit a scheme; else ``ready``. With the reason codes behind it."""
     blocking: list[str] = []
     if tools == 0:
         blocking.append("no_tools")

@@ -1,26 +1,16 @@
 """``$ref`` resolution for OpenAPI and Swagger documents, with ``referencing`` doing the lookups.
 
-``Resolver.resolve(node, parts)`` returns a copy of ``node`` with every ``$ref`` replaced by its target:
+``Resolver.resolve(node, parts)``: a copy of ``node`` with every ``$ref`` replaced by its target:
 
-- local refs (``#/components/schemas/Pet``) and external file or URL refs (``common.yaml#/Pet``, relative to
-  the document that holds the ``$ref``) are followed; external documents are read once and recorded as
-  dependencies (their digests invalidate the build cache);
-- each target is resolved once and shared by every place that refers to it, as a ``NamedSchema`` (a dict that
-  remembers its reference); the collection artifact stores each shared node once (see ``collection.artifact``);
-- a ``$ref`` back to a target that is still being resolved (a recursive schema) becomes a marker
-  ``{"x-qlab-recursive-ref": "<source>:components.schemas.Node"}`` (the target's name in the artifact), and
-  chains of more than ``MAX_REF_DEPTH`` nested refs end in ``{"x-qlab-ref-depth-limit": …}``. JSON Schema
-  validators ignore ``x-`` keywords, so a marker accepts anything below it;
-- literal values (``example``, ``default``, ``enum``, ``const``, an Example's ``value``, ``x-`` extensions) are
-  never searched for refs, and keys of name maps (``properties``, ``responses``, ``content``…) are names, so a
-  property called ``$ref`` or ``default`` is still a schema.
+- local and external (file or URL, relative to the referring document) refs are followed; each external
+  document is read once and recorded in ``dependencies`` (its digest invalidates the build cache);
+- each target is resolved once and shared by every referrer, as a ``NamedSchema``;
+- a ``$ref`` back to a target still being resolved becomes a ``RECURSIVE_REF`` marker, a chain deeper than
+  ``MAX_REF_DEPTH`` a ``DEPTH_LIMIT_REF`` one (``x-`` keywords: a marker accepts anything);
+- literal values (``example``, ``default``…) hold no refs; keys of name maps (``properties``…) are names.
 
-Which documents a ``$ref`` may read is the source's ``documents.ReadPolicy``: a spec fetched by URL never reads
-a local file, a local spec reads only inside the project folder (and its own), another document by URL only
-with ``remote_refs: true``, an embedded schema (an MCP tool's) only itself.
-
-A dangling ref, a refused or unreadable external document or an anchor ref is a SpecError naming
-``file:line:col`` and the JSON path of the ``$ref``.
+What a ``$ref`` may read: the source's ``documents.ReadPolicy``. A dangling ref, a refused or unreadable
+document or an anchor ref is a SpecError naming ``file:line:col`` and the JSON path of the ``$ref``.
 """
 
 from __future__ import annotations
@@ -136,8 +126,8 @@ class Resolver:
 
     @property
     def _registry(self) -> Any:
-        """The ``referencing`` registry, made at the first ``$ref`` (a document without any never imports it:
-        ~20 ms of a small run's start)."""
+        """The ``referencing`` registry, made at the first ``$ref`` (a document without any never imports
+        ``referencing``)."""
         if self._registry_made is None:
             from referencing import Registry, Resource
 
@@ -316,7 +306,7 @@ class Resolver:
         if target_uri == self.root.uri:
             rel = ""
         elif target_uri.startswith("file://") and self.root.uri.startswith("file://"):
-            from urllib.request import url2pathname  # urllib.request costs ~15 ms: only for multi-file specs
+            from urllib.request import url2pathname  # a heavy import: only for multi-file specs
 
             root_dir = os.path.dirname(url2pathname(urlparse(self.root.uri).path))
             rel = os.path.relpath(url2pathname(urlparse(target_uri).path), root_dir).replace(os.sep, "/")
