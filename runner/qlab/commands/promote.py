@@ -102,7 +102,8 @@ def command(
 
 
 def _capped(text: str, limit: int = 1024 * 1024 - 200) -> str:
-    """GitHub refuses a step summary over 1 MiB: keep the head and say so."""
+    """GitHub refuses a step summary over its size cap (``limit`` leaves room for the note): keep the head and
+    say so."""
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text

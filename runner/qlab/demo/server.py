@@ -2,16 +2,14 @@
 
     python -m qlab.demo.server --port 8765 [--host 127.0.0.1] [--token-env QLAB_DEMO_TOKEN] [--verbose]
 
-Every operation of the spec is implemented with its documented statuses and shapes; the data is
-``qlab.demo.data`` held in memory (thread-safe, reset on restart). The bearer-protected operations
-(getMyProfile, createOrder, updateOrder, cancelOrder, rescheduleDelivery) accept ``Authorization: Bearer
-<token>`` where the token is the value of the ``--token-env`` variable, or ``demo-token`` when it is unset,
-and answer 401 otherwise. createOrder answers 201; cancelOrder deletes the order (204): the cleanup path.
+Every operation of the spec answers with its documented statuses and shapes; the data is ``qlab.demo.data``
+in memory (thread-safe, reset on restart). The bearer-protected operations accept ``Authorization: Bearer
+<token>``, the token being the value of the ``--token-env`` variable (``demo-token`` when it is unset), and
+answer 401 otherwise. createOrder answers 201; cancelOrder deletes the order (204): the cleanup path.
 
-Where the spec documents no status for a bad request (a body that is not JSON, a missing required field, an
-unknown delivery to reschedule) the server answers 400 or 404 with the spec's ``Error`` shape. Unknown query
-values filter to nothing; an out-of-range ``limit`` is clamped to 1..100. Requests are logged to stderr only
-with ``--verbose``.
+A bad request the spec gives no status for (a body that is not JSON, a missing field, an unknown delivery)
+gets 400 or 404 with the spec's ``Error`` shape. Unknown query values filter to nothing; an out-of-range
+``limit`` is clamped to 1..100. Requests are logged to stderr only with ``--verbose``.
 """
 
 from __future__ import annotations
@@ -241,8 +239,8 @@ ROUTES: tuple[tuple[str, re.Pattern[str], str, bool, bool], ...] = tuple(
 
 class DemoHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as a real API would
-    # Headers and body are two writes: with Nagle on, the client's delayed ACK adds ~40 ms to every
-    # keep-alive response. TCP_NODELAY sends each write at once.
+    # Headers and body are two writes: with Nagle on, the client's delayed ACK stalls every keep-alive
+    # response. TCP_NODELAY sends each write at once.
     disable_nagle_algorithm = True
     server: DemoServer
 
