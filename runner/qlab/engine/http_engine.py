@@ -1,19 +1,16 @@
 """The ``http`` engine: a team's own search / selector / planner service, called over HTTP.
 
-qlab exists to validate a team's real engine; this adapter lets it run the search, select and plan stages
-against one. The contract (``schemas/engine-request.schema.json`` and ``engine-response.schema.json``):
+This adapter runs the search, select and plan stages against a team's real engine. The wire contract is
+``schemas/engine-request.schema.json`` and ``engine-response.schema.json``:
 
-- ``POST <url>/search`` ``{"query", "k"}`` -> ``{"rows": [{"tool_id", "rank", "score", "field_scores",
-  "matched_terms", "corrections"}], "query_terms"}``
-- ``POST <url>/select`` ``{"query", "rows", "query_terms", "entities", "llm_target"}`` -> ``{"llm_target",
-  "selected_target", "overrode_llm", "reason_codes", "ambiguous", "candidates", "llm_usage"}``
-- ``POST <url>/plan`` ``{"query", "target", "entities"}`` -> ``{"plan_id", "status", "steps": [{"tool_id",
-  "arguments", "bindings"}], "user_input_slots", "diagnostics", "reason"}``
+- ``POST <url>/search`` ``{"query", "k"}`` → ``{"rows": [...], "query_terms"}``;
+- ``POST <url>/select`` ``{"query", "rows", "query_terms", "entities", "llm_target"}`` → a selection
+  (``selected_target``, ``overrode_llm``, ``reason_codes``, ``ambiguous``, ``candidates``…);
+- ``POST <url>/plan`` ``{"query", "target", "entities"}`` → a plan (``plan_id``, ``status``, ``steps``…).
 
-``engine.headers`` maps a header name to the environment variable holding its value (a token); values are
-read once and never logged. A transport failure, an HTTP error status, a reply that is not JSON or that breaks
-the contract raises ``InputError`` naming the endpoint and the JSON path; the stages record it as
-``engine_error`` on the case.
+``engine.headers`` maps a header name to the environment variable holding its value; values are read once and
+never logged. A transport failure, an HTTP error status, a reply that is not JSON or that breaks the contract
+raises ``InputError`` naming the endpoint and the JSON path; the stages record it as ``engine_error``.
 """
 
 from __future__ import annotations

@@ -5,14 +5,13 @@ A name matches a parameter in one of four ways, tried best first:
 - ``exact``: the same string (``memberNo`` / ``memberNo``);
 - ``normalized``: equal once case, ``_``, ``-``, dots and spaces are dropped (``member_no`` / ``memberNo``);
 - ``alias``: one of the parameter's aliases (``x-aliases`` or ``x-qlab-aliases`` in its schema) matches
-  exactly or normalized, or the names are equal once common identifier abbreviations are expanded
+  exactly or normalized, or the names are equal once common abbreviations are expanded
   (``member_number`` / ``memberNo``);
-- ``fuzzy``: the normalized names are at least ``FUZZY_THRESHOLD`` similar (rapidfuzz, via ``qlab.fuzzy``).
+- ``fuzzy``: the normalized names are at least ``FUZZY_THRESHOLD`` similar (``qlab.fuzzy``).
 
-Every match is then type-checked (``check_value``). A value that fails is not bound; the failure is kept as a
-``TypeProblem`` so the plan can say why an entity that names a parameter was not used. Each entity fills at
-most one parameter of a tool, and each parameter takes at most one entity: pairs are assigned greedily, best
-match kind first, then highest similarity, then parameter order.
+Every match is type-checked (``check_value``); a value that fails is not bound but kept as a ``TypeProblem``,
+so the plan can say why. Each entity fills at most one parameter and each parameter takes at most one entity:
+pairs are assigned greedily, best match kind first, then highest similarity, then parameter order.
 """
 
 from __future__ import annotations

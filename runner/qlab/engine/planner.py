@@ -1,21 +1,16 @@
 """Plan synthesis: from a selected target and the provided entities to an ordered list of calls.
 
-For the target tool, every parameter an entity names is filled with the entity's value
-(``qlab.engine.matching``: exact, normalized, alias or fuzzy name, type-checked). A required input no entity
-fills is looked up in the collection's IO contracts: a read-only tool whose response field can fill it
-becomes an earlier step, and the input is bound to that step's output (``$.data[*].deliveryId`` becomes
-``$.data[0].deliveryId``: the first item). A producer is used only if its own required inputs can be filled
-the same way, recursively, down to ``MAX_DEPTH`` producer levels, never revisiting a tool already on the
-chain (no cycles). Only read-only tools are added as a side step (a plan never mutates to look something up).
-Among the producers that work, the best contract score wins, then the one that adds the fewest steps, then the
-match kind (name, alias, schema), then the tool id.
+Every parameter of the target an entity names is filled with the entity's value (``qlab.engine.matching``).
+A required input no entity fills is looked up in the collection's IO contracts: a read-only tool whose
+response field can fill it becomes an earlier step, its output bound to the input (the first item of a list:
+``first_item``). A producer is used only if its own required inputs can be filled the same way, down to
+``MAX_DEPTH`` levels, never revisiting a tool on the chain; a plan never mutates to look something up
+(``_Synthesizer._bind_producer``).
 
-A required input that neither an entity nor a producer can fill becomes a ``user_input_slot`` and the plan's
-status is ``needs_input`` (reason ``required_fields_unsatisfied``). A plan for no target or for an id the
-collection does not have is ``failed`` (``no_target`` / ``target_unknown``). Otherwise it is ``synthesized``.
-
-The plan id is a digest of the target and the steps (tools, arguments, bindings), so the same inputs always
-give the same id.
+Statuses: ``needs_input`` when a required input nothing can fill becomes a ``user_input_slot`` (reason
+``required_fields_unsatisfied``); ``failed`` for no target or an unknown one (``no_target`` /
+``target_unknown``); else ``synthesized``. ``plan_id`` is a digest of the target and the steps, so the same
+inputs always give the same id.
 """
 
 from __future__ import annotations
@@ -113,6 +108,8 @@ class _Synthesizer:
     def _bind_producer(
         self, tool: Tool, parameter: str, step: _Step, sub: _Sub, *, depth: int, chain: tuple[str, ...]
     ) -> bool:
+        """Bind ``parameter`` to the best read-only producer whose own inputs can be filled: the best contract
+        score, then the fewest added steps, then the match kind (name, alias, schema), then the tool id."""
         viable: list[tuple[tuple[float, int, int, str], IOContract, _Sub]] = []
         for contract in self._producers(tool.id, parameter):
             producer = self.tools.get(contract.producer)

@@ -1,38 +1,16 @@
 """The target selector: pick the final tool among the Top-K rows, keeping or overriding an LLM's choice.
 
-Each row gets deterministic evidence (``Evidence``):
+Each row gets deterministic evidence (``Evidence``): its search ``score``; ``exact``, whether the query names
+the tool (``named_by_query``); ``fit``, how many provided entities bind to its parameters (``matching``).
 
-- ``score``: its search score;
-- ``exact``: the query names the tool: its id appears as a whole word, or the words of its id, name or one of
-  its aliases appear in the query in order (stemmed, stopwords kept; at least two words, or the whole query);
-- ``fit``: how many provided entities bind to its parameters (``qlab.engine.matching``, type-checked).
+The incumbent is the LLM's target when it is among the rows, else the top row. A challenger with strong
+evidence over it (``_strong``: named by the query, a clear score margin, a better entity fit, or a tie with
+fewer side effects) replaces it; ``decide`` gives the reason codes (``qlab.engine.types``).
 
-A challenger ``c`` has **strong evidence** over an incumbent ``i`` when one of these holds:
-
-1. *exact*: ``c`` is named by the query and ``i`` is not;
-2. *margin*: ``c.score >= (1 + OVERRIDE_MARGIN) * i.score`` and ``c.fit >= i.fit``, unless ``i`` is named by
-   the query and ``c`` is not;
-3. *fit*: entities were provided, ``c`` binds all of them, ``c.fit > i.fit`` and
-   ``c.score >= FIT_SCORE_FLOOR * i.score``, unless ``i`` is named by the query and ``c`` is not;
-4. *safety*: ``c`` and ``i`` cannot be told apart (see Ambiguity) and ``c`` changes less: read-only before
-   mutating before destructive. A tie in relevance must not resolve to a side effect.
-
-The decision, with the reason codes of ``qlab.engine.types``:
-
-- no rows: nothing is selected (``no_candidates``);
-- an LLM target among the rows is the incumbent. If a challenger has strong evidence over it, the best such
-  challenger (named first, then most entities bound, then highest score, then rank) is selected:
-  ``overrode_llm`` and ``llm_target_overridden`` + ``selected_by_strong_evidence``. Otherwise the LLM target is
-  kept (``llm_target_kept``);
-- with no LLM target (``no_llm_target``), or one outside the rows (``llm_target_not_in_top_k``, which also sets
-  ``overrode_llm``), the top row is the incumbent: a challenger with strong evidence over it is selected
-  (``selected_by_strong_evidence``), else the top row (``selected_top_rank``).
-
-**Ambiguity.** Two candidates cannot be told apart when they are alike on ``exact`` and ``fit`` and their
-scores are within ``AMBIGUITY_MARGIN`` of the higher one: ``|a - b| <= AMBIGUITY_MARGIN * max(a, b)``. When the
-selector picked a row by its own evidence (not by keeping the LLM target) and another row cannot be told apart
-from it, it reports ``ambiguous_candidates``, sets ``ambiguous`` and lists the tied ids in ``candidates``
-(the selected one first). A kept LLM target is the LLM's tie-break and is not ambiguous.
+**Ambiguity.** Two rows tie when alike on ``exact`` and ``fit`` with scores within ``AMBIGUITY_MARGIN`` of
+the higher one (``Evidence.tied_with``). A row the selector picked by its own
+evidence that ties with another is ``ambiguous`` (``ambiguous_candidates``; ``candidates``: the selected id,
+then the tied ones). A kept LLM target is the LLM's tie-break, not ambiguous.
 """
 
 from __future__ import annotations
@@ -124,6 +102,16 @@ def gather_evidence(
 
 
 def _strong(c: Evidence, i: Evidence, n_entities: int) -> bool:
+    """Whether challenger ``c`` has strong evidence over incumbent ``i``: never when only ``i`` is named by
+    the query, else when one of these holds:
+
+    1. *exact*: ``c`` is named by the query and ``i`` is not;
+    2. *margin*: ``c.score >= (1 + OVERRIDE_MARGIN) * i.score`` and ``c.fit >= i.fit``;
+    3. *fit*: entities were provided, ``c`` binds all of them, ``c.fit > i.fit`` and
+       ``c.score >= FIT_SCORE_FLOOR * i.score``;
+    4. *safety*: ``c`` ties with ``i`` and changes less (read-only, mutating, destructive): a tie in relevance
+       must not resolve to a side effect.
+    """
     if c.exact and not i.exact:
         return True
     if i.exact and not c.exact:
@@ -144,7 +132,15 @@ def _tied(selected: Evidence, rows: list[Evidence]) -> list[str]:
 
 
 def decide(evidence: list[Evidence], *, llm_target: str | None, n_entities: int) -> Selection:
-    """The guardrails over precomputed evidence (rank order). Pure: the same inputs give the same Selection."""
+    """The guardrails over precomputed evidence (rank order). Pure: the same inputs give the same Selection.
+
+    No rows: nothing selected (``no_candidates``). An LLM target among the rows is kept (``llm_target_kept``)
+    unless a challenger has strong evidence over it: the best one (named first, then most entities bound,
+    then highest score, then rank) is selected, with ``llm_target_overridden`` +
+    ``selected_by_strong_evidence``. With no LLM target (``no_llm_target``) or one outside the rows
+    (``llm_target_not_in_top_k``, an override), the top row is the incumbent: a challenger with strong
+    evidence is selected (``selected_by_strong_evidence``), else the top row (``selected_top_rank``).
+    """
     codes: list[str] = []
     if llm_target is None:
         codes.append(NO_LLM_TARGET)

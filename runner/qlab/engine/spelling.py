@@ -1,22 +1,16 @@
 """Rescue misspelt query words: find the vocabulary word a query word most likely meant.
 
-Only words whose term is not in the index vocabulary are looked up. The candidates are the vocabulary words one
-insertion, deletion, substitution or adjacent transposition away: the words within an Indel distance (insertions
-and deletions) of 2 whose length differs by at most one. They are then ranked with ``qlab.fuzzy`` (rapidfuzz):
-highest similarity first, then the most frequent word, then alphabetical order.
-
-Two ways find the same candidates. The first lookups scan the vocabulary words of the right lengths with
-rapidfuzz (C code, no set-up cost). After many lookups a deletion-neighbourhood index (every vocabulary word and
-every word one character shorter than it) pays for itself: a lookup is then a few dict look-ups.
+Only words whose term is not in the index vocabulary are looked up. The candidates are the vocabulary words
+one insertion, deletion, substitution or adjacent transposition away (``Speller._candidates``), ranked with
+``qlab.fuzzy``: highest similarity first, then the most frequent word, then alphabetical order.
 
 Only non-words are corrected, and only with confidence:
 
-- short words never: below ``min_length`` (5) letters one edit turns most words into another real word
-  ("give" -> "given", "cart" -> "card"), so a correction would be a guess;
-- real English words never ("mother" is not a typo of "others", "pending" not one of "opening"): a word of the
-  packaged English word list (``english_words.txt.gz``, SCOWL; see ``english_words.NOTICE``) is left alone;
-- one typo at most (an insertion, deletion, substitution or adjacent transposition: "bitrhday" -> "birthday"),
-  two for words of nine letters or more; a made-up "scofp" is two edits from "scope" and stays as it is;
+- short words never: below ``MIN_LENGTH`` letters one edit makes most words another ("cart" -> "card");
+- real English words never ("pending" is not a typo of "opening"): a word of the packaged English word list
+  (``english_words.txt.gz``, SCOWL; see ``english_words.NOTICE``) is left alone;
+- one typo at most ("bitrhday" -> "birthday"), two from ``LONG_WORD`` letters; a made-up "scofp" is two edits
+  from "scope" and stays as it is;
 - one answer: when two vocabulary words of different stems are equally close, nothing is corrected.
 """
 
@@ -122,7 +116,11 @@ class Speller:
 
     def _candidates(self, word: str) -> Collection[str]:
         """The vocabulary words within an Indel distance of 2 of ``word`` whose length differs by at most one
-        (those a correction can reach: at least ``min_similarity``, for the scan)."""
+        (those a correction can reach: at least ``min_similarity``, for the scan).
+
+        The first lookups scan the words of the right lengths with rapidfuzz (no set-up cost); after
+        ``SCANS_PER_WORD`` lookups per vocabulary word, a deletion-neighbourhood index (every word and every
+        word one character shorter) pays for itself and a lookup becomes a few dict look-ups."""
         if self._index is None and self._scans_left > 0:
             self._scans_left -= 1
             window = self._window(len(word))

@@ -7,14 +7,11 @@ produced by the same steps:
    (``getMemberDeliveryDetail`` -> get member delivery detail; ``HTTPServer`` -> http server; ``v1`` -> v 1);
 2. lowercase; drop one-letter words and stopwords (a generic English list plus request fillers such as
    "please");
-3. stem with the Snowball English stemmer (Porter2; PyStemmer, in C), so "deliveries" and "delivery",
-   "movies" and "movie", "created" and "create" meet, and "news" stays "news".
+3. stem with the Snowball English stemmer (Porter2, PyStemmer), so "deliveries" and "delivery", "movies" and
+   "movie", "created" and "create" meet, and "news" stays "news".
 
 Analyzing is memoized per surface word: API specs and query sets repeat the same words many times.
-
-PyStemmer is the one third-party library here, used only in this module. It replaced a hand-written suffix
-stripper that split "movie"/"movies" (movi/movy) and "cookie"/"cookies" and folded "news" into "new"; the
-measured effect is in bench/RESULTS-search.md.
+PyStemmer is used only in this module.
 """
 
 from __future__ import annotations

@@ -1,23 +1,18 @@
 """How people ask for API operations: the query-understanding layer of the built-in search.
 
-Read once from the reviewed data file beside this module (``vocabulary.json``, with its sources), extended per
-project by the aliases file's ``vocabulary`` section (``Collection.vocabulary``). It tells the search:
+Read once from ``vocabulary.json`` beside this module (reviewed, with its sources), extended per project by
+the aliases file's ``vocabulary`` section (``Collection.vocabulary``). It tells the search:
 
-- **framing**: request phrases ("I need to", "what should I get", "can you") whose words are not content;
-- **intent**: the verb of a request names the HTTP methods it asks for (remove -> DELETE, add -> POST,
-  change -> PUT/PATCH, show/list/find -> GET), colloquial verbs too (kill, cancel, unsubscribe -> DELETE; close,
-  pause, archive -> PUT/PATCH) and phrasal ones, whose particle may come a word or two later ("get rid of",
-  "throw it away", "tear down" -> DELETE; "set up" -> POST; "turn off" -> PUT/PATCH); the index adds a small
-  prior to operations of those methods;
-- **synonyms**: groups of words that mean the same in API requests (remove/delete, deal/opportunity); a query
-  word also matches the other words of its groups, at a lower weight;
-- **values**: numbers in a request are values (ids, amounts), not words of the request: they count only at
-  ``SearchSettings.value_weight`` (an example or description that shows the same number is weak evidence);
-- **scope**: words that say a request is about a whole collection ("all", "every", "list") or one item ("one",
-  "single", "details"); the index favours, among the intent's methods, the operations whose path has that
-  shape (``qlab.engine.shape``).
+- **framing**: request phrases ("I need to", "can you") whose words are not content;
+- **intent**: the verbs, phrasal ones too ("get rid of"), that name the HTTP methods a request asks for; the
+  index adds a small prior to operations of those methods;
+- **synonyms**: groups of words that mean the same (remove/delete); a query word also matches the other words
+  of its groups, at a lower weight;
+- **values**: numbers in a request count only at ``SearchSettings.value_weight``;
+- **scope**: words for a whole collection ("all") or one item ("single"); the index favours operations whose
+  path has that shape (``qlab.engine.shape``).
 
-Words are compared as stems (``qlab.engine.text.stem``), so "removes" and "removing" are "remove".
+Words are compared as stems (``qlab.engine.text.stem``).
 """
 
 from __future__ import annotations
