@@ -5,22 +5,8 @@ the stage observed and returns an ``AssertionResult``. On failure its message gi
 actual value and the JSONPath (where there is one), e.g.
 ``json_path_equals $.data.tier: expected 'plus', actual 'basic'``.
 
-The execute types below check a ``ResponseView``. Arguments per type (besides ``type``):
-
-==================  =====================================================================
-http_status         ``in: [200, 201]`` | ``range: "2xx"`` or ``[200, 299]`` | ``equals: 200``
-json_path_exists    ``path``
-json_path_equals    ``path``, ``equals``
-json_path_matches   ``path``, ``regex`` (every selected value must match, ``re.search``)
-json_path_count     ``path``, one or more of ``equals``/``min``/``max`` (see ``_count``)
-response_schema     optional ``status``: validate against that status' schema instead of the actual one
-header_present      ``name``
-header_equals       ``name``, ``equals``
-latency_ms_below    ``ms``
-body_contains       ``text``
-==================  =====================================================================
-
-Each type's ``schema`` is its branch of the case schema, generated from ``ASSERTIONS``; plugin packages add
+The execute types here check a ``ResponseView``. Each type's ``schema`` (its arguments) is its branch of the
+case schema, generated from ``ASSERTIONS`` into the shipped schemas and docs/cases.md; plugin packages add
 types through the ``qlab.assertions`` entry point group (``qlab.extensions``, docs/extending.md).
 """
 

@@ -1,21 +1,19 @@
-"""Auth profiles and the auth-readiness preflight (auth readiness).
+"""Auth profiles and the auth-readiness preflight.
 
 A profile says where credentials come from, never what they are. Before any request of a case, the preflight
 resolves the case's profile into request headers (or query parameters) and classifies what went wrong:
 
-- ``auth_context_required``: an env var the profile reads is unset or empty (no usable runtime context);
+- ``auth_context_required``: an env var the profile reads is unset or empty;
 - ``auth_profile_missing``: the tool or collection requires auth, but no profile is configured, or the name
   given does not resolve to one;
-- ``auth_header_resolution_failed``: the token command failed or the token endpoint did not give a token.
+- ``auth_header_resolution_failed``: the token command failed or the token endpoint gave no token.
 
-Which profile a request sends: when profiles name the spec's security schemes (``security_scheme``), the
-operation's own ``security`` picks them (``AuthResolver.choose``): the profiles of one requirement together,
-none for an operation that requires none. Otherwise every request sends the environment's profile (else the
-collection's), as it always did.
+Which profile a request sends: the operation's ``security`` picks it when profiles name security schemes
+(``AuthResolver.choose``), else the environment's profile, else the collection's.
 
 A profile is resolved once per run (thread-safe) and cached; an OAuth2 token is re-fetched when it expires.
-The readiness object stores header NAMES and reason codes only; every resolved value goes to ``secrets`` so
-the scrubber can redact it.
+Readiness records header NAMES and reason codes only; every resolved value goes to ``secrets`` for the
+scrubber.
 """
 
 from __future__ import annotations

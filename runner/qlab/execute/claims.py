@@ -1,28 +1,17 @@
 """The in-run claims check: citation coverage and evidence quality of a response that carries claims.
 
-A case with a ``claims:`` check (``qlab.project.model.ClaimsCheck``) names where its final response keeps two
-lists, by JSONPath (defaults ``$.claims`` and ``$.evidence``)::
+A case with a ``claims:`` check (``qlab.project.model.ClaimsCheck``) names, by JSONPath, where its final
+response keeps its claims and its evidence items. Shapes and figures: docs/governance.md ("Claims and
+evidence"), in short:
 
-    {"claims":   [{"text": "D-5001 is in transit", "evidence": ["ev-2"]},
-                  {"text": "It may arrive late", "evidence": ["ev-3"], "conflict": true}],
-     "evidence": [{"id": "ev-2", "source": "carrier-tracking", "excerpt": "D-5001 in transit at Daejeon"},
-                  {"id": "ev-3", "source": "weather-feed", "excerpt": "no delay expected", "stance": "contradicts"}]}
+- **citation coverage** = claims citing an evidence item that exists / claims;
+- a **citation** is **valid** when its item exists, the excerpt shares a term (the built-in analyzer's) with
+  the claim and a contradicting item is cited by a claim marked ``conflict: true``: ``citation_quality``;
+- **evidence quality** = usable items (an id, a source, an excerpt, cited, no earlier duplicate) / items.
 
-A claim is ``{text, evidence: [ids]}`` (``citations`` is read as a synonym; an id may be ``{"id": ...}``), with
-``conflict: true`` when it knowingly rests on contradicting evidence. An evidence item is ``{id, source,
-excerpt}`` with ``stance`` ``supports`` (default) or ``contradicts``.
-
-- **citation coverage** = claims citing at least one evidence item that exists / claims (with
-  ``citation_required: false`` no claim must cite, and none counts);
-- a **citation** (claim → id) is **valid** when the item exists, its excerpt shares a word with the claim (the
-  built-in analyzer's terms: stemmed, stopwords left out) and, when the item contradicts the claim, the claim
-  says ``conflict: true`` — the scorecard's ``citation_quality`` is valid citations / citations;
-- an evidence item is **usable** when it has an id, a source and an excerpt, a claim cites it, and no earlier
-  item has the same source and excerpt — **evidence quality** = usable items / items.
-
-The record (``execute.claims``) holds the counts, both figures, the case's minimums, ``passed``, the distinct
-sources of usable items and the first problems. The in-run ``citation_coverage`` and ``evidence_quality``
-guards (``qlab.run.boundary``) judge it at the execute boundary.
+The record (``execute.claims``) holds the counts, both figures, the minimums, ``passed``, the distinct
+sources of usable items and the first problems; the ``citation_coverage`` and ``evidence_quality`` guards
+(``qlab.run.boundary``) judge it at the execute boundary.
 """
 
 from __future__ import annotations

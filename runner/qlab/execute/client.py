@@ -1,32 +1,16 @@
 """Sending requests: one sync httpx client per run, retries with backoff, transport errors classified.
 
-Why a sync client (shared by a thread pool, see ``qlab.stages.execute``) and not ``AsyncClient``: on loopback
-sequential sync httpx does ~2,100 req/s while 16 concurrent requests on one AsyncClient do ~580 req/s, and a
-new client costs ~20 ms (the CA bundle), so a run makes exactly one. The pool keeps ``max_connections`` equal
-to the concurrency: httpcore scans its pool on every request, so extra idle connections only cost time.
-
-Retries happen only for idempotent requests — the tool's ``idempotent`` flag when it has one, else the method
-(a POST that may have reached the server is never sent twice) — and
-only on connect errors, 429 and 503. A 429/503 ``Retry-After`` is honoured, capped at ``max_retry_after_sec``
-and by the case's deadline; otherwise the wait is ``backoff_sec * 2**(attempt-1)``.
+The run makes one client (``make_run_client``), shared by the execute stage's thread pool, its connections
+bounded by the pool's concurrency. ``send`` retries only what is safe to send twice and classifies what never
+got an answer (``TransportFailure``).
 
 The case's ``timeout_sec`` is one deadline for everything a request does, retries and redirects included:
-every socket operation is cut to the time left (``http.deadline``), so a server that drips its answer a byte
-at a time ends as ``timeout`` at the deadline. Each body is read with ``http.read_body``: more than the
-response cap (``limits.response_mib``, decoded) ends the case as ``response_too_large``, not retried.
+every socket operation is cut to the time left (``http.deadline``), so a server that drips its answer ends as
+``timeout``. A body over the response cap (``limits.response_mib``, decoded; ``http.read_body``) ends the case
+as ``response_too_large``, not retried.
 
-Redirects are followed here, never by httpx, hop by hop (``Redirects``):
-
-- a request that may change data (not a read of a read-only tool) is never redirected: a 3xx answer to it is
-  ``redirect_refused``, and nothing is sent to the new location;
-- a read follows a redirect to its own origin, or to a host in the environment's ``allowed_hosts``; anywhere
-  else is ``redirect_refused``;
-- when the origin changes, every credential qlab added is dropped for that hop and the ones after it: the auth
-  profile's headers and query parameters, cookies, and any header with a secret's name (``X-API-Key``,
-  ``Authorization``, …). httpx alone strips only ``Authorization``.
-
-Every hop is a ``request_sent`` event with its ``host``, so the in-run ``host_allowlist`` guard can check each
-hop, not only ``base_url``.
+Redirects are followed here, never by httpx, hop by hop, as ``Redirects`` allows. Every hop is a
+``request_sent`` event with its ``host``, so the in-run ``host_allowlist`` guard checks each hop.
 """
 
 from __future__ import annotations
@@ -54,8 +38,17 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 @dataclass(frozen=True, slots=True)
 class Redirects:
-    """Whether and where a request may be redirected (see the module docstring). ``read_only``: the request
-    reads a read-only tool; ``allowed_hosts``: the environment's allowlist."""
+    """Whether and where a request may be redirected. ``read_only``: the request reads a read-only tool;
+    ``allowed_hosts``: the environment's allowlist.
+
+    - a request that may change data (not a read of a read-only tool) is never redirected: a 3xx answer to it
+      is ``redirect_refused``, and nothing is sent to the new location;
+    - a read follows a redirect to its own origin or to a host in ``allowed_hosts``; anywhere else is
+      ``redirect_refused``;
+    - when the origin changes, every credential qlab added is dropped for that hop and the ones after it: the
+      auth profile's headers and query parameters, cookies, and any header with a secret's name
+      (``X-API-Key``, ``Authorization``…). httpx alone strips only ``Authorization``.
+    """
 
     follow: bool = False
     read_only: bool = True
@@ -158,6 +151,11 @@ def send(
     ``deadline`` is a ``time.monotonic()`` instant (the case's ``timeout_sec``), the end of every attempt,
     redirect and wait. ``step`` names the step in events (``"0"``, ``"cleanup 1"``); ``display_path`` is the
     path shown in events (secret query values already redacted). ``max_bytes``: the cap of each body, decoded.
+
+    Retries happen only for idempotent requests (the tool's ``idempotent`` flag, else the method: a POST that
+    may have reached the server is never sent twice), only on connect errors, 429 and 503. A ``Retry-After``
+    is honoured, capped at ``max_retry_after_sec`` and by the deadline; otherwise the wait is
+    ``backoff_sec * 2**(attempt-1)``.
     """
     kwargs = request.httpx_kwargs()
     if auth_headers:
@@ -302,9 +300,9 @@ def _follow(
     credentials: tuple[set[str], set[str]],
     max_bytes: int,
 ) -> tuple[http.Response, bytes]:
-    """Follow the redirects of ``answer`` (a response and its body) as the policy allows (see the module
-    docstring); the final response, its ``history`` holding the hops, and its body. Raises TransportFailure
-    ``redirect_refused`` for a refused hop."""
+    """Follow the redirects of ``answer`` (a response and its body) as ``redirects`` allows; the final
+    response, its ``history`` holding the hops, and its body. Raises TransportFailure ``redirect_refused``
+    for a refused hop."""
     response, body = answer
     if not redirects.follow or response.status_code not in REDIRECT_STATUSES:
         return response, body  # (most responses: no URL parsed)

@@ -1,43 +1,15 @@
 """Run execute cases on worker threads, as many as pay off, up to the environment's ``concurrency``.
 
-Why adaptive: threads only help while a case spends its time *waiting* for the server. Against a server that
-answers in well under a millisecond (nginx on loopback) the cases are CPU-bound, the GIL serializes them, and
-a pool of 8 is measured 1.66x slower than one thread (``bench/bench_execute.py alternatives``); against a
-server that takes 20 ms, 16 threads are 16x faster. So the pool starts one worker and adds workers from what
-it measures:
+Threads only help while a case waits for the server: against a fast server the cases are CPU-bound and the
+GIL serializes them. So the pool starts one worker and grows from what it measures (``_measured``; before any
+case finished, ``_look_at_the_cases_in_flight``), shrinks when the workers saturate the GIL, and otherwise
+never takes a worker away. The main thread sleeps while the workers run, woken only when a measurement calls
+for more workers or when all is done.
 
-- on every finished case, a moving average of its wall time ``w`` and its thread's CPU time ``c``: by Little's
-  law ``w / c`` workers keep one core busy, so the pool grows to ``w / (2c)`` (half a core of client work,
-  leaving room for the GIL hand-offs), capped at ``concurrency``. A worker's first case is left out: it
-  opens a connection and pays lazy imports (twice the CPU time or more), and with 8 workers started
-  together their first cases held the pool at 9-15 workers against the 20 ms server for a whole wave;
-- before the first case finishes: a case in flight for more than ``TICK`` whose thread used under half that
-  time on the CPU is waiting, so the pool doubles (1, 2, 4, …) every ``TICK``. That is a guess: a first case
-  that is slow for another reason (a loaded machine, a server warming up) doubles the pool too. On a loaded
-  machine it had left 4 workers against nginx, where 1 is fastest. ``w / (2c)`` cannot take that back:
-  with the GIL, each case also waits for the other workers' turns, which looks like waiting for the server
-  (it calls for half the workers there are, never fewer). So the pool also looks at windows of finished
-  cases (two per worker; not the first, which pays for connections and lazy imports): when the workers'
-  CPU time filled ``SATURATED`` of the window's wall time and the cases call for fewer workers than there
-  are, half of the workers end after their case. Growing back to a width that saturated then takes twice
-  the evidence (``w / (2c)`` at least twice that width): on a loaded machine one slow nginx answer had the
-  pool go 1, 2, 1, 2, … workers.
-
-Apart from that, workers are never taken away (a width that comes and goes would cost more than it saves).
-The main thread sleeps while the workers run: after the first item it is woken only when a measurement calls
-for more workers or when all is done, not after every item (each wake-up is a GIL hand-off: 2,000 items
-against nginx on one worker took 7,900 voluntary context switches when it was woken per item, 1,200 now, as
-many as running them inline).
-
-Measured and not kept: a thread's wait for a core (Linux schedstat's run delay) counted as busy time. It
-stopped the growth against nginx on a loaded machine, but against the 20 ms server 16 threads woken together
-all wait for a core at once, the waits overlap, and the pool stopped at 8-11 workers (2.3x the ideal
-instead of 1.5x at load average 5).
-
-Ctrl-C reaches only the main thread, at any point (even inside ``Thread.start``), so the protocol never depends
-on where it lands: a worker takes a case only under the lock and only while ``cancel`` is unset, and counts
-itself running. On Ctrl-C the main thread sets ``cancel`` (cases in flight stop before their next step and run
-their cleanup), waits until nothing is running, marks the untaken cases skipped, re-raises.
+Ctrl-C reaches only the main thread, at any point, so the protocol never depends on where it lands: a worker
+takes a case only under the lock and only while ``cancel`` is unset, and counts itself running. On Ctrl-C the
+main thread sets ``cancel`` (cases in flight stop before their next step and run their cleanup), waits until
+nothing is running (``_drain``), marks the untaken cases skipped and re-raises.
 """
 
 from __future__ import annotations
@@ -80,8 +52,9 @@ class _Slot:
 
 
 class Pool(Generic[T]):
-    """One run of ``work`` over ``items`` (see the module docstring). ``skip`` marks an untaken item when
-    the run is interrupted; ``cancel`` is the event the items' work watches."""
+    """One run of ``work`` over ``items`` on at most ``width`` workers. ``skip`` marks an untaken item when
+    the run is interrupted; ``cancel`` is the event the items' work watches. An exception raised by ``work``
+    stops the other items like Ctrl-C does and is raised again by ``run``."""
 
     def __init__(
         self,
@@ -166,7 +139,7 @@ class Pool(Generic[T]):
 
     def _worker(self, slot: _Slot) -> None:
         slot.cpu = _cpu_clock(threading.get_ident())
-        first = True  # a worker's first item opens its connection: not measured (see the module docstring)
+        first = True  # a worker's first item opens its connection and pays lazy imports: not measured
         while True:
             with self.lock:
                 if self.cancel.is_set() or self.next >= len(self.items) or self.live > self.target:
@@ -193,7 +166,13 @@ class Pool(Generic[T]):
 
     def _measured(self, wall: float, cpu: float, now: float) -> bool:
         """Fold one item finished at ``now`` into the averages and the width they call for (lock held); True
-        when that width is more workers than the pool has."""
+        when that width is more workers than the pool has.
+
+        By Little's law ``wall / cpu`` workers keep one core busy; the pool grows to ``wall / (2 cpu)`` (half
+        a core of client work, room for the GIL hand-offs). Cases also wait for the other workers' turns,
+        which looks like waiting for the server, so windows of finished items (two per worker) are watched
+        too: when the workers' CPU time filled ``SATURATED`` of a window and fewer workers are called for,
+        half of them end; growing back to a width that saturated takes twice the evidence (no seesaw)."""
         if self.wall is None:
             self.wall, self.cpu = wall, cpu
         else:
@@ -216,7 +195,7 @@ class Pool(Generic[T]):
 
     def _look_at_the_cases_in_flight(self) -> None:
         """Before any item finished: an item waiting (in flight > TICK, under half of it on the CPU) doubles
-        the width (lock held)."""
+        the width (lock held). A guess, which ``_measured`` can take back once items finish."""
         if self.wall is not None:
             return
         now = time.perf_counter()

@@ -73,7 +73,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
     cached = _VALIDATORS.find(schema)
     if cached is not None:
         return cached
-    # imported on first use: jsonschema costs ~250 ms to import, and most runs never check a response schema
+    # imported on first use: jsonschema is a heavy import, and most runs never check a response schema
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
     validator = Draft202012Validator(

@@ -1,13 +1,12 @@
 """The dev-server lifecycle, like Playwright's ``webServer``.
 
-``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group with its output going
-to ``log_path`` — line by line through ``scrub`` (the run's scrubber: a server that logs a request's
-``Authorization`` or prints its own database password writes no secret into the log) —, polls ``config.url`` until it answers with a status below 500, yields, and then stops the
-whole group (SIGTERM, then SIGKILL after a grace period), so a server that forks workers leaves nothing behind.
-With ``reuse_existing``, a server already answering at the URL is used as is and left running. On Linux the
-server also gets SIGTERM from the kernel if qlab itself dies without stopping it (SIGKILL, a crash):
-``PR_SET_PDEATHSIG``. That reaches the process qlab started, which stays the leader of its group (its pid is
-the group id); a shell command's own children are not covered.
+``dev_server(config, log_path=...)`` starts ``config.command`` in a new process group, its output going to
+``log_path`` line by line through ``scrub`` (the run's scrubber, so a server that logs a credential writes no
+secret), polls ``config.url`` until it answers below 500, yields, then stops the whole group (SIGTERM, then
+SIGKILL after a grace period), so a server that forks workers leaves nothing behind. With ``reuse_existing``,
+a server already answering at the URL is used as is and left running. On Linux the process qlab started
+(the group leader) also gets SIGTERM if qlab dies without stopping it (``PR_SET_PDEATHSIG``); a shell
+command's own children are not covered.
 
 A command without shell syntax is split with ``shlex``; a leading ``python``/``python3`` becomes the running
 interpreter, so ``python -m qlab.demo.server`` works in any virtualenv. A command with pipes, ``&&`` or
