@@ -5,19 +5,11 @@
     +-- InputError (2)            bad input: config, case file, spec, HTTP response, result artifact
     |   +-- ConfigError (2)       qlab.yaml or a case file failed validation; carries every Diagnostic
     |   +-- SpecError (2)         an OpenAPI / Swagger / MCP / Python source cannot be read
-    |   +-- DependencyError (2)   a dependency cannot be reached (LLM endpoint, engine, spec URL); carries the
-    |       |                     reason code (``qlab.reasons``) a run records for it
+    |   +-- DependencyError (2)   an LLM endpoint, engine or spec URL cannot be reached; carries a reason code
     |       +-- SpecFetchError (2)  a spec URL cannot be fetched (also a SpecError)
 
-Ctrl-C (SIGINT) is no QlabError: the CLI maps the ``KeyboardInterrupt`` to 130 (``qlab.cli``). SIGTERM (a CI
-job cancelled: GitLab, Jenkins and Kubernetes stop a job with it) is handled like Ctrl-C — the interrupted
-cases' cleanup runs, the dev servers stop — and ends with 143 (128 + SIGTERM), as a shell reports a process
-that SIGTERM ended. It is raised as ``Terminated``, a ``KeyboardInterrupt``. A run either signal stops writes a
-partial result (status ``cancelled``: the cases that finished, the post-run checks over them).
-
-"Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result. A
-DependencyError raised while a run judges cases becomes that case's failure reason, and the run's verdict
-ERROR (exit 2).
+Signals are no QlabError: Ctrl-C (``KeyboardInterrupt``) exits 130, SIGTERM (``Terminated``, taking the same
+path) 143. "Blocked by a gate" (exit 1) is never an exception: it is a verdict carried by the run result.
 """
 
 from __future__ import annotations
@@ -86,7 +78,10 @@ class SpecError(InputError):
 
 class DependencyError(InputError):
     """Something qlab depends on could not be reached; ``reason`` is the reason code a run records for it
-    (``llm_unreachable``, ``engine_unreachable``, ``spec_fetch_failed``, ...). Not a verdict on the product."""
+    (``llm_unreachable``, ``engine_unreachable``, ``spec_fetch_failed``, ...). Not a verdict on the product.
+
+    Raised while a run judges cases, it becomes that case's failure reason and the run's verdict ERROR
+    (exit 2)."""
 
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
@@ -102,4 +97,7 @@ class SpecFetchError(SpecError, DependencyError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C (``qlab.cli``), so it takes Ctrl-C's path (cleanup, dev
-    servers stopped) while whoever catches it can tell which signal it was (a cancelled run records it)."""
+    servers stopped) while whoever catches it can tell which signal it was (a cancelled run records it).
+
+    A run stopped by either signal writes a partial result (status ``cancelled``: the finished cases, the
+    post-run checks over them)."""

@@ -1,7 +1,7 @@
 """rapidfuzz, behind one module: "Did you mean …?" suggestions and fuzzy term matching.
 
-rapidfuzz is imported on first use (~25 ms): most runs never word a "Did you mean" and never correct a
-misspelled query word, and they should not pay for it.
+rapidfuzz is imported on first use: most runs never word a "Did you mean" and never correct a misspelled
+query word, and they should not pay for the import.
 """
 
 from __future__ import annotations

@@ -324,8 +324,7 @@ class _NoCookies(httpx.Cookies):
 
 class _CookielessClient(httpx.Client):
     """A client without a cookie store. httpx has no switch for that, and its default store parses every
-    response into urllib's cookie jar (even one whose policy accepts nothing): a sixth of qlab's CPU per case
-    against a fast server (``bench/bench_execute.py cpu``)."""
+    response into urllib's cookie jar (even one whose policy accepts nothing), a cost paid on every case."""
 
     _none = _NoCookies()
 
