@@ -102,10 +102,8 @@ def load_artifact(path: str | Path) -> Artifact:
 
 def _read(p: Path, *, what: str, missing: str, digest: bool = True) -> tuple[Any, str]:
     """The parsed JSON of a file and the ``sha256_digest`` of its bytes ("" unless ``digest``: a record file needs
-    none, and a suggestions file may be tens of MB). The file is read once, and each form of it (bytes, text) is
-    let go before the next is made: a 100,000-case artifact is 140 MB of bytes, as much text and ~700 MB parsed;
-    its bytes held through the parse (twice, as they were) raised the peak of reading it from 1,000 to 1,264
-    MiB."""
+    none, and a suggestions file may be large). The file is read once, and each form of it (bytes, text) is let
+    go before the next is made, so a large artifact's peak memory is its parsed form, not all three at once."""
     try:
         raw = p.read_bytes()
     except FileNotFoundError:

@@ -1,19 +1,15 @@
 """``qlab accept-case``: move an approved EvalCase proposal into the regression suite, and a case through its
 lifecycle (draft → active → archived).
 
-The regression suite is ``learning.regression_suite`` in qlab.yaml; it must be ``required`` (the regression rule: "add it
-to the Regression Suite (required: true) — all future publishes must pass it"). The proposal's case is written
-as a new case file in the suite's folder (the literal part of its first glob), named after the case id, with a
-comment saying who accepted it, when, and from which proposal. The project is then loaded again: if the new
-file is not a valid case of that suite, it is removed and the problems are reported. The proposal file is kept,
-now ``accepted`` with the reviewer, the time and the case file (its audit trail). The case is written with its
-``name``, ``status`` (``active``, or ``draft`` to watch it before it gates), ``created_at`` and ``trace`` (the run
-and case it came from). ``reject_proposal`` records a reviewer's rejection instead.
+The regression suite is ``learning.regression_suite`` in qlab.yaml and must be ``required``. The proposal's case
+becomes a new case file in the suite's folder (the literal part of its first glob), named after the case id, with
+its ``name``, ``status``, ``created_at``, ``trace`` and a comment saying who accepted it, when and from which
+proposal. The project is then loaded again: a file that is not a valid case of the suite is removed and the
+problems reported. The proposal file is kept, marked ``accepted`` (its audit trail). ``reject_proposal`` records a
+rejection instead.
 
-``set_status`` moves an existing case of the project to another lifecycle status by editing its file in place
-(``qlab.project.case_edit``), with a comment naming who and when; the project is loaded again and the edit undone
-when it does not hold.
-"""
+``set_status`` edits an existing case's status in place (``qlab.project.case_edit``); the edit is undone when the
+project no longer loads."""
 
 from __future__ import annotations
 
@@ -215,8 +211,9 @@ def set_status(
     now: str | None = None,
     check: ActivationCheck | None = None,
 ) -> StatusChange:
-    """Move case ``case_id`` to lifecycle ``status`` (draft, active, archived) in its file; see the module doc.
-    ``check`` is asked before a case becomes active (the sandbox's quality gate)."""
+    """Move case ``case_id`` to lifecycle ``status`` (draft, active, archived) in its file, with a comment naming
+    who and when; see the module doc. ``check`` is asked before a case becomes active (the sandbox's quality
+    gate)."""
     reviewer = " ".join(by.split())
     if not reviewer:
         raise UsageError("--by needs the reviewer's name")

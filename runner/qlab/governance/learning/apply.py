@@ -1,18 +1,15 @@
 """The four proposal types, and each one applied in memory — never to the project's files.
 
-The learning loop's publish step names four targets; in qlab they are:
-
-| proposal ``type`` | the loop's target | what it changes | published by ``qlab learn accept`` into |
-|---|---|---|---|
-| ``collection_metadata`` | a skill version bump | aliases of a tool (the collection the engine searches) | the reviewed aliases file |
-| ``policy`` | a policy update | qlab.yaml's gate policy: a budget limit, a stop condition, a guard's mode | nothing: the exact edit is printed, a person makes it (qlab never edits qlab.yaml) |
-| ``eval_case`` | an EvalCase | a regression case (``qlab propose-case``'s proposal) | the regression suite (as ``qlab accept-case``) |
-| ``memory`` | a memory write | the project knowledge: a query rewrite or an entity default | ``learning.knowledge_file`` |
+| proposal ``type`` | what it changes | published by ``qlab learn accept`` into |
+|---|---|---|
+| ``collection_metadata`` | aliases of a tool | the reviewed aliases file |
+| ``policy`` | qlab.yaml's gate policy (budget, stop, guard mode) | nothing: the edit is printed for a person |
+| ``eval_case`` | a regression case | the regression suite (as ``qlab accept-case``) |
+| ``memory`` | a query rewrite or an entity default | ``learning.knowledge_file`` |
 
 ``subject_with`` gives what the sandbox runs the proposal on: the config, the collection, the knowledge and the
 extra cases, each a copy with the proposal applied (``dataclasses.replace``). ``describe`` says in a line what
-would change.
-"""
+would change."""
 
 from __future__ import annotations
 

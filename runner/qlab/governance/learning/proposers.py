@@ -97,8 +97,8 @@ def query_rewrites(
 
 def _named(ids: Sequence[str]) -> str:
     """The first ``NAMED`` of ``ids`` and how many more: a proposal's text is read by a person, and it is copied
-    into the ``learning`` object of every case it names (a rewrite naming all 651 tools of a regressed run made
-    each of its 1,196 cases 25 KB; its evidence keeps every case and tool)."""
+    into the ``learning`` object of every case it names (naming every tool of a regressed run would bloat each
+    case; its evidence keeps every case and tool)."""
     shown = ", ".join(ids[:NAMED])
     return shown + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
 
@@ -313,7 +313,7 @@ def _whole_cases(previous: Mapping[str, Any], signals: Sequence[Mapping[str, Any
 
 def _digest(artifact: Mapping[str, Any]) -> str:
     """The digest a stored result carries (``_digest``, set by whoever read its bytes), else the digest of the
-    file it was read from (``_path``: hashed only when a proposal needs it, a 100,000-case result is ~120 MB),
+    file it was read from (``_path``: hashed only when a proposal needs it, a large result is costly to hash),
     else the digest of the run's data as JSON (a run's own provisional artifact has no bytes yet)."""
     known = artifact.get("_digest")
     if isinstance(known, str) and known.startswith("sha256:"):

@@ -1,20 +1,14 @@
 """The quality gate a proposal passes after its sandbox eval, before it may be published.
 
-"Quality Gate (pass the output-schema, policy and regression evals)". Three checks, each over side B of the
-sandbox (the project with the proposal applied in memory):
+Three checks, each over side B of the sandbox (the project with the proposal applied in memory):
 
-- **output_schema** — the proposal is a valid change of its kind (an alias of a tool the collection has, a
-  knowledge entry the knowledge file accepts, a qlab.yaml that still validates against its schema with the
-  policy change made, a case that validates against the case schema), and every case object B produced matches
-  ``schemas/result.schema.json``.
-- **policy** — the proposal carries no secret value (those the run would resolve: the auth profiles' variables),
-  no read-only execute case of B plans a mutating call, and the must-pass rules stay in force: the regression
-  suite is still required and run by a gate, and no ``scrub``, ``mutation_safety`` or ``host_allowlist`` guard
+- **output_schema** — the proposal is a valid change of its kind (a known tool's alias, an accepted knowledge
+  entry, a qlab.yaml or case that still validates), and every case object B produced matches the result schema.
+- **policy** — the proposal carries no secret value, no read-only execute case of B plans a mutating call, the
+  regression suite stays required and gated, and no ``scrub``, ``mutation_safety`` or ``host_allowlist`` guard
   turns to ``warn``.
-- **regression_evals** — every active case of a must-pass suite (category ``regression``, ``must_pass: true``,
-  ``learning.regression_suite``) that passed in A passes in B, an eval case's own case passes in B, and the
-  sandbox's ``regressionCheck`` holds (no case got worse, no run's decision got worse).
-"""
+- **regression_evals** — every active must-pass case that passed in A passes in B, an eval case's own case
+  passes in B, and the sandbox's ``regressionCheck`` holds."""
 
 from __future__ import annotations
 
@@ -192,6 +186,7 @@ def _policy_problems(
 
 
 def _must_pass(config: Config) -> set[str]:
+    """The must-pass suites: category ``regression``, ``must_pass: true``, and ``learning.regression_suite``."""
     out = {name for name, s in config.suites.items() if s.category == "regression" or s.must_pass}
     if config.learning.regression_suite:
         out.add(config.learning.regression_suite)

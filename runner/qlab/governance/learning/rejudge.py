@@ -1,20 +1,12 @@
 """A stored run judged again under another policy: the two sides of a policy proposal's sandbox eval.
 
-A policy proposal (a budget limit, a stop condition, a guard's mode) changes no case, only how the run's evidence
-is judged. So the sandbox replays nothing for it; for each stored run:
+A policy proposal changes no case, only how the run's evidence is judged, so nothing is replayed. For each
+stored run, **before** is the decision it recorded (with the scorecard of its cases); **after** is its gates
+judged again in order on the recorded evidence (cases, stage metrics, stops, in-run checks) under the changed
+qlab.yaml, the budget checked at each gate. The first gate that blocks stops the later ones.
 
-- **before** is the run as it was judged: its recorded decision (whatever stopped it: a pre-run check, a gate's
-  stop, a threshold), with the scorecard of its cases;
-- **after** is the decision the run would get with the proposal applied: its gates judged again in order, as a
-  run does, on the recorded evidence (cases, stage metrics, the stops the stages reported, the in-run checks),
-  with the proposal's stops added, each check's mode as the changed qlab.yaml sets it, and the budget checked
-  again against the changed limits (at each gate, with the run's time up to that gate's stage). The first gate
-  that blocks stops the later ones.
-
-A gate the stored run never reached (an earlier gate blocked it) has no evidence: when the proposal lets the run
-past the gate that stopped it and nothing else blocks, the after side is ``undecided`` — run ``qlab run`` with
-the change to know.
-"""
+A gate the stored run never reached has no evidence: when the proposal lets the run past the gate that stopped
+it and nothing else blocks, the after side is ``undecided`` (run ``qlab run`` with the change to know)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,15 @@
 """Sandbox eval: a proposal replayed against historical runs, A/B, before anyone may publish it.
 
-"Sandbox Eval (use historical runs to run the proposal, compare metrics) → Quality Gate → Publish." For a proposal
-and the stored result artifacts of earlier runs (the history):
+**A** is the project as it is; **B** the project with the proposal applied in memory
+(``qlab.governance.learning.apply``). No file is written and no request sent. Both sides replay the same inputs
+(every search, plan and execute case of the history the project still has, plus the ``affected`` cases no stored
+run holds) through the real search, select and plan stages on a fresh engine (``replay``). A policy proposal
+replays nothing: both sides judge the stored cases under the two policies (``qlab.governance.learning.rejudge``).
 
-- **A** is the project as it is; **B** the project with the proposal applied *in memory*
-  (``qlab.governance.learning.apply``: a copy of the collection with the aliases, of the knowledge with the
-  rewrite, of the config with the policy change, or the cases plus the proposed one). No file is written.
-- Both sides replay the same inputs: every search, plan and execute case of the history that the project still
-  has, and every case of the project the proposal can affect that no stored run holds (``affected``), goes
-  through the real search, select and plan stages on a fresh engine (the engine against itself, so the only
-  difference is the proposal). qlab never sends a request in the sandbox: an execute case keeps the execute
-  outcome of its latest stored run when the plan calls the same tools; otherwise it is ``not_replayed`` and
-  judged, on both sides alike, on the stages replayed ("passed through plan"): passing them as is and failing
-  them with the proposal is a regression like any other.
-  A policy proposal changes no case: both sides judge the stored cases of each run, under the two policies.
-- Each side is judged like a run (gates of its config, tolerances, thresholds, budget) and scored (the
-  scorecard), and the comparison gives the five figures of the sandbox eval: ``scorecardDelta`` (B - A per
-  dimension), ``regressionCheck`` (no case that passed in A fails in B, no run whose decision gets worse),
-  ``improvementCheck`` (a case or a decision that gets better; for an eval case, the new case passes),
-  ``costDelta`` (LLM cost and tokens, B - A) and ``latencyDelta`` (the replayed cases' time, B - A).
-- Then the **quality gate** (``qlab.governance.learning.quality``): output schema, policy, regression evals.
-
-``qlab learn sandbox`` runs it and stores the outcome with the proposal; ``qlab learn accept`` publishes only
-a proposal whose stored sandbox passed its quality gate (and runs the sandbox first when there is none).
-"""
+Each side is judged like a run and scored; ``compare`` gives the five figures: ``scorecardDelta``,
+``regressionCheck``, ``improvementCheck``, ``costDelta`` and ``latencyDelta`` (each B - A). Then the quality gate
+(``qlab.governance.learning.quality``). ``qlab learn accept`` publishes only a proposal whose stored sandbox passed
+its quality gate."""
 
 from __future__ import annotations
 
@@ -86,8 +72,9 @@ def replay(
     stored: Mapping[str, Mapping[str, Any]],
     make_engine: MakeEngine = real_engine,
 ) -> list[dict[str, Any]]:
-    """The cases as the subject's engine handles them now: search → select → plan, in memory. Execute cases
-    take ``stored[case_id]``'s execute outcome when the plan calls the same tools (see the module docstring)."""
+    """The cases as the subject's engine handles them now: search → select → plan, in memory. No request is
+    sent: an execute case takes ``stored[case_id]``'s execute outcome when the plan calls the same tools;
+    otherwise it is ``not_replayed`` and judged, on both sides alike, on the stages replayed."""
     config = subject.config
     engine = make_engine(subject)
     root = Path(config.path).parent

@@ -1,21 +1,16 @@
 """Shadow rank: rerun the affected search cases with suggested aliases applied in memory, and report the change.
 
-The collection is never modified: the shadow engine is built from a copy whose Tools are
-``dataclasses.replace(tool, aliases=...)``. Both sides run through the same ``engine_factory`` so the
-comparison is engine against itself, not against what the original run happened to record.
+The collection is never modified: the shadow engine is built from a copy whose Tools carry the aliases
+(``apply_aliases``). Both sides run through the same ``engine_factory``, so the comparison is the engine against
+itself, not against what the original run happened to record.
 
 A case is affected by an alias when its expected tool receives the alias, or when its query shares a term with
-the alias (an alias can pull another tool above the expected one). Metrics over the affected cases:
-hit@k, top-1 and MRR, before and after, and their delta; cases whose rank improved or got worse are listed.
+the alias (an alias can pull another tool above the expected one). Metrics over the affected cases: hit@k, top-1
+and MRR, before, after and their delta; cases whose rank improved or got worse are listed.
 
-All the suggestions together cost two engines (before, after). Each suggestion alone costs one more engine, built
-over the whole collection, and reruns the cases it affects: a run where search broke makes about one suggestion
-per failing case, and 4,000 of them took 5 minutes. So at most ``ALONE_LIMIT`` suggestions are measured alone, in
-the order they were made, rerunning at most ``ALONE_CASES`` cases between them (counted as each suggestion's
-tool's cases plus each alias term's cases, which is known before any set is made); a suggestion that does not
-fit what is left is passed over for the next. ``alone`` in the result says how many were measured; the others
-carry no shadow of their own (the combined measure covers them).
-"""
+All the suggestions together cost two engines; each suggestion measured alone costs one more, so at most
+``ALONE_LIMIT`` are measured alone, rerunning at most ``ALONE_CASES`` cases between them (``alone`` in the
+result says how many); the combined measure covers the others."""
 
 from __future__ import annotations
 

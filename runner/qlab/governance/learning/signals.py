@@ -1,22 +1,11 @@
 """The learning loop's eight signals: what a finished run (and the one before it) tells qlab about what to learn.
 
-"Run completed → Learning Candidate Detector (scan all signals)". Each detector reads the scrubbed result artifact
-— with the previous run's artifact for the signals that compare two runs, and the human decisions on record —
-and returns signals ``{signal, case_ids, text, evidence}``. ``qlab.governance.learning.suggest`` turns them into
-proposals of the four types (``qlab.governance.learning.apply``); a signal may lead to no proposal (the table in
-docs/governance.md says which):
-
-| signal | fires when | proposal |
-|---|---|---|
-| ``failed_then_succeeded`` | a case failed (a product reason) in the previous run and passes now; its case file is unchanged: the product was fixed | ``eval_case`` |
-| ``user_correction`` | the same, but its case file changed between the runs: a person corrected the case's input or expectation | ``eval_case``; ``memory`` (an entity default) when it gave an entity the plan had asked for |
-| ``selector_override`` | the target selector overrode the LLM's target and was wrong, or could not tell candidates apart | ``collection_metadata`` (an alias that tells the expected tool apart), else a selector-policy note |
-| ``search_miss`` | a case's expected tool is not in its Top-K (every case and missing phrase counted: repeated misses group) | ``collection_metadata`` (an alias), and ``memory`` (a query rewrite) when one word misses two tools |
-| ``auth_readiness_drift`` | a change since the previous run: an execute case ready then fails auth now (preflight or 401/403), a pre-run auth check that passed then fails now, or the schema coverage fell | ``policy`` (stop on ``auth_not_ready`` / on the coverage the previous run had) |
-| ``budget_breach`` | an in-run ``budget`` check failed (LLM cost, tokens or run time over qlab.yaml's budget) | ``policy`` (the breached limit, raised to cover what the run used) |
-| ``guard_violation`` | any other in-run check failed (output schema, mutation safety, host allowlist, scrub, citation coverage, evidence quality) | ``policy`` (``warn`` → ``block`` for a guard that only warned) |
-| ``reviewer_reject`` | a person rejected a proposal or a release review, or asked to regenerate a result | none: it counts in human_acceptance and a rejected proposal is never proposed again |
-"""
+Each detector reads the scrubbed result artifact (with the previous run's artifact for the signals that compare
+two runs, and the human decisions on record) and returns signals ``{signal, case_ids, text, evidence}``:
+``failed_then_succeeded`` and ``user_correction`` (``flips``), ``auth_readiness_drift``, ``search_miss``,
+``selector_override``, ``budget_breach``, ``guard_violation`` and ``reviewer_reject``. ``detect`` runs them all.
+``qlab.governance.learning.suggest`` turns signals into proposals (``qlab.governance.learning.apply``); the
+table in docs/governance.md (learning signals) says when each fires and which proposal it may lead to."""
 
 from __future__ import annotations
 

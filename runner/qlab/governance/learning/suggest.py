@@ -1,26 +1,15 @@
 """The ``learn`` stage's content: signals from the scrubbed results, the proposals they lead to (each with its
 evidence), and shadow rank.
 
-The learning rule: "Agent can propose learning, but production knowledge requires eval and human approval." So:
+"Agent can propose learning, but production knowledge requires eval and human approval." So every proposal is
+``pending_review`` with a stable id (a digest of what it proposes, not of its evidence: the same proposal from two
+runs is one, and a rejected one never comes back); and nothing here writes a file: ``run_learning`` returns data,
+``qlab.governance.learning.suggestions.save`` writes it, and only ``qlab learn accept`` publishes a proposal,
+after its sandbox eval passed.
 
-- every proposal is ``pending_review`` and has a stable id (a digest of what it proposes, not of its evidence, so
-  the same proposal from two runs is one proposal, and a rejected one never comes back);
-- nothing here writes a file: ``run_learning`` returns data; the suggestions file is written by
-  ``qlab.governance.learning.suggestions.save``, and a proposal is published only by ``qlab learn accept`` after
-  its sandbox eval passed its quality gate (``qlab.governance.learning.sandbox``).
-
-The eight signals are detected by ``qlab.governance.learning.signals``; this module makes the proposals of the
-four types (``qlab.governance.learning.apply``) from them:
-
-- ``alias`` (collection metadata) — a search case whose expected tool was not in the Top-K (``search_miss``), or a
-  plan case the selector sent elsewhere (``selector_override``): the query words whose terms the tool's indexed
-  text lacks become an alias phrase for that tool. Words the search corrected as misspellings, words with digits
-  (entity values, ids) and stopwords are left out.
-- ``selector_policy`` (a policy note) — target-selector overrides (LLM target X replaced by Y, right or wrong)
-  and ambiguity, grouped by (LLM target, selected target, outcome), for a person to act on.
-- ``query_rewrite`` and ``entity_default`` (memory), ``budget`` / ``stop_condition`` / ``guard_mode`` (policy) and
-  ``eval_case`` — ``qlab.governance.learning.proposers``.
-"""
+Signals come from ``qlab.governance.learning.signals``. This module makes the ``alias`` proposals (the query
+words the expected tool's indexed text lacks, minus corrected misspellings, words with digits and stopwords) and
+the ``selector_policy`` notes; ``qlab.governance.learning.proposers`` makes the others."""
 
 from __future__ import annotations
 
@@ -82,7 +71,7 @@ def run_learning(
     if decisions is None:
         decisions = _decisions(config)
     # the inputs of the cases an alias may help (their search missed, the selector overrode wrongly); every
-    # case's only when an alias is suggested, for shadow rank: a 100,000-case run's inputs are ~15 MiB
+    # case's only when an alias is suggested, for shadow rank (a large run's inputs weigh on memory)
     flagged = {
         str(r.get("case_id"))
         for r in artifact.get("cases") or ()
@@ -181,7 +170,7 @@ def suggest(
 
 
 def indexed_text(tool: Tool) -> str:
-    """The text the built-in search indexes for a tool (issue 4's fields): id and name, summary, description,
+    """The text the built-in search indexes for a tool: id and name, summary, description,
     parameter names and descriptions, tags and family, aliases, method and path."""
     params = " ".join(f"{p.name} {p.description}" for p in tool.parameters)
     parts = (tool.id, tool.name, tool.summary, tool.description, params, " ".join(tool.tags), tool.family)

@@ -5,13 +5,9 @@ replacement ``resamples`` times; the mean of each resample is one draw of the me
 interval of those draws says how large a change the case sample supports. The RNG is ``random.Random(seed)``,
 so the same inputs always give the same interval (promotion decisions must be reproducible in CI).
 
-Speed: per-case metric differences take few distinct values (hit@k: -1, 0, 1; MRR: differences of 1/rank).
-A resample of n draws from m distinct values is a multinomial draw of m counts, so it is drawn as m binomials
-(Hörmann's BTRS transformed rejection, 1993, for large means; Devroye's geometric method for small ones)
-instead of n single draws: 2000 resamples of 100,000 cases take milliseconds instead of minutes. With many
-distinct values (over ``_MAX_LEVELS``) the cases are drawn one by one. Both are exact bootstraps; the binomial
-sampler is our own, so results do not depend on the Python version.
-"""
+Per-case differences usually take few distinct values (hit@k: -1, 0, 1), so a resample is drawn as one
+multinomial over them (``binomial``, our own exact sampler, so results do not depend on the Python version);
+with more than ``_MAX_LEVELS`` distinct values the cases are drawn one by one. Both are exact bootstraps."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
 """Promotion rules: the five change types, their default evidence, and per-case metric values.
 
-the promotion policy:
-
-| change type                     | required evidence                                   | default ``require``                  |
-|---------------------------------|-----------------------------------------------------|--------------------------------------|
-| alias_or_semantic_metadata      | search suite improves or stays stable               | metric_not_worse (hit_at_k, top_1, mrr) |
-| selector_override_policy        | plan cases show the correct final target            | plan_target_correct, metric_not_worse (selector_accuracy) |
-| contract_extraction_change      | readiness and contract coverage improve             | readiness_improves                   |
-| learning_suggestion_promotion   | shadow result improves and scrub check passes       | shadow_improves, scrub_passes        |
-| execute_enablement              | auth readiness and read-only assertions pass        | auth_ready, read_assertions_pass     |
-
-``no_required_regression`` is always checked on top of a rule: a required case that regressed blocks.
-A rule in qlab.yaml (``promotion.<type>``) replaces the default for its type.
-"""
+``DEFAULT_RULES`` holds each change type's default ``require`` (the promotion policy's table, also in
+docs/governance.md). ``no_required_regression`` is always checked on top of a rule: a required case that
+regressed blocks. A rule in qlab.yaml (``promotion.<type>``) replaces the default for its type (``rule_for``).
+``case_metric`` gives the per-case value of a metric the rules compare."""
 
 from __future__ import annotations
 

@@ -1,25 +1,14 @@
 """A release's pre-run checks: before the five gates run, the skill's bindings and its policy must be there.
 
-"Pre-run: static validation before run creation — skill bindings (status, permissions, schemas), provider
-readiness, the policy version exists and is published, MCP tool bindings are valid. A failure blocks run
-creation." For ``qlab release SKILL``:
-
-- ``skill_bindings`` — every permission names a tool id, family or tag of the collection, and every tool the
-  golden cases expect is a tool of it (for an MCP source: a name of its ``tools/list``), with "Did you mean"
-  (``qlab.collection.skill_bindings``);
-- ``policy_exists`` — the policy the release is judged under is there: the skill declares permissions, and its
-  regression suite exists, is required and a gate runs it;
-- ``policy_published`` — the result artifact was judged under the policy in force: its fingerprint's
-  ``config_digest`` is the digest of qlab.yaml as it is now (an edited qlab.yaml is a policy nobody ran); when
-  only an environment variable qlab.yaml reads differs, the message names it;
-- ``result_passed`` — the result's decision, judged again from its cases (``qlab.run.verify``), is PASS: a run
-  that blocked (a required suite failed, whichever) or could not decide is never released.
+``checks`` returns, in order: ``skill_bindings`` (permissions and the golden cases' tools name tools of the
+collection, ``qlab.collection.skill_bindings``), ``policy_exists`` (the skill declares permissions and its
+regression suite exists, is required and gated), ``policy_published`` (the result was judged under qlab.yaml as
+it is now: its ``config_digest``; a changed environment variable is named) and ``result_passed`` (the result's
+decision is PASS).
 
 A failed check is ``ERROR`` (exit 2, reason ``skill_binding_unknown``, ``policy_unpublished`` or
-``run_not_passed``): nothing was judged, the skill keeps its status (a draft stays draft) and no attempt is
-recorded. A result whose stored decision or figures disagree with its cases is refused before any of them
-(``artifact_inconsistent``).
-"""
+``run_not_passed``): nothing was judged, the skill keeps its status and no attempt is recorded. docs/governance.md
+(Release) describes each check for users."""
 
 from __future__ import annotations
 
@@ -42,7 +31,9 @@ class Check:
 def checks(
     skill: ReleaseSkill, *, config: Config, collection: Collection, artifact: Artifact | None
 ) -> list[Check]:
-    """The release's pre-run checks, in order (see the module docstring)."""
+    """The release's pre-run checks, in order (see the module docstring). ``artifact`` is the result as read
+    (``load_artifact``): already judged again from its cases, one that disagrees with them refused
+    (``artifact_inconsistent``) before any check."""
     found = skill_bindings.check_skill(config, skill, collection)
     bindings = Check(
         "skill_bindings",

@@ -1,22 +1,13 @@
 """The release gates of a skill: the shared GateResult, and the first two gates, which run the engine.
 
-1. trigger_eval — each trigger case's query is searched with the engine under test. The skill **fires** for a
-   query when it holds one of the skill's declared trigger phrases (``triggers.phrases``: every word, any
-   inflection), or when a row ranked within the first ``TRIGGER_K`` (3) rows is a permitted tool of a declared step
-   type (``triggers.step_types``: read, write, delete; any when none) and scores at least
-   ``TRIGGER_RELATIVE_FLOOR`` (0.5) of the top row's score (and more than 0): a permitted tool is among the
-   strong candidates. A tool is permitted when its id, family or one of its tags is in ``permissions``.
-   precision = fired positives / fired; recall = fired positives / positives; both must reach the skill's
-   minimums (precision is 0 when nothing fired). Positive and negative cases are both required.
-2. functional_eval — each golden case runs search (k=8) → select → plan on the engine. The selected target
-   must equal ``expected_target`` and the plan's tools ``expected_plan_tools``, each when given (an error input
-   such as an unknown member still has an expected target: the lookup that will answer 404). A case with
-   neither expects, by its kind: normal / boundary, a synthesized plan; error, no executable plan (nothing
-   selected, or a plan that asks for input or failed). Pass rate >= ``functional_pass_min``; all three kinds
-   must be present.
+1. ``trigger_eval`` — each trigger case's query is searched with the engine under test; the skill fires on a
+   declared phrase or on a strong permitted candidate (``fires``); precision and recall must reach the skill's
+   minimums.
+2. ``functional_eval`` — each golden case runs search (``GOLDEN_K``) → select → plan on the engine and must give
+   the expected target and plan tools, or by its kind a plan (normal, boundary) or none (error).
 
-Gates 3-5 (policy, regression, human review) are in ``release_policy``.
-"""
+A tool is permitted when its id, family or one of its tags is in ``permissions``. Gates 3-5 (policy, regression,
+human review) are in ``release_policy``."""
 
 from __future__ import annotations
 
@@ -97,7 +88,11 @@ def phrase_in(query: str, skill: ReleaseSkill, analyzer: Analyzer | None = None)
 def fires(
     query: str, *, skill: ReleaseSkill, collection: Collection, engine: Engine
 ) -> tuple[bool, list[str]]:
-    """(does the skill fire for ``query``, what made it fire: a declared phrase, the permitted tools)."""
+    """(does the skill fire for ``query``, what made it fire: a declared phrase, the permitted tools).
+
+    It fires when the query holds one of ``triggers.phrases`` (every word, any inflection), or when a row within
+    the first ``TRIGGER_K`` is a ``permitted`` tool of a declared step type scoring more than 0 and at least
+    ``TRIGGER_RELATIVE_FLOOR`` of the top row's score."""
     phrase = phrase_in(query, skill)
     by = [f"phrase: {phrase}"] if phrase else []
     rows = engine.search(query, k=TRIGGER_K).rows[:TRIGGER_K]
@@ -117,6 +112,8 @@ def fires(
 def trigger_eval(
     skill: ReleaseSkill, cases: Sequence[Mapping[str, Any]], *, collection: Collection, engine: Engine
 ) -> GateResult:
+    """Gate 1: precision = fired positives / fired (0 when nothing fired), recall = fired positives / positives;
+    both must reach the skill's minimums, and positive and negative cases are both required (``fires``)."""
     reasons: list[str] = []
     if not skill.permissions:
         reasons.append("the skill declares no permissions: nothing can trigger it")
@@ -211,6 +208,9 @@ def _golden_mismatches(case: Mapping[str, Any], got: Mapping[str, Any]) -> list[
 def functional_eval(
     skill: ReleaseSkill, cases: Sequence[Mapping[str, Any]], *, engine: Engine
 ) -> tuple[GateResult, list[dict[str, Any]]]:
+    """Gate 2: each golden case through ``run_golden``; the selected target and the plan's tools must equal
+    ``expected_target`` / ``expected_plan_tools`` when given, else a normal or boundary case needs a synthesized
+    plan and an error case none. Pass rate >= ``functional_pass_min``; all three ``KINDS`` must be present."""
     runs = [run_golden(c, engine=engine) for c in cases]
     reasons = [f"{r['id']} ({r['kind']}): {'; '.join(r['reasons'])}" for r in runs if not r["passed"]]
     missing = [k for k in KINDS if not any(c.get("kind", "normal") == k for c in cases)]
