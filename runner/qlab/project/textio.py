@@ -1,7 +1,7 @@
 """Read a config or case file as text, refusing what is not a small UTF-8 text file.
 
 Every refusal is a located :class:`~qlab.errors.ConfigError` (``file:line:col: message``) saying what to do,
-so a 50 MB file, a binary file, a Latin-1 file or an empty file never reaches a parser.
+so a file over ``DEFAULT_MAX_BYTES``, a binary file, a Latin-1 file or an empty file never reaches a parser.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from pathlib import Path
 
 from qlab.errors import ConfigError, Diagnostic
 
-DEFAULT_MAX_BYTES = (
-    10 * 1024 * 1024
-)  # config and case files are hand-written: 10 MiB is far above any real one
+# config and case files are hand-written: this is far above any real one
+DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
 # C0 controls other than tab, line feed and carriage return, and DEL: never part of YAML or JSON text
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

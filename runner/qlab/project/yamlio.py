@@ -1,22 +1,17 @@
 """pyyaml, behind one module: YAML text -> :class:`~qlab.project.document.Document` with positions, and plain
 data -> YAML text (:func:`dump_yaml`, the one emitter of the files qlab writes).
 
-Safe by construction: values are built here from pyyaml's *event* stream (libyaml's ``CSafeLoader`` parser
-where present), never by a constructor, so no tag can create an object. Building from events rather than from
-``compose`` also keeps libyaml's recursive composer (which crashes the interpreter on very deep nesting) out of
-the way; nesting depth is limited here instead.
+Safe by construction: values are built from pyyaml's event stream (libyaml's parser where present), never by a
+constructor, so no tag can create an object; nesting depth is limited (``MAX_DEPTH``).
 
-- Scalars are resolved with the YAML 1.2 core schema, as editors (yaml-language-server) do: only
-  ``true``/``false`` are booleans, ``no`` and ``1:30`` stay strings. Mapping keys are always strings.
-- Duplicate keys are errors (all of them are reported); ``<<`` merge keys are supported.
-- Aliases share the anchored value; what aliases expand to is limited ("billion laughs") both in values and
-  in characters of text (a few aliases of a long string expand to gigabytes once serialized or matched).
+- Scalars follow the YAML 1.2 core schema: only ``true``/``false`` are booleans, ``no`` and ``1:30`` stay
+  strings. Mapping keys are always strings.
+- Duplicate keys are errors (all reported); ``<<`` merge keys are supported.
+- What aliases expand to is limited ("billion laughs": ``MAX_ALIAS_NODES``, ``MAX_ALIAS_CHARS``).
 
-:func:`dump_yaml` writes plain data so that :func:`parse_yaml` reads back exactly that data, whatever its
-strings hold (line breaks of any kind, ``#``, ``: ``, quotes, control characters, ``1e3`` or ``no``): a string
-is written plain only when it is printable and reads back as itself under the rules above, else double-quoted
-with escapes; no scalar is folded over lines. It checks that round trip before returning.
-"""
+:func:`dump_yaml` writes plain data that :func:`parse_yaml` reads back exactly, whatever its strings hold: a
+string is plain only when it reads back as itself, else double-quoted with escapes; no scalar is folded. The
+round trip is checked before returning."""
 
 from __future__ import annotations
 
@@ -30,7 +25,7 @@ from qlab.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, PathKey, Position, format_path
 from qlab.project.scalars import number_problem, plain_scalar
 
-try:  # libyaml's parser when pyyaml was built with it (6x faster)
+try:  # libyaml's parser when pyyaml was built with it
     from yaml import CSafeLoader as _Loader
 
     HAVE_LIBYAML = True

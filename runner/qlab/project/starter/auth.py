@@ -1,19 +1,14 @@
 """An auth profile per security scheme of the spec, each reading a named environment variable (never a value).
 
-=====================================  ==============================  ===================================
-scheme                                 profile                         variables (``PREFIX`` = the project)
-=====================================  ==============================  ===================================
-http bearer, oauth2, openIdConnect     ``bearer``                      ``PREFIX_TOKEN``
-oauth2 with a clientCredentials flow   ``oauth2_client_credentials``   ``PREFIX_CLIENT_ID``, ``_SECRET``
-http basic                             ``basic``                       ``PREFIX_USERNAME``, ``_PASSWORD``
-apiKey in a header or the query        ``api_key``                     ``PREFIX_API_KEY``
-apiKey in a cookie                     ``headers`` (``Cookie``)        ``PREFIX_COOKIE`` (``name=value``)
-=====================================  ==============================  ===================================
+Scheme → profile kind, variables (``PREFIX`` = the project; the suffixes are ``_BASES``): http bearer, oauth2
+and openIdConnect → ``bearer``, ``PREFIX_TOKEN``; oauth2 with a clientCredentials flow →
+``oauth2_client_credentials``, ``PREFIX_CLIENT_ID`` and ``PREFIX_CLIENT_SECRET``; http basic → ``basic``,
+``PREFIX_USERNAME`` and ``PREFIX_PASSWORD``; apiKey in a header or the query → ``api_key``, ``PREFIX_API_KEY``;
+apiKey in a cookie → ``headers`` (``Cookie``), ``PREFIX_COOKIE`` (``name=value``).
 
 When two schemes would read the same variable, each variable also carries its scheme's name
 (``PREFIX_READ_KEY_API_KEY``). Each profile names its scheme (``security_scheme``), so an operation's own
-``security`` picks the profiles it sends; the collection's profile is the one the most operations require.
-"""
+``security`` picks the profiles it sends; the collection's profile is the one the most operations require."""
 
 from __future__ import annotations
 
