@@ -2,18 +2,8 @@
 
 Reports read artifacts, never stages: everything here works on the artifact's documented shape and tolerates
 missing optional sections (a hand-written or older artifact), so a report never crashes on a partial result.
-
-- ``hit_at_k_curve``: share of cases with a search object whose ``search.hit_rank`` is ≤ K, for K = 1..max.
-- ``failure_classes``: failing cases grouped by ``failure.reason``, with the stage, meaning and hint of
-  ``qlab.reasons``.
-- ``case_diff``: baseline → candidate, case by case, in the classes of ``qlab.changes``.
-- ``metric_trends``: one value per run for every acceptance metric and scorecard dimension.
-- ``stage_latency``: p50/p95 per stage, from ``metrics.latency_ms`` or else from the cases.
-- ``verdict``: the run's verdict — pass, block, error or cancelled — that every report prints (PASS / BLOCK / ERROR /
-  CANCELLED).
-- ``since_last``: what changed since the run before (newly failing, newly passing, metric deltas), for the
-  console's and the summary's "since the last run" block.
-"""
+``verdict`` is the one word every report prints for the run; ``hit_at_k_curve``, ``failure_classes``,
+``case_diff``, ``metric_trends``, ``stage_latency`` and ``since_last`` give the figures the reports share."""
 
 from __future__ import annotations
 
@@ -66,7 +56,7 @@ def check_name(guard: Mapping[str, Any]) -> str:
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
-    # `type(...) is dict` first: an isinstance check against the Mapping ABC costs ~10x more, per case
+    # `type(...) is dict` first: the common case, cheaper than an isinstance check against the Mapping ABC
     return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 

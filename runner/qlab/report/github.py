@@ -1,18 +1,13 @@
 """GitHub Actions integration: annotations (workflow commands), ``$GITHUB_OUTPUT`` and ``$GITHUB_STEP_SUMMARY``.
 
-- Annotations are ``::error file=…,line=…,title=…::message`` pointing at the case's line in its case file,
-  emitted only when ``GITHUB_ACTIONS=true``, escaped exactly as actions/toolkit escapes them (message: ``%``
-  ``\\r`` ``\\n``; properties also ``:`` and ``,``). ``file`` is relative to ``$GITHUB_WORKSPACE`` (the command
-  hands in ``root``: where the run's repository root lies in the workspace), so an annotation lands on the pull
-  request's file also when qlab.yaml sits in a subfolder. Errors of the configuration (exit 2) are annotated at
-  their ``file:line:col`` too (``config_annotations``). GitHub shows at most 10 per level per step, so at most
-  10 are printed per level and one notice counts the rest.
-- Raw downstream text (response excerpts, engine messages) is printed between ``::stop-commands::<token>`` and
-  ``::<token>::`` with a random token. That is a second fence: the console makes every workflow command in text
-  from outside inert anyway (``qlab.scrub.neutralize_commands``); only these lines, printed with
-  ``qlab.scrub.workflow_command``, act as commands.
-- ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values).
-"""
+- Annotations point at the case's line in its case file (``file`` relative to ``$GITHUB_WORKSPACE`` through
+  ``root``, so they land on the pull request's file also when qlab.yaml sits in a subfolder), are emitted only
+  when ``GITHUB_ACTIONS=true`` and escaped as actions/toolkit escapes them. Configuration errors (exit 2) are
+  annotated too (``config_annotations``). At most ``MAX_PER_LEVEL`` per level, as GitHub shows, and one notice
+  counts the rest.
+- Raw downstream text is printed between ``stop_commands`` lines with a random token: a second fence, as the
+  console makes every workflow command in outside text inert anyway (``qlab.scrub.neutralize_commands``).
+- ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,16 @@
 """JUnit XML from a result artifact, valid against both the Jenkins/xunit ``junit-10.xsd`` and the strict Ant
-schema (windyroad ``JUnit.xsd``), and readable by junitparser, GitLab, dorny, mikepenz and EnricoMi.
-
-Written in pieces by the small writer here, laid out as ElementTree's ``indent`` lays it out (one space a level),
-with the standard library's escaping; not with junit-xml 1.9: that package emits an undroppable
-``disabled`` attribute, 6-decimal times, no ``time`` for a 0 s case, and deletes illegal characters silently
-(see shared/research/ci_conventions.md §1.5); normalizing its output would cost more code than this module.
+schema, and readable by junitparser, GitLab, dorny, mikepenz and EnricoMi. Written in pieces by the small
+writer here with the standard library's escaping (not junit-xml: see the README).
 
 Shape (flat ``testsuites`` > ``testsuite`` > ``testcase``, (classname, name) unique across the report):
+``qlab`` holds the pre-run checks and the decision (passed for PASS, ``failure`` for BLOCK, ``error`` for
+ERROR); ``gate.<name>`` each gate's verdict, thresholds, fired stops and guards; ``suite.<name>`` a testcase
+per case.
 
-- ``qlab``: the pre-run checks and the decision (so a report is never empty): passed for PASS, a ``failure`` for
-  BLOCK, an ``error`` for ERROR (qlab could not decide);
-- ``gate.<name>`` per gate: its verdict, each threshold, each stop condition that fired, each guard;
-- ``suite.<name>`` per suite: one testcase per case.
-
-Outcomes: ``failure`` = a threshold or assertion was breached; ``error`` = could not be evaluated; ``skipped`` =
-blocked or never run (another gate stopped the run, no data). A finding that does not gate (a case of a flaky
-case or ``required: false`` suite, a ``warn`` guard, a threshold on a non-gating suite) is still a ``failure``
-(or ``error``) — hidden as ``skipped`` it would vanish from every dashboard — whose message starts with ``does not
-gate (why)``, and its testsuite's ``qlab.non_gating`` property names it: the decision testcase and the exit code
-say whether the run passed (docs/report.md says what each JUnit consumer then shows). The message goes in the
-attribute and the element text; metrics go in ``properties`` (a value with no data is left out, never written
-``null``); times are ``%.3f`` and always present; per-case text is capped (head + tail with a
-``[truncated N chars]`` marker).
-"""
+``failure`` = breached, ``error`` = not evaluated, ``skipped`` = never run. A finding that does not gate is
+still a ``failure`` (or ``error``), its message starting ``does not gate (why)``, named by the testsuite's
+``qlab.non_gating`` property (docs/report.md). Metrics go in ``properties`` (no data: left out); times are
+``%.3f``; per-case text is capped (``cap``)."""
 
 from __future__ import annotations
 

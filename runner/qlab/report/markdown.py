@@ -1,17 +1,13 @@
 """The Markdown summary of a result (GitHub-flavoured; appended to ``$GITHUB_STEP_SUMMARY`` in Actions).
 
-Sections, most important first: decision, case counts and gate table; failing cases with stage and reason; the
-troubleshooting hint per failure class (via ``qlab.reasons``); what changed since the last run (history);
-artifact links (plain paths and the run's page in Actions: a relative link 404s there); non-gating findings;
-metrics; guards. GitHub refuses a step summary over 1 MiB, so the text is kept under ``MAX_BYTES``: the
-lowest-priority sections are cut first, then the failing-case table is shortened, always with a notice.
+Sections, most important first: decision, case counts and gate table; failing cases with stage and reason;
+hints per failure class; what changed since the last run; artifact links; non-gating findings; metrics; guards.
+The text is kept under ``MAX_BYTES`` (GitHub refuses a larger step summary): the lowest-priority sections are cut
+first, then the failing-case table is shortened, always with a notice.
 
-Every text the summary takes from the artifact is inert Markdown: messages, reasons, ids and anything that is
-not a plain name come as code spans on one line (``_code``, ``_cell``), so a response, a spec or a case file
-cannot put an image, a link, HTML, a heading or a table row into the page; a plain name (letters, digits, ``-``
-and inner ``_``: nothing GitHub's Markdown acts on) is shown as it is (``_word``). Only qlab's own words and the
-run's page (from GitHub's environment) are Markdown.
-"""
+Every text taken from the artifact is inert Markdown: anything that is not a plain name comes as a one-line code
+span (``_code``, ``_cell``), so a response, a spec or a case file cannot put an image, a link, HTML, a heading or
+a table row into the page. Only qlab's own words and the run's page are Markdown."""
 
 from __future__ import annotations
 
@@ -22,7 +18,7 @@ from typing import Any
 from qlab.reasons import REASONS, hint
 from qlab.report import derive
 
-MAX_BYTES = 1_000_000  # GitHub's limit is 1 MiB per step summary; keep a margin for the notice
+MAX_BYTES = 1_000_000  # under GitHub's step-summary limit, with a margin for the notice
 GATE_ICON = {"passed": "✅", "warned": "⚠️", "blocked": "❌", "skipped": "⏭️", "error": "⛔"}
 
 
@@ -142,7 +138,7 @@ def _named(case: Mapping[str, Any]) -> str:
 
 def _case_rows(cases: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES) -> list[str]:
     """A table row per case, stopping once the rows add up to more than ``max_bytes``: no more of them could
-    be shown (a run whose 100,000 cases fail built ~94,000 rows, ~150 MB at the peak, for a 1 MB summary)."""
+    be shown (a run whose every case fails would otherwise build rows far beyond the summary's size)."""
     rows = []
     used = 0
     for case in cases:

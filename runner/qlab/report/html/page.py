@@ -1,20 +1,14 @@
 """The HTML report: ONE self-contained file (inline CSS, inline SVG charts, one small inline script for the case
 filter, no external resource).
 
-``render_html(results, baseline=None)`` takes result artifacts as dicts (the ``result.json`` of ``qlab run`` or
-``qlab merge``):
-
-- the LAST result is the run reported in full: the decision, then the cases that did not pass (failures first,
-  each with its cause, filterable by status, stage, suite and reason), the gate table, acceptance metrics,
-  per-stage latency, the hit@K curve, failure classes with hints (cases blocked by an earlier gate counted
-  apart: they are no failure class), the scorecard, suites and guards;
-- the promotion diff compares ``baseline`` (or, without one, the second-to-last result) with the last result;
-- with two or more runs in all, the trends section plots every metric over the series (baseline first).
+``render_html(results, baseline=None)`` takes result artifacts as dicts. The LAST result is the run reported in
+full (decision, failing cases with a filter, gates, metrics, latency, hit@K curve, failure classes, scorecard,
+suites, guards); the promotion diff compares ``baseline`` (or else the second-to-last result) with it; with two
+or more runs the trends section plots every metric over the series.
 
 The page carries a Content-Security-Policy that forbids every network fetch, so it renders the same offline; the
-only script it allows is the filter's, by its sha256 (an injected script could not run). With scripts off every
-case is shown and the filter stays hidden.
-"""
+only script it allows is the filter's, by its sha256. With scripts off every case is shown and the filter stays
+hidden."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def esc(value: object) -> str:
 
 def fmt(value: float | None, *, digits: int = 3) -> str:
     """A short number: integers without decimals, rates with up to ``digits`` decimals, and fewer decimals as the
-    magnitude grows (1022.3 ms, not 1022.322 ms)."""
+    magnitude grows (1022.3, not 1022.322)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "no data"
     if float(value).is_integer() and abs(value) >= 1:
