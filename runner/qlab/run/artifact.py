@@ -249,9 +249,8 @@ def ordered(artifact: Mapping[str, Any]) -> dict[str, Any]:
 def chunks(artifact: Mapping[str, Any]) -> Iterator[str]:
     """The artifact as written, in pieces: UTF-8 JSON, one top-level key per line and one case per line.
 
-    Compact values keep the C encoder (``indent`` would switch json to its pure-Python encoder, 5x slower on a
-    100,000-case artifact); one case per line keeps diffs and ``grep`` readable; pieces keep a 100 MB artifact
-    from being built as one string."""
+    Compact values keep json's C encoder (``indent`` would switch to its pure-Python one); one case per line keeps
+    diffs and ``grep`` readable; pieces keep a large artifact from being built as one string."""
     yield "{"
     for index, (key, value) in enumerate(artifact.items()):
         yield "\n " if index == 0 else ",\n "

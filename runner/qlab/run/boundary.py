@@ -1,21 +1,13 @@
 """In-run checks at every stage boundary ("In-run: real-time validation at step boundaries").
 
-After a stage ran, each check becomes a GuardResult for that stage:
+After a stage ran, each check becomes a GuardResult for that stage: ``output_schema`` (every object the stage
+wrote into a case matches its sub-schema of result.schema.json; feeds ``schema_validity``); ``mutation_safety``
+and ``host_allowlist`` (re-checked from the runner events, independently of the execute stage); ``scrub`` (no
+known secret value in the stage's objects); ``budget`` (LLM cost, tokens and wall time against qlab.yaml's
+``budget``); ``citation_coverage`` and ``evidence_quality`` (execute cases with a ``claims:`` check,
+``qlab.execute.claims``; a non-gating case below its minimum is named but does not fail the check).
 
-- ``output_schema``: every object the stage wrote into a case matches its sub-schema of result.schema.json
-  (this feeds ``schema_validity``);
-- policy: ``mutation_safety`` and ``host_allowlist`` re-check, from the runner events, that no mutating request
-  went out without its allowances (an independent check of the execute stage), and ``scrub`` looks for
-  every known secret value in the stage's objects;
-- ``budget``: LLM cost and tokens so far, and the run's wall time, against ``budget`` in qlab.yaml;
-- ``citation_coverage`` and ``evidence_quality`` (execute cases with a ``claims:`` check): each response's claims
-  cite existing evidence items, and its evidence items are usable, as often as the case asks
-  (``qlab.execute.claims``). A draft or flaky case, or one of a ``required: false`` suite, below its minimum is
-  named in the message but does not fail the check.
-
-The mode (``block`` or ``warn``) is ``block`` unless the gate's ``guards`` say otherwise. Messages name cases,
-never a secret.
-"""
+The mode is ``block`` unless the gate's ``guards`` say ``warn``. Messages name cases, never a secret."""
 
 from __future__ import annotations
 

@@ -1,32 +1,15 @@
 """The decision rule: gate verdicts and the run decision, in one place (``docs/decision.md`` spells it out and
 ``tests/docs/test_decision.py`` renders that page's worked examples with this code).
 
-A gate judges the cases of its suites. Rule, in the order a release manager applies it by hand:
+A gate judges the cases of its suites: **error** when a gating case of a required suite failed with an
+infrastructure reason (``outcome: error`` in ``qlab.reasons``); else **blocked** when a required suite's failing
+cases charged to it (each to the first gate, in run order, at its stage or later) exceed what it tolerates
+(none for ``regression`` / ``must_pass`` suites, else ``max_failures``, else its share-of-cases thresholds,
+else none), or a threshold, a ``stop_if`` or a ``block`` guard fails; else **warned** on non-gating findings;
+else **passed**; **skipped** when it did not run.
 
-1. **Could qlab judge?** A gating case of a required suite that failed with an infrastructure reason
-   (``qlab.reasons``' ``outcome: error``: an LLM endpoint, engine, environment, dev server or spec URL that could
-   not be reached) makes the gate **error**: nothing it found counts as a verdict on the product.
-2. **Failing cases.** Each case that failed (status ``failed`` or ``error``) is charged to exactly one gate: the
-   first gate, in run order, that judges its suite at the stage it failed at or a later one (an execute case that
-   fails at plan is charged to the execute gate of its suite, its stage named).
-3. **Tolerance.** A required suite's failing cases block the gate unless the gate states how many it tolerates:
-   ``max_failures: N`` (per suite), else a threshold ``metric >= r`` (or ``> r``, ``== r``) on a share-of-cases
-   metric (``qlab.metrics.Metric.counts_cases``) measured on the suite — ``floor((1 - r) * n)`` of its ``n``
-   measured cases — else none. A suite of category ``regression`` or marked ``must_pass: true`` tolerates none,
-   whatever the gate states. ``flaky: true`` cases, draft cases (``status: draft``) and ``required: false``
-   suites only warn; archived cases (``status: archived``) never run (the artifact lists them).
-4. **Thresholds and stops** block on their own: a breached threshold on a required suite, a ``stop_if`` that
-   fired on a gating case, a ``block``-mode guard that failed.
-
-A gate is **error** (1), else **blocked** (2-4), else **warned** (non-gating findings: a ``required: false``
-suite, a flaky case — declared, or one that passed only some of its repeats —, a draft case, a ``warn`` guard, a threshold
-deferred to ``qlab merge``), else **passed**; **skipped** when it did not run. The run is ERROR (exit 2) when a
-pre-run check failed or a gate is error, else BLOCK (exit 1; 0 with ``--exit-zero``) when a gate blocked, else
-PASS (0) — unless no gating case was evaluated at all: qlab judged nothing, and that is ERROR, never PASS.
-
-Everything here works on artifact-level data (case dicts, metric dicts, guard and stop dicts), so a live run and
-``qlab merge`` judge the same evidence with the same code.
-"""
+The run is ERROR (exit 2) when a pre-run check failed, a gate is error or no gating case was evaluated; else
+BLOCK (1) when a gate blocked; else PASS (0). A run and ``qlab merge`` judge alike with this code."""
 
 from __future__ import annotations
 

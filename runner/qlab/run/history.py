@@ -185,8 +185,7 @@ _LEARN_KEYS = ("case_id", "suite", "mode", "status", "failure", "critical", "fla
 def for_learning(path: Path) -> dict[str, Any]:
     """The previous run as the learn gate compares with it: the top-level members whole, each case cut to its
     status, failure and auth readiness (``_cut``). A proposal built from a case's whole record reads it again
-    with ``cases_by_id``. 100,000 cases: tens of MiB instead of the ~700 MiB the whole file takes parsed.
-    ValueError as ``read_lines``."""
+    with ``cases_by_id``, so a large previous run is never held whole. ValueError as ``read_lines``."""
     return read_lines(path, _cut(_LEARN_KEYS))
 
 

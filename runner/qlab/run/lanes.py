@@ -27,7 +27,7 @@ from qlab.stages.context import RunContext, StageRun
 
 @lru_cache(maxsize=4096)
 def _case_file(base: str, file: str, root: str) -> str:
-    """A case file relative to the repository root (cached: resolving a path costs ~150 µs)."""
+    """A case file relative to the repository root (cached: many cases share a file, and resolving is slow)."""
     return relative(Path(base) / file, Path(root)) if file else ""
 
 

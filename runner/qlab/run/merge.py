@@ -1,16 +1,11 @@
 """``qlab merge``: shard results → one result, judged again from the merged cases.
 
-Only a complete, consistent set is accepted (else InputError, exit 2 — never a pass on partial data): every
-shard 1..N exactly once, the same N, the same selection fingerprint, config (where environments listen aside:
-``shard.config_digest``) and collection, no case in two shards, each shard's cases those of its manifest
-(``shard.cases``: their count and digest, recorded when it ran), and all of them together the selection the
-fingerprint was made from. A shard whose cases were removed or added by hand is refused, however its file was
-edited. The decision is recomputed from the merged cases and the shards' recorded evidence (stage stops and
-checks, combined by ``qlab.run.evidence``), not from the shards' exit codes: thresholds are judged on all cases at
-once, and when a gate blocks, the cases of later gates are reported ``blocked`` exactly as one unsharded run
-would report them — with only the stage objects of the gates that ran. Merging 1, 2 or 3 shards gives the
-unsharded run's decision, metrics, cases and JUnit testcases.
-"""
+Only a complete, consistent set is accepted (``check_set``; else InputError, exit 2 — never a pass on partial
+data): every shard 1..N exactly once, the same selection fingerprint, config (``shard.config_digest``) and
+collection, no case in two shards, each shard's cases those of its recorded manifest (``shard.cases``), and all
+together the selection the fingerprint was made from. The decision is recomputed from the merged cases and the
+shards' recorded evidence (``qlab.run.evidence``), not from their exit codes, so merging any number of shards
+gives the unsharded run's decision, metrics, cases and JUnit testcases."""
 
 from __future__ import annotations
 

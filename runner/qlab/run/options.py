@@ -72,7 +72,7 @@ class RunOptions:
     # the earlier result artifact: --last-failed selects from it, and the learn gate compares with it
     previous: Mapping[str, Any] | None = None
     # reads the earlier result when the learn gate starts (``previous`` not given): held from then on only, so a
-    # large run's search gate does not hold it beside its memo tables (100,000 cases: ~34 MiB of the peak)
+    # large run's search gate does not hold it beside its memo tables
     read_previous: Callable[[], Mapping[str, Any] | None] | None = None
     target_version: str | None = None  # what the run evaluates (--target-version); else qlab.yaml's
     exit_zero: bool = False

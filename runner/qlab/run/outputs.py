@@ -1,26 +1,15 @@
 """Where a run's outputs go and how they are written: the result JSON, the JUnit XML and the Markdown summary, in
-the config's output folder (``output:`` in qlab.yaml, ``--out``/``--junit`` override).
+the config's output folder (``output:`` in qlab.yaml, ``--out``/``--junit`` override). A shard writes
+``qlab-shard-<i>-of-<N>.json`` (and its JUnit and summary) so a matrix's files never clash.
 
-A shard writes ``qlab-shard-<i>-of-<N>.json`` (+ ``junit-shard-…xml``, ``summary-shard-…md``) so the files of a
-matrix never clash when a merge job downloads them into one folder.
+**One run, one set.** A reader sees the previous run's three files or this run's, never a mix, whenever qlab
+is killed: they are written into a fresh folder under ``<out>/.qlab-sets/`` and switched in by atomically
+replacing one symbolic link; the visible files are links through it (plain files of an earlier qlab are first
+snapshotted into a set). Without symbolic links each file is replaced on its own. What killed runs left is
+removed when the next run starts, unless another run holds the folder's lock.
 
-**One run, one set.** The three files are one set: a reader sees the previous run's three or this run's three,
-never a mix, whenever qlab is killed. They are written into a fresh folder, ``<out>/.qlab-sets/<result
-name>.<id>/``, and switched in with one rename: ``<out>/.qlab-sets/<result name>.current``, a symbolic link to
-the set's folder, is replaced atomically. The visible files (``result.json``, ``junit.xml``, ``summary.md``,
-wherever ``--junit`` puts the JUnit file) are symbolic links through ``….current``, made once, so every reader
-follows the switch. The first run in a folder that holds plain files from an earlier qlab snapshots what is
-visible into a set and links to it before anything changes, so readers keep seeing those files until the switch.
-Where the file system has no symbolic links (some Windows set-ups), each file is replaced atomically on its own,
-as before; there a kill between the three can leave a mix.
-
-Stale pieces of runs that were killed — set folders no link points to, ``.<name>.<random>.tmp`` files of atomic
-writes — are removed when the next run starts, unless another qlab run holds the folder's lock.
-
-Every byte goes through the run's scrubber first (``qlab.scrub.SecretSet``): the artifact is scrubbed as an
-object (numbers stay numbers, a numeric secret is replaced), JUnit and the summary are rendered from it and
-scrubbed again as text.
-"""
+Every byte goes through the run's scrubber first (``qlab.scrub.SecretSet``): the artifact as an object, JUnit
+and the summary rendered from it and scrubbed again as text."""
 
 from __future__ import annotations
 
@@ -46,7 +35,7 @@ from qlab.scrub import SecretSet, neutralize_commands
 SETS = ".qlab-sets"
 ROLES = ("result", "junit", "summary")
 # the JUnit report last: what the summary makes is freed before it, and the report's testcases (kept for the
-# learn gate's provisional copy) are made in the room it leaves (100,000 cases: ~5 MiB off the peak)
+# learn gate's provisional copy) are made in the room it leaves, lowering the peak
 _WRITE_ORDER = ("result", "summary", "junit")
 _LOCKS: dict[Path, Any] = {}  # folder -> the open lock file this process holds until it exits
 

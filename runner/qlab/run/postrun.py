@@ -1,19 +1,16 @@
 """Post-run evaluation: what a finished run's cases did, beyond pass or fail.
 
-- **Trajectory** (per case, ``trajectory``): the tool calls a case made — the requests its execute stage sent,
-  else its plan's tools — against the tools it expected (``expected_plan_tools``): whether they match exactly,
-  keep the expected order, miss an expected tool, call one that was not expected, or call one more often than
-  expected. ``score`` is the longest common subsequence over the longer list (1 = exact);
-  ``sub_question_coverage`` the expected tools that were called at all (each expected tool answers one
-  sub-question of the request).
+- **Trajectory** (per case, ``trajectory``): the tool calls a case made (its execute stage's requests, else its
+  plan's tools) against ``expected_plan_tools``: exact match, order kept, missed, unexpected or repeated calls.
+  ``score`` is the longest common subsequence over the longer list (1 = exact); ``sub_question_coverage`` the
+  share of expected tools called at all.
 - **Evidence bundle** (run-level, ``postrun.evidence``): the claims and evidence items of every response that
-  carried them (``execute.claims``, ``qlab.execute.claims``), added up.
+  carried them (``qlab.execute.claims``), added up.
 - **The case's own view** (per case): ``duration_ms`` (its stage latencies added up) and ``actual_output``, a
-  bounded summary of what it produced, from the stage objects (already scrubbed).
+  bounded summary of its stage objects (already scrubbed).
 
-Every function here reads artifact-level data only, so ``qlab merge`` recomputes the run-level section from the
-shards' cases exactly as one run would.
-"""
+Everything here reads artifact-level data only, so ``qlab merge`` recomputes the run-level section exactly as
+one run would."""
 
 from __future__ import annotations
 

@@ -5,12 +5,10 @@
         in-run checks at the boundary (schema, policy, budget), judge thresholds and stop_if
       → artifact (metrics, gates, scorecard, decision)
 
-A blocking gate stops the later case stages: their cases are reported ``blocked`` by that stage, never as failures
-of their own; the learn gate still observes the blocked run (signals and proposals from its failing cases, its
-own scrub check), and never changes its verdict but by that scrub check. A gate that could not decide (an infrastructure fault: ``error``) stops them too; their cases are
-``skipped`` (``stopped_by_error``): the run is ERROR, nothing in it is a verdict on the product. Nothing here
-prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs.
-"""
+A blocking gate stops the later case stages: their cases are reported ``blocked``, never as failures of their
+own; a gate that could not decide stops them too, its cases ``skipped`` (``stopped_by_error``), the run ERROR.
+The learn gate still observes a blocked run and never changes its verdict but by its scrub check. Nothing here
+prints or exits; ``RunOptions.on_event`` reports progress, the caller writes outputs."""
 
 from __future__ import annotations
 
@@ -299,7 +297,7 @@ def _learn(state: RunState, ctx: RunContext, gate_cases: Sequence[Case]) -> Stag
     with tempfile.TemporaryDirectory(prefix="qlab-learn-") as tmp:
         paths: list[Path] = []
         # the scan looks for the secret values the run resolved; with none there is nothing it could find, so
-        # the outputs are written once, at the end (a 100,000-case search run: ~140 MB and ~3 s saved)
+        # the outputs are written once, at the end
         if ctx.secrets:
             emit = state.options.emit or (
                 lambda art: write_outputs(art, temp_paths(Path(tmp)), secrets=ctx.secrets)
@@ -342,8 +340,8 @@ def _scrub_only(state: RunState, ctx: RunContext, gate: Gate) -> None:
 
 
 def _trim(engine: Engine) -> None:
-    """Let the engine drop what it memoized for speed (``Engine``'s optional ``trim``): 100,000 search cases left
-    ~90 MiB of memo tables that the learn gate and the outputs then could not use."""
+    """Let the engine drop what it memoized for speed (``Engine``'s optional ``trim``): the learn gate and the
+    outputs cannot use those memo tables, and on a large run they weigh on the peak."""
     trim = getattr(engine, "trim", None)
     if callable(trim):
         trim()

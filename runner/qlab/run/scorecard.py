@@ -2,38 +2,11 @@
 
 Every dimension is a number in [0, 1] (higher is better) or ``None`` when the run holds no data for it; a
 dimension is never guessed. "Evaluated" cases are those with status passed, failed or error (blocked and
-skipped cases never reached their own stage). The formulas (also in ``docs/scorecard.md``, which a test keeps
-in step with ``Score.formula``):
+skipped cases never reached their own stage). Each dimension's formula is ``FORMULAS`` (carried by each
+``Score``); ``docs/scorecard.md`` explains them to users and a test keeps it in step with the code.
 
-- correctness = passed cases / evaluated cases.
-- coverage = (expected tools called + claims citing evidence) / (expected tools + claims that need a citation):
-  sub-question coverage (each expected tool of a case's trajectory answers one sub-question, ``qlab.run.postrun``)
-  and source coverage (each claim of a response must cite a source, ``qlab.execute.claims``), pooled.
-- citation_quality = valid citations / citations: the ``execute.claims`` records (a citation is valid when its
-  evidence item exists, its excerpt shares a word with the claim and a contradicting item is marked as a
-  conflict), plus ``citations`` lists (items ``{"valid": bool}``) an engine under test reports.
-- schema_validity = passed schema checks / schema checks: every ``output_schema`` guard result plus every
-  execute case that got an HTTP response (it fails with ``schema_mismatch`` or ``invalid_json``).
-- policy_compliance = (passed guard checks + correctly triggered approvals) / (guard checks + approval
-  triggers): every in-run guard other than ``output_schema``, and every execute case whose plan makes a mutating
-  call or that sent a mutating request (it needs the approval ``mutation_safety: allow_mutation``; correct when no
-  mutating request went out without it; wrong when a request the plan did not declare mutating went out as one,
-  or a plan that mutates nothing was refused as mutating).
-- cost_efficiency = 1 - min(1, LLM cost / ``budget.max_llm_cost_usd``), or with tokens and ``max_llm_tokens``;
-  a built-in engine without an LLM spends nothing (cost 0); ``None`` without a budget, or when an external
-  engine recorded no usage.
-- latency = 1 - min(1, run ``duration_ms`` / (``budget.max_duration_sec`` * 1000)); ``None`` without a budget.
-- tool_selection_accuracy = cases whose selector chose the expected target / cases with a ``target_selector``
-  object (a failure at the select stage, or ``target_selector.correct: false``, is a wrong choice).
-- retry_recovery = recovered / retried: every HTTP request the execute client retried (``execute.
-  retried_requests``; recovered when it got a usable answer in the end) and every repeated case with a failed
-  attempt (recovered when it passed in the end).
-- human_acceptance = accepted / (accepted + rejected + regenerate) human decisions: learning proposals with status
-  ``accepted``/``rejected`` in the run, plus the ``reviews`` given by the caller (the proposals file and
-  proposal files, release reviews: ``approved`` counts as accepted, ``regenerate`` as not accepted).
-
-``case_metrics`` gives the dimensions one case has data for (the per-case ``metrics`` of the result).
-"""
+``compute`` gives the values, ``details`` each value with its numerator, denominator and formula, and
+``case_metrics`` the dimensions one case has data for (the per-case ``metrics`` of the result)."""
 
 from __future__ import annotations
 
@@ -137,8 +110,8 @@ def not_reached(card: Mapping[str, float | None], cases: Iterable[Mapping[str, A
 
 def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
     """The dimensions computable on one case alone, by the run's formulas; a dimension without data is left
-    out (cost, latency and human acceptance are the run's, not a case's). Runs once per case of a run (100,000
-    search cases in the run benchmark): only the formulas whose data the case has are asked."""
+    out (cost, latency and human acceptance are the run's, not a case's). Runs once per case of a run: only the
+    formulas whose data the case has are asked."""
     status = case.get("status")
     out: dict[str, float] = {}
     if status in EVALUATED:

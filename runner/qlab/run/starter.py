@@ -3,19 +3,14 @@ write its thresholds at what was measured.
 
 1. The spec is read and pinned into the project (``qlab.collection.pin``).
 2. The starter is written (``qlab.project.starter``): an environment from the spec's servers (``--base-url``
-   first; ``<PREFIX>_BASE_URL`` overrides either at run time), an auth profile per security scheme, a search
-   case per operation, read-only execute cases for safe GETs — and gates without thresholds.
-3. Its gates run once (``qlab.run.baseline``): build and search, which read only the pinned spec. Execute only
-   when the user named a server: ``--base-url URL``, or ``--live`` for the spec's own server (``offline`` off).
-   The host is announced before the first request; a token endpoint on another host (a spec's oauth2
-   ``tokenUrl``) is never contacted at init: execute is then left to the first run.
-4. qlab.yaml is written again with the thresholds at the measured figures (``qlab.run.thresholds``). The
-   execute gate is written commented out, with the reason and how to turn it on, when nothing was measured
-   or no read case passed. Reads the API rejected (401, 403, 5xx) are counted per status, in the outcome and
-   beside the threshold, with what to do.
+   first; ``<PREFIX>_BASE_URL`` overrides at run time), auth profiles, a search case per operation, read-only
+   execute cases for safe GETs, and gates without thresholds.
+3. Its gates run once (``qlab.run.baseline``); execute only when the user named a server (``--base-url`` or
+   ``--live``), announced before the first request; a token endpoint on another host is never contacted.
+4. qlab.yaml is written again with thresholds at the measured figures (``qlab.run.thresholds``); the execute
+   gate is commented out, with the reason, when no read case passed.
 
-The project then loads and validates as written; a first ``qlab run`` on the unchanged spec passes.
-"""
+The project then loads and validates as written; a first ``qlab run`` on the unchanged spec passes."""
 
 from __future__ import annotations
 

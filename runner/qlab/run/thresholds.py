@@ -1,17 +1,11 @@
 """The thresholds ``qlab init --from-openapi`` writes: the figures its measuring run recorded, rounded down to
-a precision finer than one case, then checked in the gate's own arithmetic so the first ``qlab run`` on the
-unchanged spec passes and one case lost blocks.
+a precision finer than one case (``places_for``), then checked in the gate's own arithmetic so the first
+``qlab run`` on the unchanged spec passes and one case lost blocks.
 
-- A gate compares the recorded figure with the threshold (``qlab.run.gates.OPS``): a threshold rounded down
-  from the recorded figure holds.
-- A threshold on a share of cases (``Metric.counts_cases``) also says how many failing cases the gate
-  tolerates (``qlab.run.gates.allowed``, exact decimal arithmetic on the written value). A recorded figure is
-  rounded to 6 decimals, so a threshold floored from it can sit above the exact share and tolerate one case
-  fewer than failed: such a threshold is lowered one step at a time until the gate tolerates the cases that
-  failed in the measuring run.
-- Precision: ``places_for`` decimals, where one case (a ``1/spread`` share of one, for MRR's rank steps) moves
-  the figure: 78 cases get 2 decimals, 1,123 get 4. The build gate's schema coverage is recorded at 4.
-"""
+A threshold on a share of cases (``Metric.counts_cases``) also says how many failing cases the gate tolerates
+(``qlab.run.gates.allowed``). A recorded figure is itself rounded, so a threshold floored from it can tolerate
+one case fewer than failed: ``share`` then lowers it one step at a time until the gate tolerates the cases that
+failed in the measuring run. The build gate's schema coverage is written at ``COVERAGE_PLACES``."""
 
 from __future__ import annotations
 

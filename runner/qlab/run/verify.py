@@ -1,23 +1,15 @@
 """A stored result, judged again from its case records: what every command that reads a result artifact uses
 (``qlab release``, ``promote``, ``approve``, ``learn``, ``propose-case``, ``report``), never the stored figures.
 
-``verified`` judges the gates again from the cases, with the decision rule of ``qlab.run.gates`` and the evidence
-the run recorded beside them (each gate's thresholds, stop conditions and checks; the pre-run checks) — exactly as
-``qlab merge`` judges shards — and computes the metrics again from the cases. It refuses the artifact
-(``artifact_inconsistent``, exit 2) when:
+``verified`` judges the gates again from the cases with ``qlab.run.gates`` and the evidence the run recorded
+beside them (as ``qlab merge`` judges shards), and computes the metrics again. It refuses the artifact
+(``artifact_inconsistent``, exit 2) when a case record contradicts itself, a skipped gate holds cases that went
+through its stage, or the stored decision, a gate's verdict, a case's status or (for a result of this qlab
+version) a stored metric is not what the cases give (``problems``). A result of another version has its figures
+replaced, not compared.
 
-- a case record contradicts itself: passed with a failure, failed without one, or stopped by a gate that no gate
-  record says stopped the run;
-- a gate recorded ``skipped`` holds cases that went through its stage while no gate that judged took them there;
-- the stored decision (verdict, exit code), a gate's verdict or a case's status is not the one its cases give;
-- (a result of this version of qlab) a stored metric — the run's acceptance metrics, a suite's metrics or counts —
-  is not the one its cases give. A result of another version is judged again all the same, and its figures are
-  replaced: how a figure is computed may have changed since.
-
-The result has the re-derived decision, gates, metrics and suites in place. An edit that rewrites the cases, the
-gate records and the decision so that they agree is not caught: an artifact is only as trustworthy as the
-storage it came from (docs/security.md).
-"""
+An edit that rewrites the cases, the gate records and the decision so that they agree is not caught: an
+artifact is only as trustworthy as the storage it came from (docs/security.md)."""
 
 from __future__ import annotations
 
