@@ -1,20 +1,15 @@
 """Acceptance metrics computed from case results alone, and the definition of every metric a gate threshold
-can name (``METRICS``; ``docs/metrics.md`` is generated from it).
+can name (``METRICS``; ``docs/metrics.md`` is generated from it and explains the conventions below to users).
 
 Every figure here is a pure function of the per-case dicts of the result artifact (``CaseResult.to_dict()``), so
 ``qlab merge`` recomputes exactly what one unsharded run computes. Conventions:
 
-- **Rates over the cases that reached their stage.** A stage's rate counts every case whose mode goes through
-  that stage (search: every case; select and plan: plan and execute cases; execute: execute cases) and that the
-  stage judged: it reached the stage (it holds the stage's object, or failed there), or it failed at an earlier
-  stage — then it counts as a failure of this stage's rate too (``failed_earlier`` names the stage) — unless a
-  gate stopped the run before this stage (``stopped_at``): a stage the run never reached measures nothing. A case
-  a stopping gate kept from running (``blocked``, or ``skipped`` when the gate could not decide) keeps the objects
-  of the stages it went through and passed: it counts there, and in no later stage.
-- A rate with no case behind it is ``None``: "no data", or **"not reached"** (``not_reached``) when cases that
-  would have counted never reached its stage — shown as ``n/a (not reached)``, never as 0.
-- ``flaky: true`` cases are reported but never gate, so the gating figures leave them out (``gating``).
-"""
+- A stage's rate counts the cases whose mode goes through the stage and that it judged: they reached it, or
+  failed at an earlier stage (a failure here too, named by ``failed_earlier``). A stage the run never reached
+  (``stopped_at``) measures nothing; a case a stopping gate kept from running counts in the stages it passed.
+- A rate with no case behind it is ``None``: "no data", or ``not_reached`` when cases that would have counted
+  never reached its stage (shown as ``n/a (not reached)``).
+- ``flaky: true`` cases never gate, so the gating figures leave them out (``gating``)."""
 
 from __future__ import annotations
 

@@ -96,8 +96,8 @@ class CaseResult:
     execute: dict[str, Any] | None = None
     auth_readiness: dict[str, Any] | None = None
     learning: dict[str, Any] | None = None
-    # a new list when a stage adds to it: a case without assertions shares the empty tuple (100,000 search
-    # cases: ~5 MiB of empty lists)
+    # a new list when a stage adds to it: a case without assertions shares the empty tuple (no empty list per
+    # search case)
     assertions: Sequence[AssertionResult] = ()
     failure: Failure | None = None
     attempts: int = 1

@@ -5,7 +5,7 @@ The result schema uses a small draft-07 subset, compiled once into closures that
 JSON path: ``type``, ``enum``, ``const``, ``minimum``, ``required``, ``properties``, ``additionalProperties``,
 ``items``, ``anyOf``, ``allOf`` and local ``$ref``; any other keyword is refused at compile time. jsonschema is the
 reference (``tests/test_resultschema.py`` checks the verdicts against its own on generated documents); it is not
-the checker because a run checks each of its cases' objects, where its validator is many times slower.
+the checker because a run checks each of its cases' objects, which its validator does too slowly.
 """
 
 from __future__ import annotations

@@ -1,32 +1,17 @@
 """Scrubbing: no secret value reaches a result, JUnit, a summary, a log or the console.
 
-Two rules, applied to any JSON-like object (dicts, lists, strings, numbers):
+Two rules, over any JSON-like object:
 
-- **by value**: every occurrence of a known secret (auth tokens, header values, passwords, cookies) inside any
-  string is replaced by ``[REDACTED]``, also in the encoded forms a secret takes in our outputs (JSON escaped,
-  URL encoded, HTML/XML escaped, base64 with the partial groups at its ends, hex and every-byte ``%XX`` in any
-  letter case) and when a line break (with the next line's indent) cuts it in two;
-- **by key**: the value under a secret-bearing key (``Authorization``, ``Cookie``, ``Set-Cookie``,
-  ``access_token``, ...) or a sensitive field (``IDENTITY_FIELDS`` by default, and each one qlab.yaml names)
-  is replaced whatever it is.
+- **by value**: every occurrence of a known secret inside any string becomes ``[REDACTED]``, also in its encoded
+  forms (``secret_variants``), as a whole number only when it is one, and when a line break cuts it in two;
+- **by key**: the value under a secret-bearing key (``SECRET_KEYS``) or a sensitive field (``IDENTITY_FIELDS``
+  and each one qlab.yaml names) is replaced whatever it is.
 
-A secret is registered once, in a run's :class:`SecretSet`, with the parts it carries (``secret_parts``: the
-values of a ``Cookie: sid=…; csrf=…`` string, the credentials after ``Bearer``/``Basic``, a URL's userinfo).
-A secret that is a number (a sensitive ``userId: 42``) is matched as a whole number only, never inside a longer
-one, and a JSON number equal to it is replaced too. Every writer of a run (result, JUnit, summary, logs,
-dev-server logs, console, GitHub files) passes its text through the run's scrubber (``Scrubber.stream`` keeps
-a secret that straddles two pieces whole).
-
-Long strings are truncated after redaction (so a secret is never cut in half and left partly visible), saying
-how much was cut. ``find_leaks`` is the scrub check: it scans final artifacts for every known secret; the learn
-gate fails with ``scrub_failed`` on a hit.
-
-Text qlab prints or logs line by line (the console, run.log, dev-server logs) also has every workflow command
-made inert (``neutralize_commands``): GitHub's runner obeys ``::cmd::`` at the start of any line a step prints,
-and the old ``##[cmd]`` anywhere in one, so text from outside (a spec, a response, a case file) could otherwise
-mask values, set outputs or forge annotations. qlab's own annotations are the one exception
-(``workflow_command``), whether or not ``GITHUB_ACTIONS`` is set.
-"""
+A secret is registered once, in a run's ``SecretSet``, with the parts it carries (``secret_parts``). Every
+writer of a run passes its text through the run's scrubber (``Scrubber.stream`` keeps a secret that straddles
+two pieces whole); long strings are cut after redaction. ``find_leaks`` is the scrub check
+(``scrub_failed``). Text printed or logged line by line also has GitHub workflow commands made inert
+(``neutralize_commands``), except qlab's own (``workflow_command``)."""
 
 from __future__ import annotations
 
@@ -592,7 +577,7 @@ class Leak:
     secret_index: int
 
 
-SCAN_BLOCK = 1 << 20  # bytes read at a time: a 120 MB result artifact is scanned without being held
+SCAN_BLOCK = 1 << 20  # bytes read at a time: a large result artifact is scanned without being held whole
 
 
 def find_leaks(paths: Iterable[Path], secrets: Iterable[str]) -> list[Leak]:

@@ -1,16 +1,14 @@
 """What the search, select and plan stages share: one engine call per case and stage, cached for later stages.
 
 A plan-mode case goes search → select → plan even when its suite sits only in the plan gate: each stage asks
-for the previous stage's answer with ``searched``/``selected``, which reuse the answer an earlier gate kept
-in ``ctx.answers`` or make the call once (recording its result object, latency and failure on the case). The
-answers are kept by CaseResult, so each attempt of a repeated case (``Suite.repeat``) calls the engine on its
-own. The plan stage leaves each Plan in ``ctx.answers.plans[case_id]``, where the execute stage looks first.
+for the previous stage's answer with ``searched``/``selected``, which reuse the answer an earlier gate kept in
+``ctx.answers`` or make the call once (recording its result object, latency and failure on the case). Answers
+are kept per CaseResult, so each attempt of a repeated case calls the engine on its own. The plan stage leaves
+each Plan in ``ctx.answers.plans[case_id]`` for the execute stage.
 
-An engine that raises (an http engine's bad reply, a python engine's bug) fails the case with
-``engine_error`` (status ``error``) in the stage that called it; the other cases go on. A dependency that did
-not answer (``qlab.errors.DependencyError``: the engine service, the LLM endpoint) fails it with that error's
-reason code instead (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK.
-"""
+An engine that raises fails the case with ``engine_error`` (status ``error``) in the stage that called it; the
+other cases go on. A dependency that did not answer (``qlab.errors.DependencyError``) fails it with that error's
+reason code (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK."""
 
 from __future__ import annotations
 

@@ -1,22 +1,11 @@
 """The search, select and plan assertions of a case, judged against what the engine answered.
 
-=====================  ========================  ===========================================================
-type                   arguments                 passes when                     (reason on failure)
-=====================  ========================  ===========================================================
-top_k_contains         ``tool``, ``k``           ``tool`` is among the first ``k`` rows (expected_target_absent)
-top_1_is               ``tool``                  ``tool`` is the first row               (expected_target_absent)
-selected_target        ``equals``                the selector chose ``equals``           (wrong_target_selected)
-not_overridden         --                        the selector kept the LLM target        (wrong_target_selected)
-plan_contains_tool     ``tool``                  a plan step calls ``tool``              (plan_tools_mismatch)
-plan_tools_equal       ``tools``                 the plan's tools are ``tools``, in order (plan_tools_mismatch)
-plan_status            ``equals``                the plan's status is ``equals``  (by the actual status, below)
-no_user_input_slots    --                        the plan asks the user for nothing (required_fields_unsatisfied)
-=====================  ========================  ===========================================================
-
-A failed ``plan_status`` is ``required_fields_unsatisfied`` when the plan needs input and ``plan_failed``
-otherwise. Each check appends an ``AssertionResult`` (expected, actual, message) and fails the case with the
-reason above; the first failure of a case is the one it keeps. Assertions of other stages are left alone.
-"""
+Each assertion type (``top_k_contains``, ``top_1_is``, ``selected_target``, ``not_overridden``,
+``plan_contains_tool``, ``plan_tools_equal``, ``plan_status``, ``no_user_input_slots``; docs/cases.md) has a
+check here that returns its reason code on failure. A failed ``plan_status`` is ``required_fields_unsatisfied``
+when the plan needs input and ``plan_failed`` otherwise. Each check appends an ``AssertionResult`` (expected,
+actual, message) and fails the case with its reason; the first failure of a case is the one it keeps.
+Assertions of other stages are left alone."""
 
 from __future__ import annotations
 

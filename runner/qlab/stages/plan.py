@@ -2,17 +2,14 @@
 unsatisfied.
 
 Every plan (and execute) case of the gate's suites that is not done yet gets its selection (reused, or run
-now after its search) and one ``engine.plan`` call for the selected target. The case's ``plan`` object is
-``{plan_id, status, tools, steps, user_input_slots, diagnostics, reason}`` with ``latency_ms["plan"]``, and
-the Plan is left in ``ctx.answers.plans`` for the execute stage. A case fails with
-``required_fields_unsatisfied`` when the plan needs input (unless a ``plan_status`` assertion expects it),
-``plan_failed`` when synthesis failed (no target, unknown target), ``plan_tools_mismatch`` when the plan's
-tools differ from ``expected_plan_tools`` or a ``plan_contains_tool``/``plan_tools_equal`` assertion, and
-``engine_error`` when the engine raised.
+now after its search) and one ``engine.plan`` call. The case's ``plan`` object is ``{plan_id, status, tools,
+steps, user_input_slots, diagnostics, reason}`` with ``latency_ms["plan"]``; the Plan is left in
+``ctx.answers.plans`` for the execute stage. A case fails with ``required_fields_unsatisfied`` when the plan
+needs input (unless a ``plan_status`` assertion expects it), ``plan_failed`` when synthesis failed,
+``plan_tools_mismatch`` when the plan's tools differ from what the case expects, and ``engine_error`` when the
+engine raised.
 
-Metrics: plan_hit_rate (``qlab.metrics``: a synthesized plan and no failure at plan), latency_plan_p50_ms /
-_p95_ms. Stop condition seen: required_fields_unsatisfied.
-"""
+Metrics: plan_hit_rate, latency_plan_p50_ms / _p95_ms. Stop condition seen: required_fields_unsatisfied."""
 
 from __future__ import annotations
 

@@ -1,20 +1,15 @@
 """Stage 3, select: Top-K + optional LLM target → the ``target_selector`` block; stop if a critical case is
 ambiguous.
 
-Every plan (and execute) case of the gate's suites that is not done yet gets its search (reused from the
-search stage, or run now) and then one ``engine.select`` call with its provided entities and its recorded
-``llm_target``. The case's ``target_selector`` object is the selector's block (``llm_target``,
-``selected_target``, ``overrode_llm``, ``reason_codes``, plus ``ambiguous``/``candidates``/``llm_usage`` when
-set), with ``latency_ms["target_selection"]``. A case fails with ``ambiguous_critical`` when the selector
-could not tell the top candidates apart and the case is in its suite's ``critical`` list,
-``wrong_target_selected`` when the selection differs from the expected target or a ``selected_target`` /
-``not_overridden`` assertion fails, and ``engine_error`` when the engine raised.
+Every plan (and execute) case of the gate's suites that is not done yet gets its search (reused, or run now)
+and one ``engine.select`` call with its provided entities and recorded ``llm_target``. The case's
+``target_selector`` object is the selector's block, with ``latency_ms["target_selection"]``. A case fails with
+``ambiguous_critical`` when the selector could not tell the top candidates apart and the case is in its suite's
+``critical`` list, ``wrong_target_selected`` when the selection differs from the expected target or a
+``selected_target`` / ``not_overridden`` assertion fails, and ``engine_error`` when the engine raised.
 
-Metrics: selector_accuracy, override_rate, override_correct_rate (``qlab.metrics``), override_precision (the
-same figure under the issue's name: of the overrides, how many chose the expected target), llm_tokens and
-llm_cost_usd (the LLM calls' usage), latency_target_selection_p50_ms / _p95_ms. Stop condition seen:
-ambiguous_critical.
-"""
+Metrics: selector_accuracy, override_rate, override_correct_rate, override_precision, llm_tokens,
+llm_cost_usd, latency_target_selection_p50_ms / _p95_ms. Stop condition seen: ambiguous_critical."""
 
 from __future__ import annotations
 
