@@ -4,6 +4,7 @@
     python bench/bench_search.py --quality-only --json /tmp/q.json
     python bench/bench_search.py --speed-only --processes 5 --repeat 5
     python bench/bench_search.py --tune                # the settings grid on the dev set's tune split only
+    python bench/bench_search.py --tune --targets      # its rows of the targets' head re-ordering alone
     python bench/bench_search.py --models              # embedding models compared on the dev set's tune split
     python bench/bench_search.py --fusion-check NAME   # fusion candidates (bench/fusion_lab.py) on every set
     python bench/bench_search.py --independent         # GitHub REST and Kubernetes, never tuned on (bench/independent)
@@ -587,6 +588,18 @@ def ranking_grid() -> list[tuple[str, SearchSettings]]:
                           ("path", (0.5, 1.25)), ("tags", (0.5, 1.5)), ("body", (0.1, 0.3))):  # fmt: skip
         rows += [(f"engine, {name} weight {w}", with_fields(now, **{name: (w, None)})) for w in weights]
     rows += [(f"engine, exact-word weight {w}", replace(now, exact_weight=w)) for w in (0.25, 0.75)]
+    return rows + target_grid()
+
+
+def target_grid() -> list[tuple[str, SearchSettings]]:
+    """The targets' re-ordering of the head around the engine's settings: off, then each head size and weight."""
+    now = DEFAULT_SETTINGS
+    rows = [("engine, targets off", replace(now, target_weight=0.0))]
+    for head in (3, 5, 10):
+        rows += [
+            (f"engine, target head {head}, weight {w}", replace(now, target_head=head, target_weight=w))
+            for w in (0.25, 0.5, 1.0, 2.0, 5.0)
+        ]
     return rows
 
 
@@ -609,13 +622,15 @@ def tune(args: argparse.Namespace) -> None:
         return f"{total[0]:.0f} / {total[1]:.0f} / {total[2] / total[3]:.3f}"
 
     print("| ranking settings | hits@1 / hits@5 / MRR (tune split) |\n|---|---|")
-    for label, settings in ranking_grid():
+    for label, settings in target_grid() if args.targets else ranking_grid():
 
         def ranked(corpus: Corpus, settings: SearchSettings = settings) -> Callable[[str], list[str]]:
             index = SearchIndex(corpus.tools, settings=settings)
             return lambda q: [r.tool_id for r in index.search(q, k=K).rows]
 
         print(f"| {label} | {score(ranked)} |", flush=True)
+    if args.targets:
+        return
     print()
     base = vocabulary.default()
     print("| synonym weight | intent weight | hits@1 / hits@5 / MRR (tune split) |\n|---|---|---|")
@@ -765,6 +780,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the independent check on GitHub's REST API (never tuned on)",
     )
     parser.add_argument("--tune", action="store_true", help="the settings grid on the dev set's tune split")
+    parser.add_argument("--targets", action="store_true", help="--tune: the targets' grid alone")
     parser.add_argument("--models", action="store_true", help="embedding models on the dev set's tune split")
     parser.add_argument(
         "--fusion-check", nargs="*", default=None, help="fusion candidates (bench/fusion_lab.py) on every set"

@@ -237,3 +237,55 @@ def test_a_new_words_tokens_come_from_the_bpe_model_only_when_encode_gives_the_s
     lowercase = Other()
     lowercase.normalizer = "Lowercase()"
     assert semantic._word_splitter(lowercase) is None
+
+
+class Flat:
+    """An embedder that finds every tool equally close to every query: the fused order is the lexical one."""
+
+    name = "flat"
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        return np.full((len(texts), 2), 0.5**0.5, dtype=np.float32)
+
+    def embed_one(self, text: str) -> Any:
+        import numpy as np
+
+        return np.array([1.0, 0.0])
+
+    def embed_words(self, words: list[str]) -> Any:
+        return self.embed_one(" ".join(words))
+
+
+def test_the_fused_head_is_reordered_by_the_targets_and_no_row_below_it_enters(tmp_path: Path) -> None:
+    """Rule: as in the lexical ranking, the fused ranking's head (here two rows) is re-ordered by the targets the
+    query names, their value scaled like the lexical part; the third row, whose target is named too, keeps its
+    place and score. Each row's evidence, ``target`` included, adds up to its score."""
+    pytest.importorskip("numpy", reason="the semantic extra is not installed")
+    import dataclasses
+
+    from qlab.engine.bm25f import DEFAULT_SETTINGS
+    from qlab.engine.hybrid import SEMANTIC, HybridEngine
+
+    tools = (
+        tool("invoiceStatement", summary="The statement of an invoice", path="/statements"),
+        tool("listAll", summary="All invoices of an account", path="/invoices"),
+        tool("fetchOne", summary="One of them", path="/invoices/{id}"),
+        tool("listCarriers"),
+    )
+
+    def search(**settings: Any) -> Any:
+        engine = HybridEngine(Collection(tools), embedder=Flat(), cache_dir=tmp_path)  # type: ignore[arg-type]
+        engine.settings = dataclasses.replace(DEFAULT_SETTINGS, **settings)
+        return engine.search("invoice", k=3).rows
+
+    plain = search(target_weight=0.0)
+    assert [r.tool_id for r in plain] == ["invoiceStatement", "listAll", "fetchOne"]
+    rows = search(target_weight=5.0, target_head=2)
+    assert [r.tool_id for r in rows] == ["listAll", "invoiceStatement", "fetchOne"]
+    assert rows[0].field_scores["target"] > 0 and "target" not in rows[1].field_scores
+    assert rows[2].score == plain[2].score and "target" not in rows[2].field_scores
+    for row in rows:
+        assert SEMANTIC in row.field_scores
+        assert abs(sum(row.field_scores.values()) - row.score) < 1e-9

@@ -18,8 +18,12 @@ from qlab.engine.bm25f import (
     string_weight,
 )
 from qlab.engine.index import SearchIndex
+from qlab.engine.types import SearchRow
 
 from .helpers import TOOLS, param, tool
+
+# the settings without the targets' re-ordering of the head, for the tests of what the words alone score
+NO_TARGET = dataclasses.replace(DEFAULT_SETTINGS, target_weight=0.0)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +37,7 @@ def test_ranks_the_detail_first_with_a_score_breakdown(index: SearchIndex) -> No
     top = result.rows[0]
     assert top.tool_id == "getMemberDeliveryDetail"
     assert top.matched_terms == ("member", "deliveri", "detail")
-    assert set(top.field_scores) <= {*FIELDS, "intent", "scope", "synonym"}
+    assert set(top.field_scores) <= {*FIELDS, "intent", "scope", "synonym", "target"}
     assert {"id", "summary", "path"} <= set(top.field_scores)
     assert top.field_scores["intent"] > 0  # "find" asks to read: the GET operations get the method prior
     assert math.isclose(sum(top.field_scores.values()), top.score, rel_tol=1e-9)
@@ -52,7 +56,7 @@ def test_every_field_contributes() -> None:
         tool("okapiFinder", path="/x"),
         tool("a7", params=(param("gnuCount", required=False),), path="/x"),
     )
-    index = SearchIndex(tools)
+    index = SearchIndex(tools, settings=NO_TARGET)
     for query, tool_id, field in [
         ("zebra", "a1", "summary"),
         ("yak", "a2", "description"),
@@ -329,8 +333,8 @@ def test_the_ranking_before_its_rows() -> None:
     a query without an intent lifts nothing and adds no bonus; one with an intent adds intent_weight x ln(1 + N)."""
     tools = (tool("getParcel", summary="parcel"), tool("dropParcel", summary="parcel", method="DELETE"))
     index = SearchIndex(tools)
-    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",), ())
-    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",), ())
+    assert index.rank("parcel", k=0) == ((), [], (), 0.0, ("parcel",), ("parcel",), (), {})
+    assert index.rank("xylophone", k=3) == ((), [], (), 0.0, (), ("xylophone",), (), {})
     plain = index.rank("parcel", k=2)
     assert (plain.lifted, plain.bonus, plain.terms, plain.content) == ((), 0.0, ("parcel",), ("parcel",))
     lifted = index.rank("delete the parcel", k=2)
@@ -383,7 +387,7 @@ def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None
         tool("getOrder", summary="order"),
         tool("ship", summary="ship"),
     )
-    index = SearchIndex(tools)
+    index = SearchIndex(tools, settings=NO_TARGET)
     doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
     model, weight = index._model, DEFAULT_SETTINGS.exact_weight
     stem, exact = model.posting("order") or {}, model.posting(EXACT + "order") or {}
@@ -394,7 +398,7 @@ def test_a_word_scores_its_stem_plus_exact_weight_times_its_exact_form() -> None
     )
     alone = index.search("ship", k=1).rows[0].score
     assert alone == pytest.approx((1 + weight) * (model.posting("ship") or {})[doc["ship"]], rel=1e-12)
-    plain = SearchIndex(tools, settings=dataclasses.replace(DEFAULT_SETTINGS, exact_weight=0.0))
+    plain = SearchIndex(tools, settings=dataclasses.replace(NO_TARGET, exact_weight=0.0))
     plain_scores = {r.tool_id: r.score for r in plain.search("order", k=2).rows}
     assert plain_scores == pytest.approx({"getOrder": stem[one], "listOrders": stem[many]}, rel=1e-12)
 
@@ -406,7 +410,7 @@ def test_a_word_scores_through_a_synonym_where_that_beats_its_own_score() -> Non
         tool("petGone", summary="delete a pet", method="POST"),
         tool("removeToy", summary="remove a toy"),
     )
-    index = SearchIndex(tools)
+    index = SearchIndex(tools, settings=NO_TARGET)
     doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
     weight = index.api_vocabulary.synonym_weight
     rows = index.search("remove", k=2).rows
@@ -482,7 +486,7 @@ def test_of_several_synonyms_the_best_scoring_one_counts_and_never_over_a_better
 
 def test_a_word_the_collection_writes_only_in_other_forms_counts_its_stem_alone() -> None:
     tools = (tool("listOrders", summary="orders"), tool("getOrder", summary="order"))
-    index = SearchIndex(tools)
+    index = SearchIndex(tools, settings=NO_TARGET)
     doc = {tool_id: d for d, tool_id in enumerate(index.ids)}
     stem = index._model.posting("order") or {}
     scores = {r.tool_id: r.score for r in index.search("ordered", k=2).rows}
@@ -602,7 +606,7 @@ def test_rank_of_on_the_pruned_path_is_the_rank_a_search_shows() -> None:
 def test_rank_of_answers_a_miss_without_ranking() -> None:
     """Shadow rank asks ``rank_of`` of every affected case, most of them misses: a target that matches no word
     of the query, or that the query's best word alone puts k tools above, is answered without a ranking."""
-    index = SearchIndex(TOOLS)
+    index = SearchIndex(TOOLS, settings=NO_TARGET)
     ranked: list[str] = []
     rank = index._rank
 
@@ -853,3 +857,201 @@ def test_a_word_most_tools_have_is_not_expanded_into_its_synonyms() -> None:
     rows = SearchIndex(tools).search("fetch a conversation", k=2).rows
     assert rows[0].tool_id == "FetchConversation"
     assert "convers" in rows[1].matched_terms  # its own word, not "convers~chat"
+
+
+def test_a_sibling_whose_target_the_request_names_is_put_first_within_the_head() -> None:
+    """Rule: among the head's rows, one whose target (its path's last name, ``shape.target``) the request's words
+    name gets ``target_weight`` x ln(1 + N), times the share of the target named, times its score over the best
+    score, shown as ``target``. "create a new project" names the projects, not the project roles (whose
+    description says "new project")."""
+    tools = (
+        tool("createProject", method="POST", path="/project", summary="Create project",
+             description="Creates a project based on a project type template."),
+        tool("createProjectRole", method="POST", path="/role", summary="Create project role",
+             description="Creates a new project role with no default actors."),
+        tool("createProjectCategory", method="POST", path="/projectCategory", summary="Create project category"),
+        tool("getAllProjects", path="/project", summary="Get all projects"),
+        tool("createIssue", method="POST", path="/issue", summary="Create issue"),
+        tool("deleteProject", method="DELETE", path="/project/{projectIdOrKey}", summary="Delete project"),
+        tool("getProjectRole", path="/role/{id}", summary="Get project role by ID"),
+        *(tool(f"get{name.title()}", path=f"/{name}", summary=f"Get the {name}")
+          for name in ("dashboard", "filter", "group", "label", "priority", "screen", "user", "version", "workflow")),
+    )  # fmt: skip
+    query = "create a new project for the mobile team"
+    plain = SearchIndex(tools, settings=NO_TARGET).search(query, k=3).rows
+    assert [r.tool_id for r in plain] == ["createProjectRole", "createProject", "createProjectCategory"]
+    rows = SearchIndex(tools).search(query, k=3).rows
+    assert [r.tool_id for r in rows] == ["createProject", "createProjectRole", "createProjectCategory"]
+    before = {r.tool_id: r.score for r in plain}
+    unit = DEFAULT_SETTINGS.target_weight * math.log(1 + len(tools))
+    best = before["createProjectRole"]  # the best score before any target: no target of its is named
+    assert rows[0].field_scores["target"] == pytest.approx(unit * before["createProject"] / best, rel=1e-12)
+    assert "target" not in rows[1].field_scores and rows[1].score == before["createProjectRole"]
+    third = unit / 2 * before["createProjectCategory"] / best  # "project" of "project category"
+    assert rows[2].field_scores["target"] == pytest.approx(third, rel=1e-12)
+    for row in rows:
+        assert math.isclose(sum(row.field_scores.values()), row.score, rel_tol=1e-9)
+        assert row.score == pytest.approx(
+            before[row.tool_id] + row.field_scores.get("target", 0.0), rel=1e-12
+        )
+
+
+def test_a_row_below_the_head_never_enters_it() -> None:
+    """Rule: only the head's rows are re-ordered. With a head of two, the invoices' list passes the statement;
+    the invoice's get, third, whose named target would lift it above the statement too, stays third with the
+    words' score and no ``target``."""
+    tools = (
+        tool("invoiceStatement", summary="The statement of an invoice", path="/statements"),
+        tool("listAll", summary="All invoices of an account", path="/invoices"),
+        tool("fetchOne", summary="One of them", path="/invoices/{id}"),
+        tool("listCarriers"),
+        tool("getWeather"),
+        tool("listOrders"),
+    )
+    plain = SearchIndex(tools, settings=NO_TARGET).search("invoice", k=3).rows
+    assert [r.tool_id for r in plain] == ["invoiceStatement", "listAll", "fetchOne"]
+    strong = dataclasses.replace(DEFAULT_SETTINGS, target_weight=5.0)
+    rows = SearchIndex(tools, settings=dataclasses.replace(strong, target_head=2)).search("invoice", k=3).rows
+    assert [r.tool_id for r in rows] == ["listAll", "invoiceStatement", "fetchOne"]
+    assert rows[2].score == plain[2].score and "target" not in rows[2].field_scores
+    wider = (
+        SearchIndex(tools, settings=dataclasses.replace(strong, target_head=3)).search("invoice", k=3).rows
+    )
+    assert [r.tool_id for r in wider] == ["listAll", "fetchOne", "invoiceStatement"]  # in a head of three
+
+
+def test_the_head_keeps_its_rows_and_the_rows_below_it_keep_their_places() -> None:
+    """Large postings (the MaxScore path), two sources: against the ranking without targets, the Top-K for any K
+    of the head's size or more holds the same tools, the rows below the head are the same rows with the same
+    scores, and the head is re-ordered by each named target (tools of the best row's source only). A Top-k
+    smaller than the head is the first k rows of the head's, and ``rank_of`` is ``search(...).rank_of``."""
+    import random
+
+    rng = random.Random(5)
+    vocabulary = ["member", "delivery", "order", "parcel", "carrier", "invoice", "refund", "address"]
+    methods = ("GET", "POST", "DELETE", "PUT")
+    tools = tuple(
+        dataclasses.replace(
+            tool(f"op{i:04d}", summary=" ".join([*rng.sample(vocabulary, 3), "number"]),
+                 path=f"/{rng.choice(vocabulary)}/{{id}}" if i % 3 else f"/{rng.choice(vocabulary)}",
+                 method=methods[i % 4]),
+            source=("shop", "crm")[i % 2],
+        )
+        for i in range(900)
+    )  # fmt: skip
+    index, plain = SearchIndex(tools), SearchIndex(tools, settings=NO_TARGET)
+    by_id = {t.id: t for t in tools}
+    head = DEFAULT_SETTINGS.target_head
+    unit = DEFAULT_SETTINGS.target_weight * math.log(1 + len(tools))
+    reordered = 0
+    for verb, k in (("delete", 15), ("show", 10), ("", 40), ("delete", 600)):
+        for _ in range(4):
+            query = " ".join([verb, *rng.sample(vocabulary, 2), "number"]).strip()
+            assert sum(len(w.by_doc) for w in index.words(query)) >= 512  # the pruned path
+            named = {w.term for w in index.words(query)}
+            result, before = index.search(query, k=k).rows, plain.search(query, k=k).rows
+            for cut in range(head, k + 1):
+                assert {r.tool_id for r in result[:cut]} == {r.tool_id for r in before[:cut]}, (query, cut)
+            assert [(r.tool_id, r.score) for r in result[head:]] == [
+                (r.tool_id, r.score) for r in before[head:]
+            ]
+            source = by_id[before[0].tool_id].source  # the best row's
+            totals = []  # the head's scores once each named target (its path's first name) is added
+            for r in before[:head]:
+                aim = by_id[r.tool_id]
+                named_here = index.analyzer.term(aim.path.split("/")[1]) in named  # "/order/{id}" -> "order"
+                gain = unit * r.score / before[0].score if named_here and aim.source == source else 0.0
+                totals.append(r.score + gain)
+            order = sorted(range(head), key=totals.__getitem__, reverse=True)  # stable: ties keep their order
+            assert [r.tool_id for r in result[:head]] == [before[i].tool_id for i in order], query
+            assert [r.score for r in result[:head]] == pytest.approx([totals[i] for i in order], rel=1e-12)
+            reordered += [r.tool_id for r in result[:head]] != [r.tool_id for r in before[:head]]
+            ids = [r.tool_id for r in result]
+            for small in (1, 3, head - 1):
+                assert [r.tool_id for r in index.search(query, k=small).rows] == ids[:small]
+            if k <= 40:
+                for aim_id in [*ids[: head + 2], *rng.sample(index.ids, 10)]:
+                    for kk in (3, k):
+                        found = index.rank_of(query, k=kk, target=aim_id)
+                        assert found == index.search(query, k=kk).rank_of(aim_id), (query, aim_id, kk)
+    assert reordered >= 3  # the head did change
+
+
+def test_a_target_counts_among_the_tools_of_the_best_rows_source_only() -> None:
+    """Rule: in a collection of several sources, a target tells the operations of one API apart: only the head's
+    rows of the best row's source get it. A tool without a path is targeted by its name."""
+    shop = (
+        tool("listOrders", summary="list the orders of the shop", path="/orders"),
+        tool("getOrder", summary="one order of the shop", path="/orders/{id}"),
+    )
+    other = dataclasses.replace(tool("orderStatus", summary="status", path="/status"), source="crm")
+    helper = dataclasses.replace(tool("orders", summary="order helper", path="/orders"), source="crm")
+    mcp = dataclasses.replace(tool("orderBot", summary="answers about an order"), path=None, source="bots")
+    index = SearchIndex((*shop, other, helper, mcp))
+    rows = {r.tool_id: r for r in index.search("list the shop orders", k=5).rows}
+    assert next(iter(rows)) == "listOrders"
+    assert rows["listOrders"].field_scores["target"] > 0 and "target" not in rows["orders"].field_scores
+    bots = {r.tool_id: r for r in index.search("ask the order bot", k=5).rows}
+    assert next(iter(bots)) == "orderBot" and bots["orderBot"].field_scores["target"] > 0  # its name
+    assert all("target" not in r.field_scores for r in bots.values() if r.tool_id != "orderBot")
+
+
+def test_a_reviewed_alias_is_a_target_too() -> None:
+    """Rule: a tool's aliases count as targets beside its path's: the best named one counts. "where is parcel"
+    names the parcel alone, so with the alias "where is the parcel" the tracking operation is as fully named as
+    the parcel's own get."""
+    track = tool("trackParcel", summary="Track a parcel", path="/parcels/{id}/tracking")
+    tools = (track, tool("getParcel", summary="Get a parcel", path="/parcels/{id}"), tool("listCarriers"))
+    unit = DEFAULT_SETTINGS.target_weight * math.log(1 + len(tools))
+    plain = _named_shares(SearchIndex(tools).search("where is parcel P-1", k=3).rows, unit)
+    assert plain == pytest.approx({"getParcel": 1.0, "trackParcel": 0.5}, rel=1e-12)  # "parcels tracking"
+    aliased = (dataclasses.replace(track, aliases=("scan history", "where is the parcel")), *tools[1:])
+    rows = _named_shares(SearchIndex(aliased).search("where is parcel P-1", k=3).rows, unit)
+    assert rows == pytest.approx({"getParcel": 1.0, "trackParcel": 1.0}, rel=1e-12)
+
+
+def test_a_name_targets_what_the_tool_acts_on_not_its_verb() -> None:
+    """Rule: a tool without a path is targeted by its name less the words the vocabulary reads as verbs (what it
+    does is the intent's to weigh). "find a travel guide" names all of ``getTravelGuide``'s target (travel guide)
+    and nothing of ``findAgency``'s (agency): the shared verb "find" lifts neither."""
+    tools = tuple(
+        dataclasses.replace(tool(name, summary=summary), path=None, method=None, kind="mcp")
+        for name, summary in (
+            ("findAgency", "Travel agencies that find you a guide"),
+            ("getTravelGuide", "A guide for your travel"),
+            ("listCarriers", "Couriers"),
+        )
+    )
+    unit = DEFAULT_SETTINGS.target_weight * math.log(1 + len(tools))
+    rows = SearchIndex(tools).search("find a travel guide", k=3).rows
+    assert {r.tool_id for r in rows} == {"findAgency", "getTravelGuide"}
+    assert _named_shares(rows, unit) == pytest.approx({"getTravelGuide": 1.0}, rel=1e-12)
+
+
+def test_by_default_the_targets_never_change_which_tools_make_the_top_5() -> None:
+    """Rule: the default head is the Top-5, so the targets order the five best rows and no row below them
+    enters: a sixth row whose target the request names stays sixth (a head of ten would lift it into the five)."""
+    tools = (
+        *(tool(f"invoiceReport{n}", summary=f"Invoice report {n} invoice", path=f"/reports/r{n}") for n in range(5)),
+        tool("listInvoices", summary="All invoices", path="/invoices"),
+        *(tool(f"other{n}", summary=f"other {n}", path=f"/other{n}") for n in range(6)),
+    )  # fmt: skip
+    plain = SearchIndex(tools, settings=NO_TARGET).search("invoice", k=6).rows
+    assert plain[5].tool_id == "listInvoices"
+    rows = SearchIndex(tools).search("invoice", k=6).rows
+    assert DEFAULT_SETTINGS.target_head == 5 and rows[5].tool_id == "listInvoices"
+    assert "target" not in rows[5].field_scores
+    wider = dataclasses.replace(DEFAULT_SETTINGS, target_head=10)
+    assert SearchIndex(tools, settings=wider).search("invoice", k=6).rows[0].tool_id == "listInvoices"
+
+
+def _named_shares(rows: tuple[SearchRow, ...], unit: float) -> dict[str, float]:
+    """Each row's share of its target named: its ``target`` over ``unit`` times its score before the target over
+    the best such score (the rows must hold the best row)."""
+    own = {r.tool_id: r.score - r.field_scores.get("target", 0.0) for r in rows}
+    best = max(own.values())
+    return {
+        r.tool_id: r.field_scores["target"] / (unit * own[r.tool_id] / best)
+        for r in rows
+        if "target" in r.field_scores
+    }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qlab.engine.shape import COLLECTION, ITEM, collections, shape
+from qlab.engine.shape import COLLECTION, ITEM, collections, shape, target
 
 PATHS = (
     "/api/v1/namespaces/{namespace}/pods",
@@ -22,3 +22,22 @@ def test_an_operation_addresses_a_collection_one_item_or_neither() -> None:
     names = collections(PATHS)
     assert [shape(path, names) for path in PATHS] == [COLLECTION, ITEM, None, COLLECTION, None, None]
     assert shape("", names) is None
+
+
+def test_an_operation_targets_its_last_name_and_the_item_an_action_acts_on() -> None:
+    """The target: the last literal segment; an action or sub-resource of one item also names that item's
+    collection; a path without a literal segment has none."""
+    names = collections((*PATHS, "/instances/{instance}", "/instances/{instance}/setName"))
+    assert [target(path, names) for path in PATHS] == [
+        "pods",
+        "pods",
+        "pods log",
+        "pods",
+        "user",
+        "keypairs disable",
+    ]
+    compute = "/projects/{project}/zones/{zone}/instances/{instance}/setName"
+    assert target(compute, names) == "instances setName"
+    assert target("/api/v1/namespaces/{namespace}/pods/{name}", frozenset()) == "pods"
+    assert target("/{id}/run", names) == "run"
+    assert target("/", names) == target("/{a}/{b}", names) == ""

@@ -74,6 +74,12 @@ class SearchSettings:
     value_weight: float = 0.5  # a number of the query (an id, an amount) counts this much of a word
     # how hard text many tools share is discounted (``string_weight``; 0: not at all)
     shared_discount: float = 1.0
+    # how the best ``target_head`` rows are re-ordered among themselves when the request names what they act on
+    # (``qlab.engine.index``): a named target adds this times ln(1 + N), times the share of the target named,
+    # times the row's score over the best score (0, or a head of 0 rows: the words' ranking as it is); a head of
+    # five leaves which tools make a Top-5 to the words: the targets only order them
+    target_weight: float = 0.5
+    target_head: int = 5
 
 
 # The fields whose strings count less the more tools share them (``string_weight``): descriptions, parameters,

@@ -12,9 +12,12 @@ tune split (bench/devset), never on the public benchmarks. Tried there and not k
 bench/RESULTS-search.md): reciprocal rank fusion, min-max and z-score normalisation, the cosine over the query's
 best, cosines over the lexical pool only, a name/summary embedding mixed in, a per-query alpha (word coverage,
 lexical gap) and lexical-first reranking; the few the tune split ranked higher each lost two or more queries on
-another set. A row's evidence is the lexical breakdown scaled the same way plus ``semantic``: the parts add up
-to the row's score. Ties: fused score, then the lexical order, then the document number (also for the documents
-tied at the k-th place: which of them are kept follows this order).
+another set. Then, as in the lexical ranking, the fused ranking's head (its best ``target_head`` rows) is
+re-ordered among themselves by the targets the query names (``SearchIndex.target_values``, scaled like the
+lexical part); no row below the head enters it. A row's evidence is the lexical breakdown scaled the same way
+(``target`` included) plus ``semantic``: the parts add up to the row's score. Ties: fused score, then the lexical
+order, then the document number (also for the documents tied at the k-th place: which of them are kept follows
+this order).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from qlab.collection.model import Collection, Tool
 from qlab.engine import semantic
 from qlab.engine.builtin import BuiltinEngine
+from qlab.engine.index import lead
 from qlab.engine.text import split_words
 from qlab.engine.types import SearchResult, SearchRow
 
@@ -87,7 +91,8 @@ class HybridEngine(BuiltinEngine):
         if k <= 0:
             return SearchResult(rows=())
         fusion, index, embedder = self.fusion, self.index, self.embedder
-        ranking = index.rank(query, k=max(k, fusion.pool))  # scores only: evidence for the final rows alone
+        # scores only (evidence for the final rows alone), the head not re-ordered: the fused one is
+        ranking = index.rank(query, k=max(k, fusion.pool), targets=False)
         vectors = self._documents()
         if not len(vectors):
             return SearchResult(rows=(), query_terms=ranking.terms)
@@ -97,7 +102,17 @@ class HybridEngine(BuiltinEngine):
         top = pool[0][1] if pool else 0.0
         scale = (1.0 - fusion.alpha) / top if top > 0 else 0.0
         lexical = dict(pool)
-        chosen = semantic.fuse(vectors, vector, pool, alpha=fusion.alpha, scale=scale, k=k)
+        head = index.head
+        chosen = semantic.fuse(vectors, vector, pool, alpha=fusion.alpha, scale=scale, k=max(k, head))
+        values = index.target_values(ranking, [d for d, _, _ in chosen[:head]])
+        if values:
+            parts = {d: part for d, _, part in chosen}
+            led = lead(
+                [(d, score) for d, score, _ in chosen], {d: v * scale for d, v in values.items()}, head
+            )
+            chosen = [(d, score, parts[d]) for d, score in led]
+            ranking = ranking._replace(targets=values)
+        del chosen[k:]
         wanted = [(d, lexical[d]) for d, _, _ in chosen if d in lexical]
         evidence = iter(index.rows(ranking, wanted) if wanted else ())
         ids = index.ids

@@ -16,10 +16,22 @@ the request's verb gives an intent whose HTTP methods get a prior (``intent_weig
 scale of the collection) on every tool that matched a word. When the request also says it is about a whole
 collection or one item ("all my notes", "one conversation"), the tools of those methods whose path has that shape
 (``qlab.engine.shape``) get the prior a second time, so a list and a get of the same resource are told apart.
-The signals show in the rows' evidence: ``synonym``, ``intent`` and ``scope`` next to the fields.
+
+Last, the best ``target_head`` rows of that ranking (its *head*) are re-ordered among themselves by what the
+request names. Each tool has *targets*: what it acts on in its path's words (``shape.target``: ``pods``,
+``instances setName``; a tool without a path: its name less its verbs), and each of its reviewed aliases. A head
+row whose target the request's words (or their synonyms) name gets ``target_weight`` times ln(1 + N), times the
+share of the target named (of its best named target), times its score over the best score, so "create a new
+project" puts the projects' create before the project roles' one, and a row the words barely match is not
+lifted. In a collection of several sources only the rows of the best row's source get it: it tells the
+operations of one API apart. No row below the head enters it: which tools make the Top-K for a K of
+``target_head`` (5) or more is the words' and the intent's choice alone, and the ranking's pruning bound knows
+nothing of targets.
+The signals show in the rows' evidence: ``synonym``, ``intent``, ``scope`` and ``target`` next to the fields.
 
 Ranking is deterministic: score descending, then safe methods first (GET, HEAD and tools without a method,
-then POST, PUT, PATCH, then DELETE), then tool id ascending (documents are numbered in that order).
+then POST, PUT, PATCH, then DELETE), then tool id ascending (documents are numbered in that order); head rows
+whose scores tie after their targets keep that order.
 """
 
 from __future__ import annotations
@@ -52,6 +64,7 @@ Evidence = tuple[
     Mapping[str, float], tuple[str, ...], Mapping[str, str]
 ]  # field scores, matched terms, fixes
 _NO_FIXES: Mapping[str, str] = MappingProxyType({})
+_NO_TARGETS: Mapping[int, float] = MappingProxyType({})
 _UNSEEN: Any = object()
 _PRUNE_FROM = 512  # postings entries of a query from which MaxScore pruning pays for its bookkeeping
 # A tool is left out of the pool's completion only when its bound times this is still below the k-th score:
@@ -62,6 +75,7 @@ _METHOD_ORDER = {"DELETE": 2, "POST": 1, "PUT": 1, "PATCH": 1}  # ties: safe met
 SYNONYM = "synonym"  # evidence key: what a word scored through one of its synonyms
 INTENT = "intent"  # evidence key: the method prior
 SCOPE = "scope"  # evidence key: the shape prior (a collection or one item, as the request says)
+TARGET = "target"  # evidence key: what naming the tool's target added (head rows only)
 
 
 def _add(scores: dict[int, float], posting: Mapping[int, float]) -> None:
@@ -118,6 +132,17 @@ def _completed(
     return pool
 
 
+def lead(top: Sequence[tuple[int, float]], values: Mapping[int, float], n: int) -> list[tuple[int, float]]:
+    """``top`` ((document, score), best first) with its first ``n`` rows re-ordered among themselves by their score
+    plus what ``values`` adds to them (their scores then include it); rows that tie keep their order, and the rows
+    after the head stay as they are."""
+    if not values:
+        return list(top)
+    head = [(d, score + values.get(d, 0.0)) for d, score in top[:n]]
+    head.sort(key=itemgetter(1), reverse=True)  # stable: ties keep the ranking's own order
+    return [*head, *top[n:]]
+
+
 class WordPosting:
     """What one query word adds to every tool's score, with the model terms it stands for."""
 
@@ -129,6 +154,7 @@ class WordPosting:
         "fixes",
         "matched",
         "parts",
+        "synonyms",
         "term",
         "ub",
         "via",
@@ -167,6 +193,7 @@ class WordPosting:
             # operation of a conversations API, "chat" in one parameter). Not for a verb: the method in each
             # path makes "get" common, and its synonyms are how "get" finds "fetch" in a name.
             synonyms = ()
+        self.synonyms = synonyms  # the synonym stems this word also matches through
         if synonyms and synonym_weight > 0.0:
             best: dict[int, tuple[float, str]] = {}
             for other in synonyms:
@@ -255,6 +282,7 @@ class Ranking(NamedTuple):
     terms: tuple[str, ...]
     content: tuple[str, ...] = ()  # the query's content words (framing and values left out)
     scoped: Collection[int] = ()  # the lifted documents whose path has the shape the request's scope says
+    targets: Mapping[int, float] = _NO_TARGETS  # head document -> what naming its target added
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -320,6 +348,12 @@ class SearchIndex:
             scope: frozenset(d for d, found in enumerate(shapes) if found == scope) for scope in shape.SCOPES
         }
         self._scoped: dict[tuple[str, str], frozenset[int]] = {}  # (intent, scope) -> the documents of both
+        # per document: its targets' stems, one set per target (``_targets_of``)
+        self._targets = tuple(self._targets_of(tool, names) for tool in self.tools)
+        self._head = settings.target_head if settings.target_weight > 0.0 else 0
+        self._target_unit = settings.target_weight * math.log(1.0 + len(self.tools))
+        self._sources = tuple(tool.source for tool in self.tools)
+        self._one_source = len(set(self._sources)) <= 1
         # the stems of the words that name the API's collections ("setup" and "intent" of ``setup_intents``): a
         # verb's synonym that is one of them names a resource here ("add" -> "setup" would find SetupIntents)
         self._resource_terms = frozenset(term for name in names for term in self.analyzer.terms(name))
@@ -335,6 +369,21 @@ class SearchIndex:
             )
             for intent in vocab.INTENTS
         }
+
+    def _targets_of(self, tool: Tool, names: frozenset[str]) -> tuple[frozenset[str], ...]:
+        """The stems of what ``tool`` acts on, one set per target: its path's (``shape.target``), else its
+        name's without the verbs (an MCP tool, or a path that says nothing: ``findPetsByStatus`` acts on pets and
+        their status; what it does is the intent's to weigh), and each reviewed alias's (an alias names what the
+        tool acts on the way its users say it)."""
+        terms = self.analyzer.terms
+        aim = shape.target(tool.path or "", names)
+        verbs = self.api_vocabulary.verbs
+        own = (
+            frozenset(terms(aim))
+            if aim
+            else frozenset([t for t in terms(tool.name or tool.id) if t not in verbs])
+        )
+        return tuple(found for found in (own, *map(frozenset, map(terms, tool.aliases))) if found)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -400,26 +449,31 @@ class SearchIndex:
     def rank_of(self, query: str, *, k: int, target: str) -> int | None:
         """``search(query, k=k).rank_of(target)`` without building the evidence rows (shadow rank asks this of
         every case a learning suggestion affects, most of them misses). The answer is None without ranking when
-        the target matches no word of the query (it is in no row), or when ``k`` tools are sure to score above
-        it (``_outranked``); the other queries are ranked."""
+        the target matches no word of the query (it is in no row), or when ``k`` tools (or the head's number,
+        when more) are sure to score above it (``_outranked``); the other queries are ranked. The target's place
+        is that of the words' ranking, unless it is in the head: then the head is ranked whole and re-ordered."""
         d = self._doc_of.get(target)
         if d is None or k <= 0:
             return None
         reading = self.read(query)
         words = self._words_of(reading)
+        n = max(k, self._head)  # the rows the Top-K is taken from
         floor, keep = 0.0, d
         if d >= 0:
             if not any([d in word.by_doc for word in words]):
                 return None
             own = self._score(d, words, reading)
-            if self._outranked(own * _SAFE, words, k):
+            if self._outranked(own * _SAFE, words, n):
                 return None
             floor = own / _SAFE  # every tool that could rank above the target scores more than this
+        ranking = self._rank(reading, words, n, floor, keep)
         ids = self._ids
-        for position, (found, _score) in enumerate(self._rank(reading, words, k, floor, keep).top, 1):
-            if ids[found] == target:
-                return position
-        return None
+        position = next((i for i, (found, _) in enumerate(ranking.top, 1) if ids[found] == target), None)
+        if position is not None and position <= self._head:
+            # a row below the target may pass it in the head, and the floor left such rows out: rank the head whole
+            ranking = self._led(self._rank(reading, words, self._head), k)
+            position = next((i for i, (found, _) in enumerate(ranking.top, 1) if ids[found] == target), None)
+        return position if position is not None and position <= k else None
 
     def _score(self, d: int, words: list[WordPosting], reading: vocab.Reading) -> float:
         """Document ``d``'s score for these words and the intent's prior, summed in query order (the ranking may
@@ -538,11 +592,18 @@ class SearchIndex:
         if not ranking.words:
             return ()
         return self._rows(
-            ranking.top if top is None else top, ranking.words, ranking.lifted, ranking.bonus, ranking.scoped
+            ranking.top if top is None else top,
+            ranking.words,
+            ranking.lifted,
+            ranking.bonus,
+            ranking.scoped,
+            ranking.targets,
         )
 
-    def rank(self, query: str, *, k: int) -> Ranking:
-        """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet).
+    def rank(self, query: str, *, k: int, targets: bool = True) -> Ranking:
+        """The ``k`` best documents for ``query`` with their scores, best first (no evidence yet); its head
+        re-ordered by the targets the query names (``targets=False``: the words' and the intent's ranking alone;
+        the hybrid engine re-orders its own fused head with ``target_values`` and ``lead``).
 
         Scores are summed in a dictionary of the tools the words match. A query whose postings are short adds
         them all, in query order. Otherwise words are added best first (highest ``ub``, the most a word adds to
@@ -556,7 +617,47 @@ class SearchIndex:
         tool's words are added in the same order.
         """
         reading = self.read(query)
-        return self._rank(reading, self._words_of(reading), k)
+        words = self._words_of(reading)
+        if not targets or k <= 0:
+            return self._rank(reading, words, k)
+        return self._led(self._rank(reading, words, max(k, self._head)), k)
+
+    @property
+    def head(self) -> int:
+        """How many of a ranking's best rows the targets re-order (0: none)."""
+        return self._head
+
+    def _led(self, ranking: Ranking, k: int) -> Ranking:
+        """``ranking``'s Top-K once its head is re-ordered by the targets the query names (``lead``)."""
+        head = self._head
+        values = self.target_values(ranking, [d for d, _ in ranking.top[:head]]) if head else _NO_TARGETS
+        if not values:
+            return ranking._replace(top=ranking.top[:k])
+        return ranking._replace(top=lead(ranking.top, values, head)[:k], targets=values)
+
+    def target_values(self, ranking: Ranking, head: Sequence[int]) -> Mapping[int, float]:
+        """Document -> what naming its target adds, for the documents of ``head`` (best first) whose target the
+        ranking's words or their synonyms name: ``target_weight`` times ln(1 + N), times the share of its best
+        named target's stems the words name, times its score in ``ranking`` over the ranking's best score (0 for a
+        document not in it). In a collection of several sources, only for the documents of ``head[0]``'s source."""
+        best = ranking.top[0][1] if ranking.top else 0.0
+        if not head or best <= 0.0:
+            return _NO_TARGETS
+        named: set[str] = set()
+        for word in ranking.words:
+            named.add(word.term)
+            named.update(word.synonyms)
+        scores = dict(ranking.top)
+        unit = self._target_unit / best
+        source, sources = self._sources[head[0]], self._sources
+        values: dict[int, float] = {}
+        for d in head:
+            if not self._one_source and sources[d] != source:
+                continue
+            share = max([len(aim & named) / len(aim) for aim in self._targets[d]], default=0.0)
+            if share and d in scores:
+                values[d] = unit * share * scores[d]
+        return values
 
     def _words_of(self, reading: vocab.Reading) -> list[WordPosting]:
         """The postings of a query's reading: its content words', then its numbers' (weak) ones."""
@@ -676,10 +777,11 @@ class SearchIndex:
         lifted: Collection[int],
         bonus: float,
         scoped: Collection[int] = (),
+        targets: Mapping[int, float] = _NO_TARGETS,
     ) -> tuple[SearchRow, ...]:
         """The evidence of the Top-K. Each word finds the top documents it matched (a C-level set
         intersection), so the work grows with the matches, not with rows x words; a row one word alone matched
-        reuses that word's cached, read-only evidence."""
+        reuses that word's cached, read-only evidence (a row a target lifted gets its own copy, with ``target``)."""
         model = self._model
         top_set = {d for d, _ in top}
         by_doc: dict[int, list[WordPosting]] = {d: [] for d in top_set}
@@ -692,7 +794,8 @@ class SearchIndex:
         for rank, (d, score) in enumerate(top, 1):
             matched = by_doc[d]
             up = d in lifted
-            if len(matched) == 1 and not up and not matched[0].via:
+            aim = targets.get(d)
+            if len(matched) == 1 and not up and not aim and not matched[0].via:
                 word = matched[0]
                 rows.append(
                     SearchRow(ids[d], rank, score, word.field_scores(model, d), word.matched, word.fixes)
@@ -705,5 +808,7 @@ class SearchIndex:
             if found is None:
                 found = self._evidence_of(d, matched, bonus if up else 0.0, bonus if shaped else 0.0)
                 evidence.put(key, found)
+            if aim:  # what the target adds depends on the query's best score: this row's own copy
+                found = (MappingProxyType({**found[0], TARGET: aim}), found[1], found[2])
             rows.append(SearchRow(ids[d], rank, score, *found))
         return tuple(rows)
