@@ -1,35 +1,14 @@
 """BM25F postings for the built-in search: the ranking model of a collection.
 
-Each tool is a document with nine fields (``FIELDS``). Two are weak: ``values``, the parameters' enum values and
-examples (so "available dogs" finds the operation whose ``status`` takes "available"), and ``body``, a request
-body's properties (they describe the resource sent, not the operation: a create operation's 50 body fields
-otherwise outweigh the list operation's summary). For a term ``t`` and a tool ``d`` the fields' term
-frequencies are length-normalized per field and summed with the field weights (BM25F; Robertson & Zaragoza,
-"The Probabilistic Relevance Framework: BM25 and Beyond", 2009, section 3.7)::
+Each tool is a document with nine fields (``FIELDS``); ``values`` (enum values, examples) and ``body`` (a request
+body's properties) weigh little. A term's score in a tool is BM25F (Robertson & Zaragoza, 2009, section 3.7):
+the fields' length-normalized term frequencies summed with their weights, then idf(t) * tf~ * (k1 + 1) /
+(k1 + tf~). It does not depend on the query, so a term's postings (documents, scores, each score's split over the
+fields) are computed the first time a query uses the term, and kept; building reads each distinct string once.
 
-    tf~(t, d)    = sum over fields f of  w_f * tf_f(t, d) / ((1 - b_f) + b_f * len_f(d) / avglen_f)
-    score(t, d)  = idf(t) * tf~ * (k1 + 1) / (k1 + tf~)
-    idf(t)       = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
-
-``avglen_f`` is the mean length of field ``f`` over the tools that have it, so a field most tools lack
-(aliases) is not over-normalized. ``score(t, d)`` does not depend on the query: a term's postings (documents,
-scores, and each score's split over the fields for the evidence) are computed once, the first time a query
-uses the term, and kept. A query is then a sum over its terms' postings.
-
-Building reads each distinct string once: API specs repeat strings (the same parameter description on hundreds
-of operations), so the model keeps every distinct string's terms and where it occurs (document, field), and a
-term's postings are gathered from the strings that contain it. Nothing is computed for terms no query uses.
-
-Text many tools share counts less. Specs repeat boilerplate in descriptions, parameters, enum values and body
-properties ("If 'true', then the output is pretty printed" on most Kubernetes operations): a string in one
-of those fields (``SHARED_FIELDS``) counts, each time it occurs, ``string_weight`` of the number of places that
-hold it, so the text that tells operations apart decides the ranking. In the formula above ``tf_f(t, d)`` is then
-the sum of the weights of the strings that hold ``t``; lengths and document frequencies count words as before.
-
-Two term spaces share the postings: stems (``deliver``) and exact surface words (``=delivered``). A query word
-scores its stem plus ``exact_weight`` times its exact word, so "followed" prefers the tool that says
-"followed" over the one that says "follow" while both still match. A stem written one way only in the whole
-collection needs no exact posting: its exact score would equal its stem score (``sole_form``).
+Text many tools share counts less: a string of ``SHARED_FIELDS`` counts ``string_weight`` of the number of places
+that hold it, so the text that tells operations apart decides. Stems (``deliver``) and exact words
+(``=delivered``) share the postings: a query word scores its stem plus ``exact_weight`` times its exact word.
 """
 
 from __future__ import annotations
@@ -104,9 +83,8 @@ def string_weight(places: int, n: int, discount: float) -> float:
     return float((idf(min(places, n), n) / idf(1, n)) ** discount)
 
 
-# The field weights and b were chosen in issue 4 on the public sets. Issue 18's grid on the development set's tune
-# split (k1 1.6, the id field's b 1.0, the parameters' weight 0.1) was measured and not kept: each step cost a set
-# more than one query (bench/RESULTS-search.md), and a change is kept only when no set drops by more than one.
+# The field weights and b: a change is kept only when no benchmark set (bench/bench_search.py) drops by more than
+# one query.
 DEFAULT_SETTINGS = SearchSettings(
     fields={
         "id": FieldSpec(3.0, 0.2),

@@ -1,23 +1,15 @@
 """The hybrid engine (``engine.type: hybrid``): the built-in engine with its search fused with an embedding
 similarity (``qlab.engine.semantic``, the ``qualitylab[semantic]`` extra). Select and plan are the built-in ones.
 
-A query is ranked twice: lexically (``SearchIndex``, its best ``pool`` tools) and by the cosine of its embedding
-with every tool's (name, summary, description, path words). Each tool gets
+A query is ranked lexically (``SearchIndex``, its best ``pool`` tools) and by the cosine of its embedding with
+every tool's (name, summary, description, path words). Each tool gets
 
     fused = (1 - alpha) * lexical / best lexical + alpha * max(0, cosine)
 
-(score normalization: the lexical score over the query's best one, so both parts lie in [0, 1]; a tool outside
-the lexical pool counts 0 lexically). ``alpha`` = 0.5 and ``pool`` = 20 were learned on the development set's
-tune split (bench/devset), never on the public benchmarks. Tried there and not kept (bench/fusion_lab.py,
-bench/RESULTS-search.md): reciprocal rank fusion, min-max and z-score normalisation, the cosine over the query's
-best, cosines over the lexical pool only, a name/summary embedding mixed in, a per-query alpha (word coverage,
-lexical gap) and lexical-first reranking; the few the tune split ranked higher each lost two or more queries on
-another set. Then, as in the lexical ranking, the fused ranking's head (its best ``target_head`` rows) is
-re-ordered among themselves by the targets the query names (``SearchIndex.target_values``, scaled like the
-lexical part); no row below the head enters it. A row's evidence is the lexical breakdown scaled the same way
-(``target`` included) plus ``semantic``: the parts add up to the row's score. Ties: fused score, then the lexical
-order, then the document number (also for the documents tied at the k-th place: which of them are kept follows
-this order).
+(0 lexically outside the pool; ``alpha`` and ``pool`` chosen on the development set's tune split). As in the
+lexical ranking, the fused head is then re-ordered by the targets the query names (``SearchIndex.target_values``).
+A row's evidence is the lexical breakdown scaled the same way plus ``semantic``: the parts add up to its score.
+Ties: fused score, then the lexical order, then the document number.
 """
 
 from __future__ import annotations

@@ -1,37 +1,15 @@
 """The built-in search: rank the tools of a collection for a query, with the evidence behind each row.
 
-The ranking model (BM25F over seven tool fields, stems plus exact words) is built by ``qlab.engine.bm25f``.
-This module answers queries. Each distinct query word is resolved once into a ``WordPosting``: its stem's
-postings plus ``exact_weight`` times its exact word's, or, for a word the collection does not have, the
-postings of the vocabulary word ``qlab.engine.spelling`` rescues it to, times ``correction_weight``. A query
-is then a sum of its words' postings, and the Top-K rows carry the evidence: the total score, its split over
-the fields, the matched terms (stems) and the corrections.
+The query is read with the API vocabulary (``qlab.engine.vocabulary``): framing left out, numbers weak, each word
+also matching its synonyms, and the verb's intent, whose methods get a prior (twice when the request's scope,
+one item or a whole collection, matches the path's shape: ``qlab.engine.shape``). Each word becomes a
+``WordPosting`` over the ``qlab.engine.bm25f`` model. Then the best ``target_head`` rows are re-ordered among
+themselves by the targets the request names (what a tool acts on: its path's last names, else its name less its
+verbs, and its aliases); no row below them enters. A row holds its score split over the fields and the signals
+(``synonym``, ``intent``, ``scope``, ``target``), matched terms and corrections.
 
-Before that, the query is read with the API vocabulary (``qlab.engine.vocabulary``): request framing ("I need
-to") is left out, numbers (values, not words of the request) count at ``value_weight`` only, each content word also matches its
-synonyms (the better of the word's own score and ``synonym_weight`` times its best synonym's, per tool; a verb's
-synonyms leave out the words that name this API's collections, and never match an operation whose method says the
-opposite: "show" finds "read" operations, not "mark as read" ones), and
-the request's verb gives an intent whose HTTP methods get a prior (``intent_weight`` times ln(1 + N), the idf
-scale of the collection) on every tool that matched a word. When the request also says it is about a whole
-collection or one item ("all my notes", "one conversation"), the tools of those methods whose path has that shape
-(``qlab.engine.shape``) get the prior a second time, so a list and a get of the same resource are told apart.
-
-Last, the best ``target_head`` rows of that ranking (its *head*) are re-ordered among themselves by what the
-request names. Each tool has *targets*: what it acts on in its path's words (``shape.target``: ``pods``,
-``instances setName``; a tool without a path: its name less its verbs), and each of its reviewed aliases. A head
-row whose target the request's words (or their synonyms) name gets ``target_weight`` times ln(1 + N), times the
-share of the target named (of its best named target), times its score over the best score, so "create a new
-project" puts the projects' create before the project roles' one, and a row the words barely match is not
-lifted. In a collection of several sources only the rows of the best row's source get it: it tells the
-operations of one API apart. No row below the head enters it: which tools make the Top-K for a K of
-``target_head`` (5) or more is the words' and the intent's choice alone, and the ranking's pruning bound knows
-nothing of targets.
-The signals show in the rows' evidence: ``synonym``, ``intent``, ``scope`` and ``target`` next to the fields.
-
-Ranking is deterministic: score descending, then safe methods first (GET, HEAD and tools without a method,
-then POST, PUT, PATCH, then DELETE), then tool id ascending (documents are numbered in that order); head rows
-whose scores tie after their targets keep that order.
+Ranking is deterministic: score descending, then safe methods first (GET, HEAD, no method; then POST, PUT, PATCH;
+then DELETE), then tool id ascending.
 """
 
 from __future__ import annotations
@@ -54,11 +32,9 @@ from qlab.engine.types import SearchResult, SearchRow
 from qlab.memo import Generations
 
 _MEMO_LIMIT = 200_000
-# The rows' shared evidence is memoized in two generations of this many entries (``qlab.memo.Generations``). A
-# 100,000-case run meets ~120,000 distinct evidence rows (~450 bytes each), most of them once: kept all, they
-# were ~85 MiB of its peak; two generations of
-# 20,000 cost ~10 % more search CPU there (and nothing measurable at 20,000 cases), measured in
-# bench/RESULTS-run.md.
+# The rows' shared evidence is memoized in two generations of this many entries (``qlab.memo.Generations``): a
+# large run meets many distinct evidence rows, most of them once, so keeping them all would grow its peak memory
+# with the number of cases; two bounded generations keep the rows that recur.
 _EVIDENCE_GENERATION = 20_000
 Evidence = tuple[
     Mapping[str, float], tuple[str, ...], Mapping[str, str]
@@ -505,7 +481,7 @@ class SearchIndex:
         document's score is summed in another order than the ranking sums it (``_score``), so a tool counts only
         when it passes that score times ``_SAFE``: far above what the order can change, so no tool tied with the
         document counts.
-        Walking more words settled few more queries than it cost (a 20,000-case learn gate: bench/RESULTS-run.md).
+        Walking more words settled few more queries than it cost.
         """
         best = max(words, key=attrgetter("ub"))
         return len([score for score in best.by_doc.values() if score > line]) >= k

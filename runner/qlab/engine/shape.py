@@ -1,23 +1,14 @@
 """What an API's paths say about its operations: which names are its collections, whether an operation
 addresses a whole collection, one item of it, or neither, and what it acts on (its target).
 
-A *collection* of the API is a literal path segment that some path follows with a path parameter: ``pods`` when
-``/namespaces/{namespace}/pods/{name}`` exists. An operation's *shape* is then
+A *collection* is a literal path segment that some path follows with a path parameter (``pods`` when
+``/pods/{name}`` exists). An operation's *shape* is ``item`` when its path ends with a parameter, ``collection``
+when it ends with a collection, none otherwise (a sub-resource, an action, a singleton: ``/pods/{name}/log``,
+``/user``). Its *target* is its last literal segment, and for an action or sub-resource of one item the segment
+before it too (``pods log``, ``instances setName``, ``keypairs disable`` for ``/keypairs/{id}:disable``).
 
-- ``item`` when its path ends with a path parameter (``/pods/{name}``);
-- ``collection`` when its path ends with a collection (``/namespaces/{namespace}/pods``, ``/pods``);
-- none otherwise: a sub-resource, an action or a singleton (``/pods/{name}/log``, ``/pulls/{n}/merge``,
-  ``/user``), which a request's scope neither favours nor passes over.
-
-An operation's *target* is what it acts on, in the path's own words: its last literal segment (``pods`` for
-``/namespaces/{namespace}/pods/{name}`` and for ``/namespaces/{namespace}/pods``), and, when that segment is an
-action or a sub-resource of one item (a literal right after a path parameter, and no collection), the segment
-before it too (``instances setName`` for ``/instances/{instance}/setName``, ``pods log`` for ``/pods/{name}/log``,
-``keypairs disable`` for a custom method's ``/keypairs/{keyPairId}:disable``).
-
-The search reads the request's scope ("all my notes", "one conversation") and favours the operations of the
-intent's methods that have that shape; among its best few rows, it favours those whose target the request names
-(``qlab.engine.index``).
+The search (``qlab.engine.index``) favours the operations whose shape the request's scope asks for and, among its
+best rows, those whose target the request names.
 """
 
 from __future__ import annotations
