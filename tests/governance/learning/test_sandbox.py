@@ -106,16 +106,21 @@ def test_a_policy_change_rejudges_the_stored_runs_under_the_new_policy(tmp_path:
     assert not policy["passed"] and policy["problems"] == ["gate search: guard scrub would only warn"]
 
 
-def test_an_eval_case_must_pass_in_the_sandbox_before_it_can_gate(tmp_path: Path) -> None:
+def _eval_case_proposal(tmp_path: Path) -> dict[str, Any]:
+    """An eval-case proposal for s-parcel: it missed in one run and was found at rank 2 in the next."""
     config_path = make_project(tmp_path / "p", aliases="{}\n")
     case = next(c for c in load_project(config_path).cases if c.id == "s-parcel")
     failing = write(tmp_path / "f.json", artifact([search_case("s-parcel", rank=None)]))
     fixed = write(tmp_path / "c.json", artifact([search_case("s-parcel", rank=2)], run_id="run-2"))
     made = propose(load_artifact(failing), "s-parcel", case=case, corrected=load_artifact(fixed))
-    item = {
+    return {
         **proposal("eval_case", "failed_then_succeeded", {"case_id": "s-parcel"}, "t", [], "r"),
         "proposal": made,
     }
+
+
+def test_an_eval_case_must_pass_in_the_sandbox_before_it_can_gate(tmp_path: Path) -> None:
+    item = _eval_case_proposal(tmp_path)
     out = _sandbox(tmp_path / "q", item)
     (new,) = out["regressionCheck"]["new_failing"]
     assert (new["case_id"], new["after"], new["reason"]) == (
@@ -129,15 +134,7 @@ def test_an_eval_case_must_pass_in_the_sandbox_before_it_can_gate(tmp_path: Path
 
 
 def test_an_eval_case_without_a_regression_suite_is_a_note_not_a_crash(tmp_path: Path) -> None:
-    config_path = make_project(tmp_path / "p", aliases="{}\n")
-    case = next(c for c in load_project(config_path).cases if c.id == "s-parcel")
-    failing = write(tmp_path / "f.json", artifact([search_case("s-parcel", rank=None)]))
-    fixed = write(tmp_path / "c.json", artifact([search_case("s-parcel", rank=2)], run_id="run-2"))
-    made = propose(load_artifact(failing), "s-parcel", case=case, corrected=load_artifact(fixed))
-    item = {
-        **proposal("eval_case", "failed_then_succeeded", {"case_id": "s-parcel"}, "t", [], "r"),
-        "proposal": made,
-    }
+    item = _eval_case_proposal(tmp_path)
     root = tmp_path / "q"
     root.mkdir()
     config = make_project(root, aliases="{}\n")
