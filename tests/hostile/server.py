@@ -210,6 +210,17 @@ def _drip_headers(handler: Handler, rest: list[str]) -> None:
         handler.wfile.flush()
 
 
+@attack("schema-doc")
+def _schema_doc(handler: Handler, rest: list[str]) -> None:
+    """``/schema-doc/<mib>/<delay>/<name>``: after ``delay`` seconds, a valid JSON document of about ``mib`` MiB
+    whose ``#/x`` is an object schema (a long description): one of many documents a spec's refs read."""
+    mib, delay = float(rest[0]) if rest else 1.0, float(rest[1]) if len(rest) > 1 else 0.0
+    if delay and handler.stopping.wait(delay):
+        return
+    description = "a" * int(mib * 1024 * 1024)
+    handler.answer(200, json.dumps({"x": {"type": "object", "description": description}}).encode())
+
+
 @attack("hang")
 def _hang(handler: Handler, rest: list[str]) -> None:
     """``/hang``: read the request, answer nothing until the server stops."""

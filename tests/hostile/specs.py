@@ -82,6 +82,24 @@ def _hang_ref(base: str) -> Files:
     return {"openapi.json": ref(f"{base}/hang/common.json#/x")}
 
 
+def _refs_to(targets: list[str]) -> dict[str, Any]:
+    return api(
+        {"type": "object", "properties": {f"p{i}": {"$ref": target} for i, target in enumerate(targets)}}
+    )
+
+
+@spec("many-refs")
+def _many_refs(base: str) -> Files:
+    """Ten ``$ref``s to ten documents of 10 MiB each: every one within the spec's cap, 100 MiB together."""
+    return {"openapi.json": _refs_to([f"{base}/schema-doc/10/0/{i}.json#/x" for i in range(10)])}
+
+
+@spec("slow-refs")
+def _slow_refs(base: str) -> Files:
+    """Ten ``$ref``s to documents that each take 1.5 s to come: every one within the spec's deadline."""
+    return {"openapi.json": _refs_to([f"{base}/schema-doc/0.001/1.5/{i}.json#/x" for i in range(10)])}
+
+
 def write_local(folder: Path, files: Files) -> Path:
     """Write ``files`` into ``folder``; returns the path of ``openapi.json``."""
     folder.mkdir(parents=True, exist_ok=True)

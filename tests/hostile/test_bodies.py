@@ -131,6 +131,22 @@ def test_a_remote_ref_over_its_cap_or_deadline_is_an_error(
     print(f"remote $ref {name}: peak RSS {done.peak_rss_mib:.0f} MiB")
 
 
+@pytest.mark.parametrize("name", ["many-refs", "slow-refs"])
+def test_the_documents_of_remote_refs_share_the_caps(
+    tmp_path: Path, hostile: HostileServer, name: str
+) -> None:
+    """Each document within the caps, but not all of them together: the spec's refs cannot add up to an
+    unbounded read (ten 10 MiB documents, or ten that take 1.5 s each against a 3 s deadline)."""
+    config = spec_project(
+        tmp_path / "p", hostile.spec(name), source={"remote_refs": True}, limits={"spec_timeout_sec": 3}
+    )
+    done = run(config)
+    assert done.code == 2 and "together" in done.console and "$ref" in done.console, done.console
+    assert done.seconds < 3 + 20  # the shared deadline, not ten documents' pace
+    assert done.peak_rss_mib < MEMORY_BOUND_MIB, done.peak_rss_mib
+    print(f"remote $refs {name}: peak RSS {done.peak_rss_mib:.0f} MiB in {done.seconds:.1f} s")
+
+
 def _local_spec(tmp_path: Path, hostile: HostileServer) -> Path:
     return write_local(tmp_path / "spec", SPECS["valid"](hostile.url))
 

@@ -9,7 +9,8 @@
   ``MAX_REF_DEPTH`` a ``DEPTH_LIMIT_REF`` one (``x-`` keywords: a marker accepts anything);
 - literal values (``example``, ``default``…) hold no refs; keys of name maps (``properties``…) are names.
 
-What a ``$ref`` may read: the source's ``documents.ReadPolicy``. A dangling ref, a refused or unreadable
+What a ``$ref`` may read: the source's ``documents.ReadPolicy``; the documents the refs read share its caps,
+``limits.spec_mib`` of text and ``limits.spec_timeout_sec`` of fetching, together. A dangling ref, a refused or unreadable
 document or an anchor ref is a SpecError naming ``file:line:col`` and the JSON path of the ``$ref``.
 """
 
@@ -17,8 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlparse
@@ -120,6 +122,9 @@ class Resolver:
         self.source_name = source_name
         self.policy = (policy or documents.ReadPolicy()).for_root(root.uri)
         self._docs: dict[str, Document] = {root.uri: root}
+        # what the documents besides the root have used of the policy's caps, which they share
+        self._chars_read = 0
+        self._seconds_read = 0.0
         self._memo: dict[str, Any] = {}
         self._active: set[str] = set()
         self._registry_made: Any = None
@@ -290,11 +295,38 @@ class Resolver:
         doc = self._docs.get(uri)
         if doc is None:
             display = documents.display_for(self.root, uri)
-            doc = documents.load(uri, display=display, policy=self.policy, root=self.root.uri)
+            doc = self._load(uri, display)
             self._docs[uri] = doc
         from referencing import Resource
 
         return Resource.opaque(doc.data)
+
+    def _load(self, uri: str, display: str) -> Document:
+        """One more document a ``$ref`` reads: each is capped as the spec is, and all of them share the caps."""
+        cap, seconds = self.policy.max_bytes, self.policy.timeout_sec
+        together = (
+            f"the documents this spec's $refs read come to more than {cap / documents.MiB:g} MiB of text "
+            f"(limits.spec_mib) or {seconds:g}s of fetching (limits.spec_timeout_sec) together"
+        )
+        left = seconds - self._seconds_read
+        if left <= 0:
+            raise SpecError(f"{display}: not read: {together}")
+        started = time.monotonic()
+        try:
+            doc = documents.load(
+                uri, display=display, policy=replace(self.policy, timeout_sec=left), root=self.root.uri
+            )
+        except SpecError:
+            # its own reason, unless the deadline the documents share ran out during this fetch
+            if left == seconds or time.monotonic() - started < left:
+                raise
+            raise SpecError(f"{display}: not read: {together}") from None
+        finally:
+            self._seconds_read += time.monotonic() - started
+        self._chars_read += len(doc.text)
+        if self._chars_read > cap:
+            raise SpecError(f"{display}: not read: {together}")
+        return doc
 
     def _name(self, key: str) -> str:
         """``<source>:[<document relative to the root>:]<pointer with dots>``, e.g. ``demo:components.schemas.Member``.

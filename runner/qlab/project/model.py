@@ -85,8 +85,8 @@ class Limits:
     while reading, so a compression bomb or an endless body stops at it."""
 
     response_mib: float = 16.0  # one HTTP response an execute case reads (a token endpoint's too)
-    spec_mib: float = 64.0  # one spec document, fetched or read from a file ($ref'd documents too)
-    spec_timeout_sec: float = 15.0  # the whole fetch of one spec document by URL
+    spec_mib: float = 64.0  # one spec document; its $ref'd documents share as much again
+    spec_timeout_sec: float = 15.0  # the whole fetch of one spec document; its $ref'd ones share as much
     reply_mib: float = 16.0  # one reply of an engine service or an LLM endpoint, one MCP server message
 
     @property
