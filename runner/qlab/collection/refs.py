@@ -7,11 +7,10 @@
 - each target is resolved once and shared by every referrer, as a ``NamedSchema``;
 - a ``$ref`` back to a target still being resolved becomes a ``RECURSIVE_REF`` marker, a chain deeper than
   ``MAX_REF_DEPTH`` a ``DEPTH_LIMIT_REF`` one (``x-`` keywords: a marker accepts anything);
-- literal values (``example``, ``default``…) hold no refs; keys of name maps (``properties``…) are names.
+- literal values (``example``…) hold no refs; keys of name maps (``properties``…) are names.
 
-What a ``$ref`` may read: the source's ``documents.ReadPolicy``; the documents the refs read share its caps,
-``limits.spec_mib`` of text and ``limits.spec_timeout_sec`` of fetching, together. A dangling ref, a refused or unreadable
-document or an anchor ref is a SpecError naming ``file:line:col`` and the JSON path of the ``$ref``.
+What a ``$ref`` may read: the source's ``documents.ReadPolicy`` (caps shared: ``Resolver._load``). A dangling,
+refused or unreadable ref, or an anchor ref, is a SpecError naming the ``$ref``'s ``file:line:col`` and JSON path.
 """
 
 from __future__ import annotations

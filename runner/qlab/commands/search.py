@@ -2,14 +2,14 @@
 breakdown.
 
 Prints the Top-K rows: rank, tool id, score, each field's contribution (id, summary, description, params,
-tags, aliases, path, values, body), the query-understanding signals (``synonym``: what a word scored through
+tags, aliases, path, values, body), the signals (``synonym``: what a word scored through
 one of its synonyms; ``intent``: the method prior of the request's verb; ``scope``: the same prior again for an
 operation on a collection or an item, as the request asks; ``target``: among the best few rows, the request
 names what the operation acts on; ``semantic``: the hybrid engine's embedding similarity), the matched terms
 (``remove~delet``: "remove" matched through "delete") and any misspelling corrections. ``--explain`` first
 shows how the query was read: framing and values left out, the intent and the methods it favours, and how each
-word matches. ``--json`` prints the rows as the search stage
-records them. Exit 0 when the engine answered, 2 on invalid input.
+word matches. ``--json`` prints the rows as the search stage records them. Exit 0 when the engine answered, 2 on
+invalid input.
 """
 
 from __future__ import annotations
