@@ -84,7 +84,7 @@ def test_the_wheel_carries_its_licence_typing_marker_links_and_version(built_whe
     links = dict(link.split(", ", 1) for link in metadata.get_all("Project-URL") or ())
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(links), links
     assert all(url.startswith("https://") for url in links.values())
-    assert "qlab = qlab.cli:entry" in entry_points  # the command keeps its name
+    assert "qlab = qlab.cli:main" in entry_points  # the command keeps its name
 
 
 def test_action_examples_use_the_tag_of_this_version() -> None:

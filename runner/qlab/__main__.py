@@ -1,3 +1,3 @@
-from qlab.cli import entry
+from qlab.cli import main
 
-entry()
+main()

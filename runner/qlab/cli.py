@@ -150,33 +150,6 @@ def _sigterm_as_interrupt() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def entry() -> None:
-    """The console script and ``python -m qlab``: ``main``, then an exit that skips the interpreter's teardown.
-
-    Everything qlab opened is closed by then (outputs flushed and renamed, dev servers stopped, clients closed),
-    and ``atexit`` handlers still run; what is skipped is the interpreter's last collection and freeing every
-    object one by one, which after a run walks the whole heap. ``main`` itself raises ``SystemExit`` as usual,
-    for callers that run qlab in process."""
-    try:
-        main()
-    except SystemExit as done:
-        code = done.code
-        status = code if isinstance(code, int) else (0 if code is None else 1)
-        if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)
-    else:
-        status = 0
-    import atexit
-    import contextlib
-    import os
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe: nothing more to say there
-            stream.flush()
-    os._exit(status)
-
-
 def _report_error(exc: QlabError) -> None:
     if exc.exit_code == EXIT_INTERNAL:
         _report_internal(exc)
