@@ -158,9 +158,9 @@ def test_every_output_says_the_same_verdict_word(verdict: str, code: int, word: 
     assert set(_words(artifact).values()) == {word}, _words(artifact)
 
 
-def test_since_last_is_made_once_for_the_same_two_runs_and_again_for_others() -> None:
-    """Rule: the summary and the console ask "since the last run" of the same two runs: the second answer is the
-    first one; another previous run, other cases (a new list or one more case) or other metrics get a new answer."""
+def test_since_last_names_the_cases_and_metrics_that_moved() -> None:
+    """Rule: "since the last run" lists the newly failing cases, the newly passing ones and each acceptance metric
+    that moved; the same two runs asked again give the same answer."""
 
     def case(case_id: str, status: str) -> dict[str, object]:
         failure = {"stage": "search", "reason": "expected_target_absent"} if status == "failed" else None
@@ -175,13 +175,12 @@ def test_since_last_is_made_once_for_the_same_two_runs_and_again_for_others() ->
     current = {"run_id": "r2", "cases": [case("a", "passed"), case("b", "failed")], "metrics": {}}
     first = derive.since_last(previous, current)
     assert [c.case_id for c in first.newly_failing] == ["b"]
-    assert derive.since_last(previous, dict(current)) is first  # a shallow copy: the same cases and metrics
+    assert derive.since_last(previous, current) == first
     current["cases"].append(case("c", "failed"))
     assert [c.case_id for c in derive.since_last(previous, current).newly_failing] == ["b", "c"]
-    grown = derive.since_last(previous, current)
     earlier = {**previous, "cases": [case("a", "passed"), case("b", "failed")]}  # b failed before too
     assert [c.case_id for c in derive.since_last(earlier, current).newly_failing] == ["c"]
-    assert derive.since_last(previous, current) is not grown  # asked again after another: made again
+    assert [c.case_id for c in derive.since_last(current, earlier).newly_passing] == []
     previous["metrics"] = {"search_hit_at_k": 1.0}
     assert derive.since_last(previous, {**current, "metrics": {"search_hit_at_k": 0.5}}).metrics
     other = {**current, "cases": [case("a", "passed"), case("b", "passed")]}

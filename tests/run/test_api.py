@@ -4,6 +4,7 @@ a cancelled run's partial result written and returned like any other."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,22 @@ def test_the_outcome_and_every_file_written(demo: Path) -> None:
     again = run_project(demo, selection=SEARCH)
     assert again.previous is not None and again.previous["run_id"] == result.artifact["run_id"]
     assert any(path.parent.name == "history" for path in again.written)
+
+
+def test_a_finished_run_leaves_none_of_its_records_behind(demo: Path) -> None:
+    """Rule: once the caller drops a run's result, nothing in the library keeps its artifact alive (the summary's
+    "since the last run" included): a long-lived caller does not grow, and the process does not carry the run's
+    records to its exit, where the interpreter's last collections would walk them all."""
+
+    def records() -> list[dict[str, Any]]:
+        return [o for o in gc.get_objects() if isinstance(o, dict) and isinstance(o.get("case_id"), str)]
+
+    before = records()  # other tests' records, held here so that no new one takes an id of theirs
+    known = {id(o) for o in before}
+    run_project(demo, selection=SEARCH)
+    run_project(demo, selection=SEARCH)  # compared with the run before; its result dropped at once
+    gc.collect()
+    assert [o["case_id"] for o in records() if id(o) not in known] == []
 
 
 def test_a_cancelled_run_writes_and_returns_its_partial_result(

@@ -427,27 +427,9 @@ class SinceLast:
         return not (self.newly_failing or self.newly_passing or self.metrics)
 
 
-# A run shows "since the last run" twice (the summary, then the console) for the same two runs: the last answer is
-# kept with the objects it was made from (their identities are its key while they live). Case lists are not
-# changed once written.
-_LAST_SINCE: list[tuple[Artifact, Any, Any, int, SinceLast]] = []
-
-
 def since_last(previous: Artifact, current: Artifact) -> SinceLast:
     """The changes from ``previous`` to ``current``: newly failing cases (``regressed``, ``new_failing``), newly
     passing ones (``fixed``) and every acceptance metric whose value moved (``None``: no data in that run)."""
-    cases, metrics = current.get("cases"), current.get("metrics")
-    count = len(cases) if isinstance(cases, list) else -1
-    if _LAST_SINCE:
-        was, was_cases, was_metrics, was_count, answer = _LAST_SINCE[0]
-        if was is previous and was_cases is cases and was_metrics is metrics and was_count == count:
-            return answer
-    answer = _since_last(previous, current)
-    _LAST_SINCE[:] = [(previous, cases, metrics, count, answer)]
-    return answer
-
-
-def _since_last(previous: Artifact, current: Artifact) -> SinceLast:
     diff = case_diff(previous, current)
     failing = tuple(c for c in diff.changes if c.kind in ("regressed", "new_failing"))
     passing = tuple(c for c in diff.changes if c.kind == "fixed")
