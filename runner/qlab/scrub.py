@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
@@ -95,6 +95,12 @@ IDENTITY_FIELDS = (
 
 def normalize_key(key: str) -> str:
     return key.lower().replace("-", "").replace("_", "")
+
+
+@cache
+def key_set(fields: tuple[str, ...]) -> frozenset[str]:
+    """``fields`` as the key rule compares them (``normalize_key``): made once per set of fields."""
+    return frozenset(normalize_key(f) for f in fields)
 
 
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
@@ -338,8 +344,8 @@ class Scrubber:
         # Scrubber.stream holds back this many characters: a match starting before them is complete (the
         # longest form, plus the two characters a number's look-ahead reads)
         self._hold = (patterns[ordered[0]] + 2) if ordered else 0
-        fields = {normalize_key(f) for f in sensitive_fields}
-        self._keys = frozenset(SECRET_KEYS | fields if key_rules else fields)
+        fields = key_set(tuple(sensitive_fields))
+        self._keys = SECRET_KEYS | fields if key_rules else fields
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)

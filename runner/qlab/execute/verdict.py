@@ -13,14 +13,14 @@ Intermediate steps have no assertions: 401/403 there is ``auth_failed``, any oth
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qlab.execute import assertions
 from qlab.execute.assertions import ResponseView
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
-from qlab.scrub import MIN_VALUE_CHARS, normalize_key
+from qlab.scrub import MIN_VALUE_CHARS, key_set, normalize_key
 
 AUTH_STATUSES = frozenset({401, 403})
 EXCERPT_CHARS = 2000
@@ -57,12 +57,12 @@ def assertion_reason(
     return None
 
 
-def sensitive_values(document: Any, fields: Iterable[str]) -> set[str]:
+def sensitive_values(document: Any, fields: Sequence[str]) -> set[str]:
     """Every scalar value found under a key named in ``fields``, anywhere in ``document``, as text (a number
     too), to scrub by value. Keys match as the scrubber's key rule does: case, ``-`` and ``_`` ignored (``userId``
     = ``user_id``). A value shorter than MIN_VALUE_CHARS is left out: by value it would match inside other words
     and numbers (``userId: 1`` would take the ``1`` of ``/posts/1``); under its key it is replaced anyway."""
-    wanted = {normalize_key(f) for f in fields}
+    wanted = key_set(tuple(fields))
     found: set[str] = set()
     if not wanted:
         return found
