@@ -73,6 +73,21 @@ def test_a_finished_run_leaves_none_of_its_records_behind(demo: Path) -> None:
     assert [o["case_id"] for o in records() if id(o) not in known] == []
 
 
+def test_the_result_lists_configuration_warnings_as_located_messages(demo: Path) -> None:
+    """Rule: a warning about qlab.yaml reaches result.json as the located message ``qlab validate`` prints
+    (``file:line:col: $.path: warning: ...``), not as a Python object's repr."""
+    text = demo.read_text(encoding="utf-8")
+    demo.write_text(
+        text.replace("gates:\n", "gates:\n  - name: idle\n    stage: build\n", 1), encoding="utf-8"
+    )
+    warnings = run_project(demo, selection=SEARCH).artifact["warnings"]
+    assert any(
+        w.startswith("qlab.yaml:") and "$.gates[0]: warning: gate 'idle' can never block" in w
+        for w in warnings
+    )
+    assert not any("Diagnostic(" in w for w in warnings), warnings
+
+
 def test_a_cancelled_run_writes_and_returns_its_partial_result(
     demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

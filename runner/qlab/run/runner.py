@@ -119,7 +119,7 @@ def _gates(state: RunState) -> RunOutcome:
     """The pre-run checks, the build gate, the engine, then every other gate in order."""
     config, options, cases = state.config, state.options, state.cases
     state.prerun += [
-        prerun.check_config(config, [str(w) for w in state.project.warnings]),
+        prerun.check_config(config, [w.render() for w in state.project.warnings]),
         prerun.check_sources(config),
     ]
     if state.prerun_failed():

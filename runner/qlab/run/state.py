@@ -322,7 +322,7 @@ class RunState:
                 "config_digest": self.config.shard_digest or self.config.digest,
                 "environments": environment_addresses(self.config),  # may differ per shard runner
             },
-            "warnings": [str(w) for w in self.project.warnings] + list(self.selected.warnings),
+            "warnings": [w.render() for w in self.project.warnings] + list(self.selected.warnings),
             "cases": cases,
             "suites": {name: info for name, info in _suite_info(self.config).items() if name in in_run},
             "skipped_suites": [dict(s) for s in self.selected.skipped],
