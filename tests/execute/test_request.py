@@ -136,19 +136,3 @@ def test_raw_cleanup_requests() -> None:
     assert (put.url, put.body_kind, put.body) == (f"{BASE}/orders/O-1", "json", {"status": "open"})
     with pytest.raises(RequestError, match="path parameter 'orderId' has no value"):
         raw_request("DELETE", "/orders/{orderId}", {}, base_url=BASE)
-
-
-def test_the_tool_shape_memo_stays_bounded() -> None:
-    """One process building the collections of many runs must not hold every tool it ever saw; a tool dropped
-    from the memo is worked out again the same way."""
-    from qlab.execute import request
-
-    request._SHAPES.clear()
-    for n in range(10_000):
-        post = tool(
-            f"c{n}", "POST", "/o", params=(param("memberNo", "body", required=True),), body={"type": "object"}
-        )
-        with pytest.raises(RequestError, match=r"needs body field\(s\) memberNo"):
-            build_request(post, {}, base_url=BASE)
-    assert len(request._SHAPES) <= 8192
-    assert build_request(post, {"memberNo": "M-1"}, base_url=BASE).method == "POST"

@@ -36,7 +36,6 @@ from qlab.execute.checks import (
     status_range,
 )
 from qlab.execute.response import InvalidJSON, ResponseView
-from qlab.memo import ByIdentity
 from qlab.project.model import Assertion
 from qlab.results import AssertionResult
 
@@ -129,23 +128,12 @@ def names(stage: str | None = None) -> tuple[str, ...]:
     return tuple(sorted(n for n, k in _types().items() if stage is None or k.stage == stage))
 
 
-# assertion object -> its argument problems, bounded: a suite's shared assertions stay in it, while a run whose
-# cases each carry their own (one entry per case) and the runs of one process no longer pile up in it
-_PROBLEMS: ByIdentity[list[str]] = ByIdentity(1024)
-
-
-def _problems(kind: AssertionType, assertion: Assertion) -> list[str]:
-    """``kind.problems`` once per assertion object (a suite checks the same assertions for many cases)."""
-    found = _PROBLEMS.find(assertion)
-    return found if found is not None else _PROBLEMS.keep(assertion, kind.problems(assertion.args))
-
-
 def evaluate(assertion: Assertion, response: ResponseView) -> AssertionResult:
     """Run one assertion; a non-JSON body, a bad JSONPath or bad arguments become a failed result, never an
     exception."""
     try:
         kind = get(assertion.type)
-        problems = _problems(kind, assertion)
+        problems = kind.problems(assertion.args)
         if problems:
             return AssertionResult(
                 assertion.type, False, f"{assertion.type}: invalid arguments: {'; '.join(problems)}"

@@ -24,7 +24,6 @@ from qlab import jsonpath
 from qlab.collection.model import Tool
 from qlab.engine.types import PlanStep
 from qlab.errors import InputError
-from qlab.memo import ByIdentity
 
 BodyKind = Literal["none", "json", "form", "multipart", "text"]
 _CAPTURE = re.compile(r"\$\{captures\.([A-Za-z0-9_.\-]+)\}")
@@ -205,18 +204,10 @@ def build_request(
     )
 
 
-# tool object -> (its method, its required body fields); bounded so that the collections of many runs in one
-# process are not held
-_SHAPES: ByIdentity[tuple[str, tuple[str, ...]]] = ByIdentity(4096)
-
-
 def _shape(tool: Tool) -> tuple[str, tuple[str, ...]]:
-    """(upper-case method, required body fields) of a tool, worked out once per tool object."""
-    known = _SHAPES.find(tool)
-    if known is None:
-        required = tuple(p.name for p in tool.parameters if p.location == "body" and p.required)
-        known = _SHAPES.keep(tool, ((tool.method or "").upper(), required))
-    return known
+    """(upper-case method, required body fields) of a tool."""
+    required = tuple(p.name for p in tool.parameters if p.location == "body" and p.required)
+    return (tool.method or "").upper(), required
 
 
 def raw_request(
