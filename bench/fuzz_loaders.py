@@ -14,7 +14,7 @@ Targets (each input is the raw bytes of one file):
 - ``case``: ``load_project`` with the input as a case file of a minimal project (YAML, JSON and JSONL in turn);
 - ``spec``: ``qlab.collection.openapi.load_tools`` with the input as an OpenAPI/Swagger document (YAML or JSON).
 
-The property is the README's: a document gives a model, or a ``qlab.errors.InputError`` (exit 2) whose message
+The property is the README's: a document gives a model, or a ``qlab.contracts.errors.InputError`` (exit 2) whose message
 names the file. Anything else (RecursionError, TypeError, KeyError, an InputError without the file name, ...)
 is a finding: libFuzzer stops and saves the input as ``.qlab/fuzz-crashes/<target>-crash-<sha1>``. The seed corpus is the demo project's
 qlab.yaml, case files and openapi.yaml, with a dictionary of YAML/JSON/OpenAPI tokens. Results of the runs so
@@ -34,7 +34,7 @@ except ImportError:  # pragma: no cover - a bench, run by hand
 
 with atheris.instrument_imports(include=["qlab"]):
     from qlab.collection.openapi import load_tools
-    from qlab.errors import InputError
+    from qlab.contracts.errors import InputError
     from qlab.project import load_project
     from qlab.project.scaffold import demo_files
     from qlab.project.yamlio import parse_yaml

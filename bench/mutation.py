@@ -48,7 +48,7 @@ EXECUTE_TESTS = ("tests/execute", "tests/stages/test_execute.py")
 GATE_TESTS = ("tests/run/test_gates.py", "tests/docs/test_decision.py", "tests/run/test_runner.py")
 PROMOTION_TESTS = (
     "tests/governance/promotion",
-    "tests/test_changes.py",
+    "tests/contracts/test_changes.py",
     "tests/governance/test_real_artifacts.py",
     "tests/commands/test_promote.py",
 )
@@ -56,12 +56,12 @@ PROMOTION_TESTS = (
 MODULES: dict[str, Target] = {
     "execute/safety": Target("execute/safety.py", EXECUTE_TESTS),
     "execute/auth": Target("execute/auth.py", (*EXECUTE_TESTS, "tests/reliability/test_secret_canaries.py")),
-    "execute/client": Target("execute/client.py", (*EXECUTE_TESTS, "tests/test_http.py")),
+    "execute/client": Target("execute/client.py", (*EXECUTE_TESTS, "tests/adapters/test_http.py")),
     "execute/credentials": Target(
         "execute/credentials.py", (*EXECUTE_TESTS, "tests/reliability/test_secret_canaries.py")
     ),
     "scrub": Target(
-        "scrub.py",
+        "adapters/scrub.py",
         (
             "tests/execute/test_scrub.py",
             "tests/reliability/test_secret_canaries.py",
@@ -87,7 +87,7 @@ MODULES: dict[str, Target] = {
     "promotion/checks": Target("governance/promotion/checks.py", PROMOTION_TESTS),
     "promotion/compare": Target("governance/promotion/compare.py", PROMOTION_TESTS),
     "promotion/changes": Target("governance/promotion/changes.py", PROMOTION_TESTS),
-    "changes": Target("changes.py", ("tests/test_changes.py", *PROMOTION_TESTS)),
+    "changes": Target("contracts/changes.py", ("tests/contracts/test_changes.py", *PROMOTION_TESTS)),
     "collection/readiness": Target(
         "collection/readiness.py",
         (
@@ -97,11 +97,12 @@ MODULES: dict[str, Target] = {
             "tests/stages/test_build.py",
         ),
     ),
-    "atomic": Target("atomic.py", ("tests/test_atomic.py", "tests/run/test_outputs.py")),
-    "run/outputs": Target("run/outputs.py", ("tests/run/test_outputs.py", "tests/test_atomic.py")),
+    "atomic": Target("adapters/atomic.py", ("tests/adapters/test_atomic.py", "tests/run/test_outputs.py")),
+    "run/outputs": Target("run/outputs.py", ("tests/run/test_outputs.py", "tests/adapters/test_atomic.py")),
     "report/junit": Target("report/junit.py", ("tests/report/test_junit.py",)),
     "metrics": Target(
-        "metrics.py", ("tests/test_metrics.py", "tests/run/test_gates.py", "tests/docs/test_decision.py")
+        "contracts/metrics.py",
+        ("tests/contracts/test_metrics.py", "tests/run/test_gates.py", "tests/docs/test_decision.py"),
     ),
     "engine/index": Target(
         "engine/index.py",

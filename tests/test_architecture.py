@@ -185,22 +185,27 @@ def test_no_import_cycles() -> None:
 def test_an_upward_import_is_caught() -> None:
     layers = read_layers(
         "| layer | modules | may import |\n|---|---|---|\n"
-        "| contracts | `errors.py`, `run/options.py` | contracts |\n| run | `run/` | contracts |\n"
+        "| contracts | `contracts/`, `run/options.py` | contracts |\n| run | `run/` | contracts |\n"
         "| cli | `cli.py` | everything |\n"
     )
     files = {
-        "qlab.errors": PACKAGE / "errors.py",
+        "qlab.contracts.errors": PACKAGE / "contracts" / "errors.py",
         "qlab.run.gates": PACKAGE / "run" / "gates.py",
         "qlab.run.options": PACKAGE / "run" / "options.py",
         "qlab.cli": PACKAGE / "cli.py",
     }
     edges = {
-        "qlab.errors": {"qlab.run.gates"},  # up: refused
-        "qlab.run.gates": {"qlab.errors", "qlab.run.options"},  # down, and a file named in a lower row
-        "qlab.run.options": {"qlab.errors"},
+        "qlab.contracts.errors": {"qlab.run.gates"},  # up: refused
+        "qlab.run.gates": {
+            "qlab.contracts.errors",
+            "qlab.run.options",
+        },  # down, and a file named in a lower row
+        "qlab.run.options": {"qlab.contracts.errors"},
         "qlab.cli": {"qlab.run.gates"},  # everything
     }
-    assert violations(files, edges, layers) == ["qlab.errors (contracts) imports qlab.run.gates (run)"]
+    assert violations(files, edges, layers) == [
+        "qlab.contracts.errors (contracts) imports qlab.run.gates (run)"
+    ]
 
 
 def test_a_cycle_is_caught() -> None:
@@ -221,9 +226,9 @@ def test_the_three_former_cycles_stay_broken(source: str) -> None:
     assert partner not in edges[source]
 
 
-def test_the_top_level_keeps_contracts_and_adapters_only() -> None:
+def test_the_top_level_keeps_the_version_and_the_entry_points_only() -> None:
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
     rows = {layer.name: layer for layer in LAYERS}
     allowed = {p for name in ("contracts", "adapters", "cli") for p in rows[name].paths if "/" not in p}
     assert set(top) <= allowed, sorted(set(top) - allowed)
-    assert len(top) <= 19, top  # the contracts and adapters every layer shares, the CLI entry points
+    assert len(top) <= 4, top  # the version, the CLI entry points and the public API: the rest is in packages

@@ -36,7 +36,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 def test_import_qlab_loads_the_version_and_the_errors_only() -> None:
     code = "import json, sys\nimport qlab\nprint(json.dumps(sorted(m for m in sys.modules if m.startswith('qlab'))))"
-    assert json.loads(run_fresh(code)) == ["qlab", "qlab.errors", "qlab.version"]
+    assert json.loads(run_fresh(code)) == ["qlab", "qlab.contracts", "qlab.contracts.errors", "qlab.version"]
 
 
 def test_the_library_page_names_every_export() -> None:

@@ -28,7 +28,7 @@ def test_httpbin_fixture(httpbin_url: str) -> None:
 def test_the_console_entry_flushes_everything_and_keeps_the_exit_code() -> None:
     """``python -m qlab`` ends with ``os._exit`` (no interpreter teardown): a large piped output still arrives
     whole, and the exit code and error text are those of ``main``."""
-    from qlab.resources import load_schema
+    from qlab.contracts.resources import load_schema
 
     out = subprocess.run([sys.executable, "-m", "qlab", "schema", "result"], capture_output=True, text=True)
     assert out.returncode == 0 and len(out.stdout) > 20_000

@@ -10,7 +10,7 @@ names are imported on first use.
 import importlib as _importlib
 import typing as _typing
 
-from qlab.errors import ConfigError, DependencyError, InputError, QlabError, UsageError
+from qlab.contracts.errors import ConfigError, DependencyError, InputError, QlabError, UsageError
 from qlab.version import __version__
 
 if _typing.TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The command line: parse options, call the library, render, map to an exit code. Nothing else.
 
 Subcommands live in ``qlab.commands.<name>`` and are imported only when invoked, so ``qlab --version`` stays
-fast (no httpx, no jsonschema). Exit codes are decided in ``main`` from the error tree in ``qlab.errors``.
+fast (no httpx, no jsonschema). Exit codes are decided in ``main`` from the error tree in ``qlab.contracts.errors``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import click
 
-from qlab import scrub
+from qlab.adapters import scrub
 from qlab.commands import _timings as timings
-from qlab.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError, Terminated
+from qlab.contracts.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, QlabError, Terminated
 from qlab.version import __version__
 
 # "file:line:col: message", the form of every located message (a file name without ":" and a 1-based position)
@@ -83,7 +83,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Maps every outcome to the documented exit code; no traceback reaches the user, and no secret
-    the command learnt reaches the console (``qlab.scrub.console``)."""
+    the command learnt reaches the console (``qlab.adapters.scrub.console``)."""
     timings.mark("cli")
     with _sigterm_as_interrupt() as terminated, scrub.console(), _rare_full_collections():
         code = _main(argv)
@@ -168,7 +168,7 @@ def _annotate(exc: QlabError) -> None:
     from pathlib import Path
 
     from qlab.commands.render import workspace
-    from qlab.errors import ConfigError
+    from qlab.contracts.errors import ConfigError
 
     if isinstance(exc, ConfigError):
         items = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qlab.collection.aliases import apply_aliases, load_aliases, unknown_ids
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 from .helpers import tool
 

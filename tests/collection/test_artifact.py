@@ -12,7 +12,7 @@ from qlab.collection import artifact
 from qlab.collection.builder import build_collection
 from qlab.collection.openapi import load_tools
 from qlab.collection.refs import MergedSchema, NamedSchema
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 
 from .helpers import DEMO_SPEC, ROOT, config, openapi, swagger
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from qlab.collection import build_collection
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Source
 
 from .helpers import DEMO_SPEC, FIXTURES, config, openapi, swagger, write_json

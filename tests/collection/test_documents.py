@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qlab.collection import documents
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 
 def test_yaml_keys_are_strings_and_dates_stay_strings(tmp_path: Path) -> None:

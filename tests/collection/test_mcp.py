@@ -12,7 +12,7 @@ import pytest
 
 from qlab.collection.mcp import SOURCE, mutation_of
 from qlab.collection.model import MutationClass
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Origin, Source
 
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"

@@ -9,7 +9,7 @@ import pytest
 
 from qlab.collection.model import MutationClass
 from qlab.collection.openapi import load_tools
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 from .helpers import DEMO_SPEC, FIXTURES, get_op, spec, write_json
 

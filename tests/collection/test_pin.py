@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from qlab.collection.pin import pin_spec, schemes_of, servers_of
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 SPEC = """openapi: 3.0.3
 info: {title: Pets, version: '2'}

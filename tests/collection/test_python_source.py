@@ -8,7 +8,7 @@ import pytest
 
 from qlab.collection.model import MutationClass, Tool
 from qlab.collection.python_source import SOURCE
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Source
 
 from .helpers import FIXTURES

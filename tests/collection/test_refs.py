@@ -19,7 +19,7 @@ from qlab.collection.refs import (
     NamedSchema,
     Resolver,
 )
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 from .helpers import get_op, spec, write_json
 

@@ -12,9 +12,9 @@ from qlab.collection.mcp import SOURCE as MCP
 from qlab.collection.openapi import SOURCE as OPENAPI
 from qlab.collection.python_source import SOURCE as PYTHON
 from qlab.collection.sources import get_source
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
+from qlab.contracts.resources import load_schema
 from qlab.project.model import Origin, Source
-from qlab.resources import load_schema
 
 
 def test_every_kind_of_the_config_model_has_a_source() -> None:

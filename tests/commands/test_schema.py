@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from qlab import resources
 from qlab.cli import main
+from qlab.contracts import resources
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from qlab import metrics
+from qlab.contracts import metrics
 from qlab.report import derive
 from qlab.run import gates
 from qlab.run.gates import GateSpec

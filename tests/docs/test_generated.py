@@ -12,12 +12,13 @@ import jsonschema
 import pytest
 import yaml
 
-from qlab import docs, errors, reasons
+from qlab import docs
+from qlab.contracts import errors, reasons
+from qlab.contracts.resources import load_schema
 from qlab.docs import cases_doc, exit_codes_doc, reasons_doc, schema_md
 from qlab.docs.__main__ import main as docs_main
 from qlab.engine import types as engine_types
 from qlab.execute import assertions
-from qlab.resources import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

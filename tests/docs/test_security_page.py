@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from qlab.resources import load_schema
+from qlab.contracts.resources import load_schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGE = (DOCS / "security.md").read_text(encoding="utf-8")

@@ -13,9 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from qlab import metrics
 from qlab.cli import main
-from qlab.resources import load_schema
+from qlab.contracts import metrics
+from qlab.contracts.resources import load_schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import servers

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from qlab.cli import main
-from qlab.resources import load_schema
+from qlab.contracts.resources import load_schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import servers

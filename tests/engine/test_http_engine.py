@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from qlab.contracts.errors import InputError
 from qlab.engine import wire
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.http_engine import HttpEngine
-from qlab.errors import InputError
 from qlab.project.model import EngineConfig
 from qlab.project.schemas import validate
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from qlab.collection.model import Collection
+from qlab.contracts.errors import EXIT_INPUT, InputError
 from qlab.engine import registry, semantic
-from qlab.errors import EXIT_INPUT, InputError
 from qlab.project.model import EngineConfig
 
 from .helpers import tool

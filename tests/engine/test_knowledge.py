@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from qlab.contracts.errors import QlabError
 from qlab.engine.knowledge import Knowledge, KnowledgeEngine, load_knowledge, with_knowledge
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.errors import QlabError
 
 
 class Recorder:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from qlab.contracts.errors import InputError
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.llm import Candidate, LLMClient, parse_target
 from qlab.engine.types import LLM_TARGET_KEPT, LLM_TARGET_OVERRIDDEN
-from qlab.errors import InputError
 from qlab.project.model import LLMConfig
 
 from .helpers import demo_collection

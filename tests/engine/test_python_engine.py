@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from qlab.contracts.errors import InputError
 from qlab.engine.python_engine import make_python_engine
 from qlab.engine.registry import make_engine
-from qlab.errors import InputError
 from qlab.project.model import EngineConfig
 
 from .helpers import ROOT, collection

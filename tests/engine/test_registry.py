@@ -7,13 +7,13 @@ from typing import get_args, get_type_hints
 
 import pytest
 
+from qlab.contracts.errors import InputError
+from qlab.contracts.resources import load_schema
 from qlab.engine import registry
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.http_engine import HttpEngine
 from qlab.engine.llm import LLMClient
-from qlab.errors import InputError
 from qlab.project.model import EngineConfig, LLMConfig
-from qlab.resources import load_schema
 
 from .helpers import collection
 

@@ -7,11 +7,11 @@ from typing import Any
 import jsonschema
 import pytest
 
+from qlab.contracts.errors import InputError
+from qlab.contracts.resources import load_schema
 from qlab.engine import wire
 from qlab.engine.builtin import BuiltinEngine
-from qlab.errors import InputError
 from qlab.project.schemas import validate
-from qlab.resources import load_schema
 
 from .helpers import demo_collection
 

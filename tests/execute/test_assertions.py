@@ -6,10 +6,10 @@ from typing import Any
 import pytest
 
 from execute.factory import a, demo_tools, tool
-from qlab.errors import InputError
+from qlab.adapters.http import Headers
+from qlab.contracts.errors import InputError
 from qlab.execute import assertions
 from qlab.execute.assertions import ASSERTIONS, ResponseView, evaluate, names
-from qlab.http import Headers
 
 BODY = {
     "data": [

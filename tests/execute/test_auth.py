@@ -362,7 +362,7 @@ def test_on_windows_the_token_command_runs_through_cmd(monkeypatch: pytest.Monke
 def test_the_token_endpoint_is_given_30_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule: qlab's own client for the token request waits 30 s at most (a hung endpoint is a failure, not a
     hung run), and is closed after it."""
-    from qlab import http
+    from qlab.adapters import http
 
     made: list[httpx.Client] = []
     real = http.make_client

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from qlab import http
+from qlab.adapters import http
 from qlab.execute.client import (
     Exchange,
     Redirects,

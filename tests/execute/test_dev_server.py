@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import servers
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.execute.server import answers, argv_of, dev_server
 from qlab.project.model import ServerConfig
 

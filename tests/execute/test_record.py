@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 
 from execute.factory import case, config, context, env, plan, step, tool
+from qlab.contracts.results import CaseResult
 from qlab.execute.client import make_run_client
 from qlab.project.model import ClaimsCheck
-from qlab.results import CaseResult
 from qlab.run.scorecard import case_metrics
 from qlab.stages.execute import run
 

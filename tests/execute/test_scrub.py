@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.engine.types import SearchRow
-from qlab.results import to_json
-from qlab.scrub import (
+from qlab.adapters.scrub import (
     REDACTED,
     Leak,
     Scrubber,
@@ -21,6 +19,8 @@ from qlab.scrub import (
     truncate,
     watch_console,
 )
+from qlab.contracts.results import to_json
+from qlab.engine.types import SearchRow
 
 TOKEN = "tok-CANARY-9f8e7d"
 
@@ -99,7 +99,7 @@ def test_scalar_values_under_secret_keys_are_redacted() -> None:
 def test_find_leaks_reads_in_blocks_and_finds_a_secret_across_a_block_boundary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("qlab.scrub.SCAN_BLOCK", 8)
+    monkeypatch.setattr("qlab.adapters.scrub.SCAN_BLOCK", 8)
     path = tmp_path / "result.json"
     for start in range(0, 20):  # the secret at every offset against the 8-byte blocks
         path.write_bytes(b"x" * start + b"tok-SECRET-123" + b"y" * 9)
@@ -165,8 +165,8 @@ def test_the_console_is_scrubbed_line_by_line(capsys: pytest.CaptureFixture[str]
 
 # ----------------------------------------------------------------------------------- each rule at its edge
 
-from qlab import scrub as scrub_module  # noqa: E402
-from qlab.scrub import normalize_key, secret_parts, secret_variants  # noqa: E402
+from qlab.adapters import scrub as scrub_module  # noqa: E402
+from qlab.adapters.scrub import normalize_key, secret_parts, secret_variants  # noqa: E402
 
 
 def test_every_secret_of_a_set_is_redacted_not_only_the_last() -> None:
@@ -544,7 +544,7 @@ def test_find_leaks_of_no_secrets_and_of_a_secret_one_byte_into_a_block(
 ) -> None:
     """Rule: blocks overlap by the longest form less one byte, exactly enough for a secret with one byte left
     in the previous block; a scan for no secret finds nothing (and does not fail)."""
-    monkeypatch.setattr("qlab.scrub.SCAN_BLOCK", 16)
+    monkeypatch.setattr("qlab.adapters.scrub.SCAN_BLOCK", 16)
     path = tmp_path / "log.txt"
     secret = "SECR1"  # 5 bytes, no character to escape: every form is the raw one
     assert secret_variants(secret) == {secret}
@@ -594,7 +594,7 @@ def test_the_console_writes_each_complete_line_at_once() -> None:
     is written, and holds only the unfinished rest; it is a terminal exactly when the stream it wraps is."""
     import io
 
-    from qlab.scrub import ScrubbedStream
+    from qlab.adapters.scrub import ScrubbedStream
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

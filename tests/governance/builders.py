@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from qlab.contracts.results import to_json
 from qlab.engine.types import SearchRow
-from qlab.results import to_json
 
 
 def search_case(

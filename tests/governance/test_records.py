@@ -101,7 +101,7 @@ def test_a_record_file_is_read_without_a_digest(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_name_from_a_record_stays_inside_its_folder(tmp_path: Path) -> None:
-    from qlab.errors import InputError
+    from qlab.contracts.errors import InputError
     from qlab.governance.records import inside
 
     folder = tmp_path / "gates" / "proposals"

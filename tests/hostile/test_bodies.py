@@ -20,7 +20,7 @@ import yaml
 from hostile.project import MEMORY_BOUND_MIB, api_project, github_output, run, spec_project
 from hostile.server import HostileServer
 from hostile.specs import SPECS, write_local
-from qlab import http
+from qlab.adapters import http
 from reliability.project import Op, reasons
 
 MCP_SERVER = Path(__file__).with_name("mcp_server.py")

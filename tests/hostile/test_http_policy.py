@@ -1,4 +1,4 @@
-"""Rule: one HTTP client policy everywhere — every request goes through ``qlab.http`` (httpx): no proxy from
+"""Rule: one HTTP client policy everywhere — every request goes through ``qlab.adapters.http`` (httpx): no proxy from
 ``HTTP_PROXY``/``HTTPS_PROXY``/``ALL_PROXY``, no credential from ``.netrc``, no redirect followed without a check.
 That includes the dev server's health poll, the pre-run probes and spec fetches.
 
@@ -59,12 +59,12 @@ def test_no_request_takes_a_proxy_or_a_netrc_credential_from_the_environment(
 
 def test_only_the_http_module_imports_an_http_client() -> None:
     """urllib.request (but for its path helpers), http.client, httpx, httpcore and requests are imported by
-    ``qlab/http.py`` alone."""
+    ``qlab/adapters/http.py`` alone."""
     clients = {"urllib.request", "http.client", "httpx", "httpcore", "requests", "urllib3", "aiohttp"}
     paths_only = {"url2pathname", "pathname2url"}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name == "http.py" and path.parent == PACKAGE:
+        if path.name == "http.py" and path.parent == PACKAGE / "adapters":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):

@@ -15,7 +15,7 @@ import pytest
 
 from hostile.project import api_project, run
 from hostile.server import JSON_VALUES, HostileServer
-from qlab import strictjson
+from qlab.adapters import strictjson
 from reliability.project import Op, reasons
 
 SAID = {

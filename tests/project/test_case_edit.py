@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.project.case_edit import set_case_field
 from qlab.project.files import display_path, read_document
 from qlab.project.model import Case, Origin

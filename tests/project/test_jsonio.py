@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from qlab.errors import ConfigError
+from qlab.contracts.errors import ConfigError
 from qlab.project.jsonio import parse_json, parse_jsonl
 
 

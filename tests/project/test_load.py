@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import ConfigError, InputError
+from qlab.contracts.errors import ConfigError, InputError
 from qlab.project import CaseFile, Project, find_config, load_project, resolve
 from qlab.project.model import Guard, StopCondition, Threshold
 
@@ -279,7 +279,7 @@ def test_resolve(project: Project) -> None:
 def test_identity_fields_are_sensitive_unless_kept(tmp_path: Path) -> None:
     """Identity-like fields are sensitive in every output by default, with each environment's own fields, in every
     environment; ``output.identity_fields: kept`` leaves the identity fields out (and nothing else)."""
-    from qlab.scrub import IDENTITY_FIELDS
+    from qlab.adapters.scrub import IDENTITY_FIELDS
 
     shutil.copy(DEMO, tmp_path / "api.yaml")
     base = (
@@ -304,8 +304,8 @@ def test_identity_fields_are_sensitive_unless_kept(tmp_path: Path) -> None:
 
 
 def test_the_config_reference_lists_every_identity_field() -> None:
+    from qlab.adapters.scrub import IDENTITY_FIELDS
     from qlab.project.schemas import load_schema
-    from qlab.scrub import IDENTITY_FIELDS
 
     described = load_schema("config")["properties"]["output"]["properties"]["identity_fields"]["description"]
     assert all(f"{field}," in described or f"{field}." in described for field in IDENTITY_FIELDS)

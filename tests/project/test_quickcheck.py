@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qlab.contracts.resources import load_schema
 from qlab.project import schemas
 from qlab.project.files import read_document
 from qlab.project.quickcheck import compile_schema
-from qlab.resources import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE_SCHEMA = load_schema("case")

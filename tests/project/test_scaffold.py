@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
+from qlab.contracts.resources import demo_asset
 from qlab.project import scaffold
-from qlab.resources import demo_asset
 
 ROOT = Path(__file__).resolve().parents[2]
 SCAFFOLD = ROOT / "runner" / "qlab" / "project" / "scaffold"

@@ -12,9 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from qlab.contracts.resources import load_schema
 from qlab.project import model
 from qlab.project.schemas import validate
-from qlab.resources import load_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = {
@@ -197,7 +197,7 @@ def test_unknown_definition() -> None:
 
 
 def _case_items() -> Iterator[Any]:
-    from qlab.errors import ConfigError
+    from qlab.contracts.errors import ConfigError
     from qlab.project.files import read_document
 
     folders = [ROOT / "gates", ROOT / "tests" / "fixtures"]

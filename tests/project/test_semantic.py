@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import ConfigError
+from qlab.contracts.errors import ConfigError
 from qlab.project import load_project
 from qlab.project.semantic_config import MODE_REACH
 

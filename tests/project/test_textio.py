@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import ConfigError
+from qlab.contracts.errors import ConfigError
 from qlab.project.textio import decode_text, read_bytes, read_text
 
 

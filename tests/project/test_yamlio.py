@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qlab.errors import ConfigError
+from qlab.contracts.errors import ConfigError
 from qlab.project.yamlio import dump_scalar, parse_yaml
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from execute.factory import a, case, config, context, env, plan, step, tool
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Case
-from qlab.results import CaseResult
 from qlab.stages.base import StageReport
 from qlab.stages.execute import run
 from reliability.project import Op, fault_server_env, qlab, reasons, result_cases, write_project

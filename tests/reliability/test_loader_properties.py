@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qlab.cli import main
-from qlab.errors import ConfigError, InputError
+from qlab.contracts.errors import ConfigError, InputError
 from qlab.project import load_project
 from qlab.project.load import Project
 from qlab.project.model import Config

@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 import pytest
 
-from qlab.scrub import find_leaks, secret_variants
+from qlab.adapters.scrub import find_leaks, secret_variants
 from reliability.project import Finished, Op, fault_server_env, qlab, result_cases, write_project
 from reliability.servers_faults import FaultServer, Secrets
 from servers import HopServer, free_port

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from qlab.cli import main
 from qlab.collection.model import Tool
 from qlab.collection.openapi import load_tools
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.project.scaffold import demo_files
 from reliability.generators import (
     BYTES,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 import artifact_samples as samples
-from qlab.reasons import REASONS
+from qlab.contracts.reasons import REASONS
 from qlab.report import derive
 
 

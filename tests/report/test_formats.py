@@ -6,7 +6,7 @@ import pytest
 
 import artifact_samples as samples
 from qlab import report
-from qlab.errors import UsageError
+from qlab.contracts.errors import UsageError
 
 
 def test_known_formats_render() -> None:

@@ -286,7 +286,7 @@ def test_case_text_says_how_to_fix_where_and_what_the_stage_saw() -> None:
         target_selector={"selected_target": "getB", "llm_target": None, "reason_codes": ["selected_top_rank"]},
     )  # fmt: skip
     text = _testcase(junit.render(case, hostname="h")).find("failure").text  # type: ignore[union-attr]
-    from qlab.reasons import hint
+    from qlab.contracts.reasons import hint
 
     assert text == "\n".join([
         "select: wrong_target_selected: picked getB",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab.collection.model import Collection, Tool
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import (
@@ -37,7 +38,6 @@ from qlab.project.model import (
     Suite,
     Threshold,
 )
-from qlab.results import CaseResult
 from qlab.run import prerun
 from qlab.run.options import RunOptions, Seams
 from qlab.stages.base import GuardResult, StageReport, StopHit

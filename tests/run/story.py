@@ -27,8 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Case, Suite
-from qlab.results import CaseResult
 from qlab.run.artifact import read, write
 from qlab.run.merge import merge
 from qlab.run.runner import run

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import artifact_samples as samples
+from qlab.contracts.errors import InputError
 from qlab.engine.types import SearchRow
-from qlab.errors import InputError
 from qlab.run import artifact
 
 

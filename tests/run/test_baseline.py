@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import servers
-from qlab import http
+from qlab.adapters import http
 from qlab.run.baseline import probe
 
 

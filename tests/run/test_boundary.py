@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import SearchRow
-from qlab.results import CaseResult
 from qlab.run import boundary
 from run import fakes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Gate, Guard
-from qlab.results import CaseResult
 from qlab.run.boundary import claims_checks
 from run import fakes as f
 

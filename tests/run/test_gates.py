@@ -149,7 +149,7 @@ def _x(case_id: str, suite: str = "r", status: str = "passed", **kw: Any) -> dic
 def _judge(
     spec: GateSpec, cases: list[dict[str, Any]], rules: dict[str, gates.SuiteRule] | None = None, **kw: Any
 ) -> dict[str, Any]:
-    from qlab import metrics
+    from qlab.contracts import metrics
 
     suite_metrics = {
         s: metrics.case_metrics([c for c in cases if c["suite"] == s]) for s in {c["suite"] for c in cases}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Case, Suite
-from qlab.results import CaseResult
 from qlab.run.lanes import Lanes
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext

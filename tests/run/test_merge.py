@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.run import merge as m
 from qlab.run.runner import run
 from qlab.run.shard import ShardSpec, case_manifest, selection_fingerprint

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from qlab.errors import SpecFetchError
+from qlab.contracts.errors import SpecFetchError
+from qlab.contracts.results import to_json
 from qlab.project.model import Environment
 from qlab.report import junit
-from qlab.results import to_json
 from qlab.run import guards
 from qlab.run.artifact import read, write
 from qlab.run.merge import merge

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from qlab.atomic import write_atomic
+from qlab.adapters.atomic import write_atomic
+from qlab.adapters.scrub import SecretSet, find_leaks
+from qlab.contracts.errors import InputError
 from qlab.engine.types import SearchRow
-from qlab.errors import InputError
 from qlab.run import outputs
 from qlab.run.outputs import SETS, OutputPaths, prepare, release, stage_outputs, temp_paths, write_outputs
-from qlab.scrub import SecretSet, find_leaks
 
 
 def _artifact(tag: str, *, secret: str = "") -> dict[str, Any]:

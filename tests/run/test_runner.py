@@ -12,10 +12,10 @@ import pytest
 
 import servers
 from qlab.collection.model import Collection, Tool
+from qlab.contracts.errors import InputError
+from qlab.contracts.resources import load_schema
 from qlab.engine.types import Plan, PlanStep, SearchResult, SearchRow, Selection
-from qlab.errors import InputError
 from qlab.project.model import Budget, Environment, Gate, Guard, ServerConfig, StopCondition, Suite, Threshold
-from qlab.resources import load_schema
 from qlab.run.options import RunOptions, Seams
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
@@ -556,7 +556,7 @@ def test_a_case_failing_at_an_earlier_stage_counts_against_its_own_suites_gate(t
 
 def test_an_llm_endpoint_that_is_down_is_an_error_never_a_block(tmp_path: Path) -> None:
     """Was: an LLM endpoint that is down gave 11 case errors and exit 1 "blocked"."""
-    from qlab.errors import DependencyError
+    from qlab.contracts.errors import DependencyError
     from qlab.stages.engine_calls import call
 
     def select(ctx: Any, cases: Any, results: Any) -> StageReport:
@@ -589,7 +589,7 @@ def test_an_llm_endpoint_that_is_down_is_an_error_never_a_block(tmp_path: Path) 
 
 @pytest.mark.parametrize("fault", ["environment", "spec"])
 def test_a_dependency_down_before_the_run_is_an_error_and_no_case_runs(tmp_path: Path, fault: str) -> None:
-    from qlab.errors import SpecFetchError
+    from qlab.contracts.errors import SpecFetchError
 
     execute = f.FakeExecute()
     kw: dict[str, Any] = {"execute": execute}

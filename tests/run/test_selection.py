@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import InputError, UsageError
+from qlab.contracts.errors import InputError, UsageError
 from qlab.run.selection import SelectionSpec, is_empty_ok, select
 from run import fakes as f
 

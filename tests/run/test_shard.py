@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab.errors import InputError, UsageError
+from qlab.contracts.errors import InputError, UsageError
 from qlab.run.shard import ShardSpec, assign, durations_of, load_durations, partition, selection_fingerprint
 
 

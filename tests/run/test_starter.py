@@ -15,7 +15,7 @@ import pytest
 
 import servers
 from qlab.cli import main
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project import load_project
 from qlab.run.starter import init_from_openapi
 

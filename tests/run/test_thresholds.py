@@ -17,7 +17,7 @@ def _blocks(cases: int, failing: int, recorded: float, value: float) -> bool:
 @pytest.mark.parametrize("cases", [*range(1, 120), 999, 1004, 1123, 1999, 20000])
 def test_a_share_holds_on_the_run_that_measured_it_and_one_case_less_blocks(cases: int) -> None:
     for hits in range(cases + 1) if cases < 2000 else range(cases - 60, cases + 1):
-        recorded = round(hits / cases, 6)  # as qlab.metrics records a rate
+        recorded = round(hits / cases, 6)  # as qlab.contracts.metrics records a rate
         threshold = share("hit_at_k", recorded, cases=cases, failing=cases - hits)
         value = float(threshold.value)
         assert not _blocks(cases, cases - hits, recorded, value), (cases, hits, threshold)

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.helpers import demo_collection
 from qlab.collection.model import Collection
+from qlab.contracts.results import CaseResult
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.project.model import (
@@ -21,7 +22,6 @@ from qlab.project.model import (
     Origin,
     Suite,
 )
-from qlab.results import CaseResult
 from qlab.stages.context import RunContext
 
 DEMO = demo_collection()

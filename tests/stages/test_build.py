@@ -18,7 +18,7 @@ from collection.helpers import (
     swagger,
     write_json,
 )  # tests/ is on sys.path
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import AuthProfile, Gate, StopCondition
 from qlab.stages.build import run_build
 

@@ -36,9 +36,9 @@ def _raise(exc: Exception) -> Any:
 
 
 def test_a_dependency_that_does_not_answer_is_its_reason_not_an_engine_error() -> None:
-    from qlab.errors import DependencyError, InputError
-    from qlab.reasons import is_infrastructure
-    from qlab.results import CaseResult
+    from qlab.contracts.errors import DependencyError, InputError
+    from qlab.contracts.reasons import is_infrastructure
+    from qlab.contracts.results import CaseResult
     from qlab.stages.engine_calls import call
 
     down = CaseResult("p1", "plan_e2e", "plan")

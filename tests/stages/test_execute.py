@@ -14,12 +14,12 @@ import pytest
 
 import servers
 from execute.factory import FakeEngine, a, case, config, context, demo_tools, env, param, plan, step, tool
+from qlab.adapters.scrub import find_leaks
 from qlab.collection.model import MutationClass, Tool
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan
 from qlab.execute.client import make_run_client
 from qlab.project.model import AuthProfile, Capture, Case, CleanupStep, Environment, Guard
-from qlab.results import CaseResult
-from qlab.scrub import find_leaks
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext
 from qlab.stages.execute import _resolver, run
@@ -245,8 +245,8 @@ def test_dev_server_started_by_the_stage(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_a_dev_server_that_does_not_start_is_an_infrastructure_fault(tmp_path: Path) -> None:
     """Every case of its environment errs with ``dev_server_failed`` (ERROR for the run, never BLOCK)."""
+    from qlab.contracts.reasons import is_infrastructure
     from qlab.project.model import ServerConfig
-    from qlab.reasons import is_infrastructure
 
     port = servers.free_port()
     server = ServerConfig(

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from qlab import metrics, resultschema
+from qlab.contracts import metrics, resultschema
+from qlab.contracts.results import json_form
 from qlab.engine.builtin import BuiltinEngine
 from qlab.engine.types import SearchResult, SearchRow
-from qlab.results import json_form
 from qlab.stages import search
 
 from .engine_stages import DEMO, Counting, case, context, results_for

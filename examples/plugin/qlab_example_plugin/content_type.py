@@ -1,7 +1,7 @@
 """The ``content_type`` assertion type: the response's media type, without parameters such as ``charset``.
 
-    assertions:
-      - {type: content_type, equals: application/json}
+assertions:
+  - {type: content_type, equals: application/json}
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from qlab.contracts.results import AssertionResult
 from qlab.execute.assertions import ResponseView
-from qlab.results import AssertionResult
 
 
 class ContentType:
@@ -20,7 +20,11 @@ class ContentType:
     schema = {  # the arguments, as qlab validate checks them (``type`` is added)
         "description": "the response's media type, without parameters such as charset.",
         "properties": {
-            "equals": {"type": "string", "minLength": 1, "description": "The media type, e.g. application/json."}
+            "equals": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The media type, e.g. application/json.",
+            }
         },
         "required": ["equals"],
     }

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection import documents
 from qlab.collection.model import Tool
-from qlab.fuzzy import did_you_mean
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from qlab.atomic import write_atomic
+from qlab.adapters.atomic import write_atomic
 from qlab.collection.model import Collection, IOContract, MutationClass, Parameter, Tool
 from qlab.collection.refs import MergedSchema, NamedParameter, NamedSchema
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 
 FORMAT = 1
 SCHEMA_ID = "https://qlab.dev/schemas/collection.schema.json"

@@ -25,7 +25,7 @@ from qlab.collection.model import Collection
 from qlab.collection.readiness import DEFAULT_THRESHOLD, Readiness, compute_readiness
 from qlab.collection.refs import MAX_NESTING
 from qlab.collection.sources import CollectionSource, Snapshot, get_source
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Config, Source
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from qlab.collection import artifact, documents
 from qlab.collection.model import Collection
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.version import __version__
 
 CACHE_FORMAT = 1

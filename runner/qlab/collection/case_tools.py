@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection import skill_bindings
 from qlab.collection.builder import build_collection
 from qlab.collection.documents import is_url
 from qlab.collection.model import Collection
-from qlab.errors import ConfigError, Diagnostic, InputError, SpecError
-from qlab.fuzzy import did_you_mean
+from qlab.contracts.errors import ConfigError, Diagnostic, InputError, SpecError
 from qlab.project.document import JsonPath
 from qlab.project.files import display_path, read_document
 from qlab.project.model import Case, Config

@@ -6,7 +6,7 @@ successful build never pays for positions).
 
 YAML goes through the project layer's reader (``qlab.project.yamlio``, the one module that imports pyyaml):
 dates stay strings and keys are strings, so every document is plain JSON data (the artifact must serialize it
-the same way every time). JSON is read strictly (``qlab.strictjson``): NaN, numbers beyond a double and lone
+the same way every time). JSON is read strictly (``qlab.adapters.strictjson``): NaN, numbers beyond a double and lone
 surrogates are refused by name, since no result file could hold them.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
+from qlab.adapters.strictjson import NotStrictJSON, json_of
 from qlab.collection.names import json_path
-from qlab.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
+from qlab.contracts.errors import ConfigError, Diagnostic, InputError, SpecError, SpecFetchError
 from qlab.project.model import Source
-from qlab.strictjson import NotStrictJSON, json_of
 
 
 def _url2pathname(path: str) -> str:
@@ -154,10 +154,10 @@ def origin_of(url: str) -> tuple[str, str, int | None]:
 def fetch(
     url: str, *, display: str | None = None, policy: ReadPolicy | None = None, root: str | None = None
 ) -> tuple[str, str]:
-    """GET ``url`` through ``qlab.http`` within the policy's cap and deadline; return (text, sha256). The
+    """GET ``url`` through ``qlab.adapters.http`` within the policy's cap and deadline; return (text, sha256). The
     policy's headers go only when ``url`` has the origin of ``root`` (the spec's own URL; default ``url``).
     Any failure is a SpecFetchError (reason ``spec_fetch_failed``: exit 2) saying what to check."""
-    from qlab import http  # httpx only when a URL is actually read
+    from qlab.adapters import http  # httpx only when a URL is actually read
 
     policy = policy or ReadPolicy()
     where = display or safe_location(url)

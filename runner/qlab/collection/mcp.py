@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.scrub import scrub_text
 from qlab.collection import documents
 from qlab.collection.documents import Document
 from qlab.collection.mcp_relay import MARK
@@ -34,9 +35,8 @@ from qlab.collection.model import MutationClass, Parameter, Tool
 from qlab.collection.refs import Resolver
 from qlab.collection.schemas import example_of
 from qlab.collection.sources import Snapshot, SourceTools
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Limits, Source
-from qlab.scrub import scrub_text
 
 LIVE_TIMEOUT_SEC = 60.0
 RELAY = Path(__file__).with_name("mcp_relay.py")

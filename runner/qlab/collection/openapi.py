@@ -37,7 +37,7 @@ from qlab.collection.operations import (
 )
 from qlab.collection.refs import Resolver
 from qlab.collection.sources import Snapshot, SourceTools
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Source
 
 SUPPORTED = "OpenAPI 3.0, OpenAPI 3.1 and Swagger 2.0"

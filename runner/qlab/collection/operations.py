@@ -14,7 +14,7 @@ from typing import Any
 from qlab.collection.model import MutationClass, Parameter, ParamLocation
 from qlab.collection.refs import NamedParameter, NamedSchema
 from qlab.collection.schemas import example_of, object_properties
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 Where = tuple[str | int, ...]
 ErrorAt = Callable[[Where, str], SpecError]  # builds a located SpecError for a place in the root document

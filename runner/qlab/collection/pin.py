@@ -2,7 +2,7 @@
 
 The spec is copied into the project (``specs/``) and qlab.yaml points at the copy, so the build is
 reproducible and the collection digest changes only when someone commits a new copy. A URL is downloaded once
-(through ``qlab.http``). Files a local spec ``$ref``s beside it are copied with it, keeping their layout; a
+(through ``qlab.adapters.http``). Files a local spec ``$ref``s beside it are copied with it, keeping their layout; a
 ``$ref`` outside the spec's folder or to a URL leaves the spec unpinned, at its location
 (``PinnedSpec.note`` says why).
 

@@ -24,13 +24,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection import docstrings, documents, pytypes
 from qlab.collection.model import MutationClass, Parameter, Tool
 from qlab.collection.names import tokens
 from qlab.collection.schemas import example_of
 from qlab.collection.sources import Snapshot, SourceTools
-from qlab.errors import SpecError
-from qlab.fuzzy import did_you_mean
+from qlab.contracts.errors import SpecError
 from qlab.project.model import Source
 
 _READ_VERBS = frozenset(

@@ -28,7 +28,7 @@ from qlab.collection import documents
 from qlab.collection.documents import Document
 from qlab.collection.model import Parameter
 from qlab.collection.names import pointer_parts
-from qlab.errors import SpecError
+from qlab.contracts.errors import SpecError
 
 RECURSIVE_REF = "x-qlab-recursive-ref"
 DEPTH_LIMIT_REF = "x-qlab-ref-depth-limit"

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection.model import Collection
-from qlab.errors import ConfigError, Diagnostic
-from qlab.fuzzy import did_you_mean
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project.files import display_path, read_document
 from qlab.project.model import Config, ReleaseSkill
 

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from qlab.commands.examples import with_examples
-from qlab.errors import EXIT_BLOCKED, EXIT_PASS
+from qlab.contracts.errors import EXIT_BLOCKED, EXIT_PASS
 
 ARTIFACT_NAME = "collection.json"
 

@@ -16,15 +16,15 @@ from typing import Any
 import click
 
 from qlab.commands.examples import with_examples
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS
+from qlab.contracts.results import json_or_text
 from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.learning import suggestions as store
 from qlab.governance.learning.apply import applicable, describe, type_of
 from qlab.governance.learning.sandbox import History, activation_check, base_subject, run_sandbox
 from qlab.governance.learning.suggest import run_learning
 from qlab.governance.records import PENDING, load_artifact
-from qlab.metrics import SCORECARD_DIMENSIONS
 from qlab.project import Project
-from qlab.results import json_or_text
 
 _CONFIG = click.option(
     "--config", "config_path", type=click.Path(dir_okay=False), help="qlab.yaml (default: searched upwards)."

@@ -16,9 +16,9 @@ import click
 
 from qlab.commands._engine import CONFIG_OPTION, SPEC_OPTION, close, open_engine, parse_entity, table
 from qlab.commands.examples import with_examples
+from qlab.contracts.errors import EXIT_BLOCKED, EXIT_PASS
 from qlab.engine import planner, wire
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.errors import EXIT_BLOCKED, EXIT_PASS
 
 
 def render(query: str, result: SearchResult, selection: Selection, plan: Plan) -> str:

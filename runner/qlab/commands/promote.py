@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from qlab.commands.examples import with_examples
+from qlab.contracts.results import json_or_text
 from qlab.governance.env import optional_config
 from qlab.governance.learning import suggestions
 from qlab.governance.promotion.bootstrap import DEFAULT_SEED
@@ -21,7 +22,6 @@ from qlab.governance.promotion.compare import compare
 from qlab.governance.promotion.report import markdown
 from qlab.governance.promotion.rules import CHANGE_TYPES, rule_for
 from qlab.governance.records import load_artifact, write_text
-from qlab.results import json_or_text
 
 
 @click.command(

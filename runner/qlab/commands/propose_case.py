@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from qlab.commands.examples import with_examples
+from qlab.contracts.results import to_json
 from qlab.governance.env import project
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import load_artifact, write_json
 from qlab.project import resolve
-from qlab.results import to_json
 
 
 @click.command(

@@ -9,12 +9,12 @@ from pathlib import Path
 import click
 
 from qlab.commands.examples import with_examples
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import json_or_text
 from qlab.governance.env import collection_and_engines, default_result, project
 from qlab.governance.records import load_artifact, write_text
 from qlab.governance.release import prerun
 from qlab.governance.release.skill import approvals_path, evaluate, load_approvals, record, skill_named
-from qlab.results import json_or_text
 
 
 @click.command(

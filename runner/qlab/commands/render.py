@@ -14,12 +14,12 @@ from typing import Any
 
 import click
 
-from qlab import scrub
-from qlab.errors import InputError
+from qlab.adapters import scrub
+from qlab.adapters.scrub import SecretSet
+from qlab.contracts.errors import InputError
 from qlab.report import console, derive, github, markdown
 from qlab.run.outputs import OutputPaths
 from qlab.run.provenance import git_root
-from qlab.scrub import SecretSet
 
 
 def workspace() -> Path:
@@ -57,7 +57,7 @@ def render_outcome(
     previous: Mapping[str, Any] | None = None,
 ) -> None:
     """Print the findings and the gate table; feed GitHub's summary and outputs when running in Actions. The
-    console is scrubbed by ``qlab.scrub.console``; GitHub's files are scrubbed here with ``secrets``.
+    console is scrubbed by ``qlab.adapters.scrub.console``; GitHub's files are scrubbed here with ``secrets``.
     ``config_path`` locates the case files for annotations; ``previous`` is the run before this one (history)."""
     text = secrets.text if secrets else (lambda value: value)
     stdout = sys.stdout

@@ -24,9 +24,9 @@ from typing import Any
 import click
 
 from qlab import report
-from qlab.atomic import write_atomic
+from qlab.adapters.atomic import write_atomic
 from qlab.commands.examples import with_examples
-from qlab.errors import EXIT_PASS, InputError, UsageError
+from qlab.contracts.errors import EXIT_PASS, InputError, UsageError
 from qlab.report import junit as junit_report
 from qlab.report import markdown as markdown_report
 from qlab.report.html import render_html

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import click
 
+from qlab.adapters.scrub import SecretSet, watch_console
 from qlab.commands import _timings as timings
 from qlab.commands.examples import with_examples
 from qlab.commands.render import check_ci_files, render_outcome
@@ -19,7 +20,6 @@ from qlab.run.api import run_project
 from qlab.run.options import RunEvent
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec
-from qlab.scrub import SecretSet, watch_console
 
 
 @click.command(

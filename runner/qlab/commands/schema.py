@@ -9,7 +9,7 @@ import json
 import click
 
 from qlab.commands.examples import with_examples
-from qlab.resources import SCHEMA_FILES, load_schema
+from qlab.contracts.resources import SCHEMA_FILES, load_schema
 
 # every name of SCHEMA_FILES, with what the schema describes (a test keeps the two in step)
 ABOUT: dict[str, str] = {

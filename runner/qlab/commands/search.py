@@ -21,11 +21,11 @@ import click
 
 from qlab.commands._engine import CONFIG_OPTION, SPEC_OPTION, close, open_engine, table
 from qlab.commands.examples import with_examples
+from qlab.contracts.errors import EXIT_PASS
 from qlab.engine import wire
 from qlab.engine.bm25f import FIELDS
 from qlab.engine.index import Explanation
 from qlab.engine.types import SearchResult
-from qlab.errors import EXIT_PASS
 
 SIGNALS = ("synonym", "intent", "scope", "target", "semantic")  # shown after the fields, in this order
 

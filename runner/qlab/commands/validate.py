@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from qlab.commands.examples import with_examples
-from qlab.errors import EXIT_INPUT, EXIT_PASS, ConfigError, Diagnostic
+from qlab.contracts.errors import EXIT_INPUT, EXIT_PASS, ConfigError, Diagnostic
 
 
 def _counts(diagnostics: list[Diagnostic]) -> tuple[int, int]:

@@ -8,9 +8,9 @@ name            file                    source of truth
 ==============  ======================  =========================================
 config          ``config.md``           ``schemas/qlab.schema.json``
 cases           ``cases.md``            ``schemas/case.schema.json`` (+ examples)
-reasons         ``reasons.md``          ``qlab.reasons.REASONS``
-exit-codes      ``exit-codes.md``       ``qlab.errors``
-metrics         ``metrics.md``          ``qlab.metrics.METRICS``
+reasons         ``reasons.md``          ``qlab.contracts.reasons.REASONS``
+exit-codes      ``exit-codes.md``       ``qlab.contracts.errors``
+metrics         ``metrics.md``          ``qlab.contracts.metrics.METRICS``
 ==============  ======================  =========================================
 """
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from qlab import resources
+from qlab.contracts import resources
 from qlab.docs import PAGES, drifted, generate, schemas_drifted, write_all, write_schemas
 
 

@@ -2,7 +2,7 @@
 
 The ``assertion`` union and one ``assertion_<type>`` definition per type come from each type's ``schema``: the
 search, select and plan types of ``qlab.stages.engine_checks``, then the execute types of
-``qlab.execute.assertions`` (``qlab.extensions.assertion_branch``). The rest of the file is written by hand and
+``qlab.execute.assertions`` (``qlab.contracts.extensions.assertion_branch``). The rest of the file is written by hand and
 kept as it is. Plugin packages' types are not written here: qlab adds them when it loads the schema.
 """
 
@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from qlab import extensions
+from qlab.contracts import extensions
 from qlab.execute import assertions
 from qlab.stages import engine_checks
 

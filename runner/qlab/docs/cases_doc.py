@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
+from qlab.contracts.resources import shipped_schema
 from qlab.docs import schema_md
-from qlab.resources import shipped_schema
 
 PRELUDE = """\
 # Case files

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from qlab.contracts.resources import load_schema
 from qlab.docs import schema_md
-from qlab.resources import load_schema
 
 PRELUDE = """\
 # qlab.yaml reference

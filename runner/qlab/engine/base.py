@@ -20,7 +20,7 @@ from qlab.engine.types import Plan, SearchResult, Selection
 
 @runtime_checkable
 class Engine(Protocol):
-    """Each method is called once per case; an engine may raise ``qlab.errors.InputError`` for a bad reply."""
+    """Each method is called once per case; an engine may raise ``qlab.contracts.errors.InputError`` for a bad reply."""
 
     name: str
 

@@ -19,10 +19,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from qlab import http, strictjson
+from qlab.adapters import http, strictjson
+from qlab.contracts.errors import DependencyError, InputError
 from qlab.engine import wire
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.errors import DependencyError, InputError
 from qlab.project.model import EngineConfig
 
 T = TypeVar("T")

@@ -22,6 +22,7 @@ from operator import attrgetter, itemgetter
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from qlab.adapters.memo import Generations
 from qlab.collection.model import Tool
 from qlab.engine import shape
 from qlab.engine import vocabulary as vocab
@@ -29,10 +30,9 @@ from qlab.engine.bm25f import DEFAULT_SETTINGS, EXACT, Model, SearchSettings
 from qlab.engine.spelling import Speller
 from qlab.engine.text import Analyzer, split_words
 from qlab.engine.types import SearchResult, SearchRow
-from qlab.memo import Generations
 
 _MEMO_LIMIT = 200_000
-# The rows' shared evidence is memoized in two generations of this many entries (``qlab.memo.Generations``): a
+# The rows' shared evidence is memoized in two generations of this many entries (``qlab.adapters.memo.Generations``): a
 # large run meets many distinct evidence rows, most of them once, so keeping them all would grow its peak memory
 # with the number of cases; two bounded generations keep the rows that recur.
 _EVIDENCE_GENERATION = 20_000

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab import http, strictjson
-from qlab.errors import DependencyError, InputError
+from qlab.adapters import http, strictjson
+from qlab.contracts.errors import DependencyError, InputError
 from qlab.project.model import Limits, LLMConfig
 
 SYSTEM_PROMPT = (

@@ -7,7 +7,7 @@ A name matches a parameter in one of four ways, tried best first:
 - ``alias``: one of the parameter's aliases (``x-aliases`` or ``x-qlab-aliases`` in its schema) matches
   exactly or normalized, or the names are equal once common abbreviations are expanded
   (``member_number`` / ``memberNo``);
-- ``fuzzy``: the normalized names are at least ``FUZZY_THRESHOLD`` similar (``qlab.fuzzy``).
+- ``fuzzy``: the normalized names are at least ``FUZZY_THRESHOLD`` similar (``qlab.adapters.fuzzy``).
 
 Every match is type-checked (``check_value``); a value that fails is not bound but kept as a ``TypeProblem``,
 so the plan can say why. Each entity fills at most one parameter and each parameter takes at most one entity:
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qlab import fuzzy
+from qlab.adapters import fuzzy
 from qlab.collection.model import Parameter, Tool
 from qlab.engine.text import normalize_name, split_words
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from qlab import fuzzy
+from qlab.adapters import fuzzy
 from qlab.collection.model import Collection, IOContract, MutationClass, Tool
 from qlab.engine.matching import match_entities
 from qlab.engine.types import InputSlot, Plan, PlanStatus, PlanStep

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from qlab import fuzzy
+from qlab.adapters import fuzzy
 from qlab.collection.model import Collection
+from qlab.contracts.errors import InputError
 from qlab.engine import wire
 from qlab.engine.types import Plan, SearchResult, Selection
-from qlab.errors import InputError
 
 _METHODS = ("search", "select", "plan")
 T = TypeVar("T")

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from qlab import fuzzy
+from qlab.adapters import fuzzy
 from qlab.collection.model import Collection
+from qlab.contracts.errors import InputError
 from qlab.engine.base import Engine
-from qlab.errors import InputError
 from qlab.project.model import EngineConfig
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from math import sqrt
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 
 INSTALL = "pip install 'qualitylab[semantic]'"
 MODEL = "wordllama-l2_supercat-256"

@@ -2,7 +2,7 @@
 
 Only words whose term is not in the index vocabulary are looked up. The candidates are the vocabulary words
 one insertion, deletion, substitution or adjacent transposition away (``Speller._candidates``), ranked with
-``qlab.fuzzy``: highest similarity first, then the most frequent word, then alphabetical order.
+``qlab.adapters.fuzzy``: highest similarity first, then the most frequent word, then alphabetical order.
 
 Only non-words are corrected, and only with confidence:
 
@@ -20,7 +20,7 @@ import gzip
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from qlab import fuzzy
+from qlab.adapters import fuzzy
 from qlab.engine.text import stem
 
 MIN_LENGTH = 5  # letters; shorter words are not corrected

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from qlab.contracts.errors import InputError
 from qlab.engine.types import InputSlot, Plan, PlanStatus, PlanStep, SearchResult, SearchRow, Selection
-from qlab.errors import InputError
 
 PLAN_STATUSES: tuple[PlanStatus, ...] = ("synthesized", "needs_input", "failed")
 

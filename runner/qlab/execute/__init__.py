@@ -2,5 +2,5 @@
 readiness, mutation safety, response schema checks, runner events, and the dev-server lifecycle.
 
 ``qlab.stages.execute`` drives it; the assertion types live in ``qlab.execute.assertions`` and scrubbing in
-``qlab.scrub``.
+``qlab.adapters.scrub``.
 """

@@ -7,7 +7,7 @@ actual value and the JSONPath (where there is one), e.g.
 
 The execute types here check a ``ResponseView``. Each type's ``schema`` (its arguments) is its branch of the
 case schema, generated from ``ASSERTIONS`` into the shipped schemas and docs/cases.md; plugin packages add
-types through the ``qlab.assertions`` entry point group (``qlab.extensions``, docs/extending.md).
+types through the ``qlab.assertions`` entry point group (``qlab.contracts.extensions``, docs/extending.md).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Protocol
 
-from qlab import extensions
-from qlab.errors import InputError
+from qlab.contracts import extensions
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import AssertionResult
 
 # The execute types and what they see live in qlab.execute; they are re-exported here, the registry's home.
 from qlab.execute.checks import (
@@ -37,7 +38,6 @@ from qlab.execute.checks import (
 )
 from qlab.execute.response import InvalidJSON, ResponseView
 from qlab.project.model import Assertion
-from qlab.results import AssertionResult
 
 __all__ = [
     "ASSERTIONS",
@@ -104,7 +104,7 @@ ASSERTIONS: dict[str, AssertionType] = {
 
 @cache
 def _types() -> dict[str, AssertionType]:
-    """The built-in types and those of the installed plugin packages (``qlab.extensions``)."""
+    """The built-in types and those of the installed plugin packages (``qlab.contracts.extensions``)."""
     return {**ASSERTIONS, **{kind.name: kind for kind in extensions.plugin_assertions(ASSERTIONS)}}
 
 
@@ -112,7 +112,7 @@ def get(name: str) -> AssertionType:
     """The type registered as ``name``, or InputError with a suggestion."""
     kind = _types().get(name)
     if kind is None:
-        from qlab.fuzzy import did_you_mean  # rapidfuzz only on this error path
+        from qlab.adapters.fuzzy import did_you_mean  # rapidfuzz only on this error path
 
         raise InputError(f"unknown assertion type {name!r}.{did_you_mean(name, _types())}")
     return kind

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qlab import http, strictjson
+from qlab.adapters import http, strictjson
 from qlab.collection.model import Tool
 from qlab.project.model import AuthProfile, Limits
 

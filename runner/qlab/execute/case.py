@@ -13,10 +13,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from qlab import http, jsonpath
+from qlab.adapters import http, jsonpath
+from qlab.adapters.scrub import Scrubber, SecretSet, scrubber
 from qlab.collection.model import MutationClass, Tool
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan
-from qlab.errors import InputError
 from qlab.execute import assertions, claims, safety, verdict
 from qlab.execute.assertions import ResponseView
 from qlab.execute.auth import NOT_REQUIRED, AuthResolution, AuthResolver, combined, requires_auth
@@ -31,8 +33,6 @@ from qlab.execute.request import (
     resolve_arguments,
 )
 from qlab.project.model import Case, Environment, Limits
-from qlab.results import CaseResult
-from qlab.scrub import Scrubber, SecretSet, scrubber
 
 
 def _claims_record(view: ResponseView, case: Case) -> dict[str, Any]:

@@ -8,8 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from qlab import jsonpath
+from qlab.adapters import jsonpath
 from qlab.collection.model import is_json_media
+from qlab.contracts.results import AssertionResult
 from qlab.execute.response import ResponseView
 from qlab.execute.schema_check import (
     media_matches,
@@ -18,7 +19,6 @@ from qlab.execute.schema_check import (
     response_schema_for,
     validate,
 )
-from qlab.results import AssertionResult
 
 
 def _need(args: Mapping[str, Any], *keys: str) -> list[str]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import jsonpath
+from qlab.adapters import jsonpath
+from qlab.contracts.errors import InputError
 from qlab.engine.text import Analyzer
-from qlab.errors import InputError
 from qlab.project.model import ClaimsCheck
 
 MAX_PROBLEMS = 5

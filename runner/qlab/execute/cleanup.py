@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from qlab.collection.model import Tool
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import CaseResult
 from qlab.execute.client import Exchange
 from qlab.execute.credentials import BaseURL
 from qlab.execute.record import STAGE, CaseState
@@ -25,7 +26,6 @@ from qlab.execute.request import (
     substitute,
 )
 from qlab.project.model import Case, CleanupStep, Environment
-from qlab.results import CaseResult
 
 
 class CaseRunner(Protocol):

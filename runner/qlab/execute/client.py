@@ -23,11 +23,11 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from qlab import http
+from qlab.adapters import http
+from qlab.adapters.scrub import SECRET_KEYS, normalize_key
 from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
 from qlab.project.model import Environment, Limits, host_allowed
-from qlab.scrub import SECRET_KEYS, normalize_key
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 RETRY_STATUSES = frozenset({429, 503})

@@ -3,7 +3,7 @@ scrubber knows it before any byte is written.
 
 - every auth profile's environment variables that are set (tokens, keys, passwords, client secrets, the
   ``headers`` profile's values — a ``Cookie: sid=…`` string registers each cookie value too, see
-  ``qlab.scrub.secret_parts``);
+  ``qlab.adapters.scrub.secret_parts``);
 - the userinfo of every environment's ``base_url`` (``http://user:password@host``);
 - the values of an environment's static ``headers``, a dev server's ``env`` and a live MCP server's ``env``
   whose name says secret (``X-Api-Key``, ``DB_PASSWORD``, ``SESSION_COOKIE``, …);

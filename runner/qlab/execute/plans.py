@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan, PlanStep
 from qlab.project.model import Case
-from qlab.results import CaseResult
 
 
 def plan_from_dict(data: Mapping[str, Any]) -> Plan | None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from qlab.adapters.scrub import REDACTED, Scrubber, truncate
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan
 from qlab.execute import verdict
 from qlab.execute.assertions import ResponseView
@@ -22,8 +24,6 @@ from qlab.execute.events import EventLog
 from qlab.execute.request import PreparedRequest
 from qlab.execute.safety import SafetyVerdict
 from qlab.project.model import Environment
-from qlab.results import CaseResult
-from qlab.scrub import REDACTED, Scrubber, truncate
 
 STAGE = "execute"
 

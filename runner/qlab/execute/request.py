@@ -6,7 +6,7 @@ into a JSON, form or multipart body per the tool's ``request_content_type``. The
 environment, so the same plan runs against dev or staging.
 
 Values can come from earlier steps: a step's ``bindings`` (``{"memberNo": {"step": 0, "path": "$.data[0].memberNo"}}``)
-read an earlier response with a JSONPath (compiled once, in ``qlab.jsonpath``), and ``${captures.name}`` in an
+read an earlier response with a JSONPath (compiled once, in ``qlab.adapters.jsonpath``), and ``${captures.name}`` in an
 argument (of a later step or a cleanup step) is replaced by a value the case captured. A whole-string reference
 keeps the captured value's type; an embedded one is rendered as text.
 """
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
-from qlab import jsonpath
+from qlab.adapters import jsonpath
 from qlab.collection.model import Tool
+from qlab.contracts.errors import InputError
 from qlab.engine.types import PlanStep
-from qlab.errors import InputError
 
 BodyKind = Literal["none", "json", "form", "multipart", "text"]
 _CAPTURE = re.compile(r"\$\{captures\.([A-Za-z0-9_.\-]+)\}")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from qlab import strictjson
+from qlab.adapters import strictjson
 from qlab.collection.model import Tool
 
 _UNSET: Any = object()

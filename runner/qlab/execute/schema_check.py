@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.adapters.memo import ByIdentity
 from qlab.collection.model import Tool
-from qlab.memo import ByIdentity
 
 _LOCK = threading.Lock()
 # response schema object -> its validator; bounded so that the collections of many runs in one

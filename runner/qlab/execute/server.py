@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from qlab import http
-from qlab.errors import InputError
+from qlab.adapters import http
+from qlab.contracts.errors import InputError
 from qlab.project.model import ServerConfig
 
 STOP_GRACE_SEC = 5.0
@@ -39,7 +39,7 @@ _SHELL_CHARS = set("|&;<>$`()*?")
 
 def answers(url: str, *, timeout: float = 2.0) -> bool:
     """True when ``url`` answers with a status below 500 (a redirect is an answer: it is not followed; the
-    body is not read). Through ``qlab.http``: no proxy from the environment, like every request qlab sends."""
+    body is not read). Through ``qlab.adapters.http``: no proxy from the environment, like every request qlab sends."""
     try:
         with http.make_client(timeout=timeout) as client:
             return http.status_of(client, url) < 500

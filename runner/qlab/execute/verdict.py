@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from qlab.adapters.scrub import MIN_VALUE_CHARS, key_set, normalize_key
+from qlab.contracts.results import AssertionResult
 from qlab.execute import assertions
 from qlab.execute.assertions import ResponseView
 from qlab.project.model import Assertion
-from qlab.results import AssertionResult
-from qlab.scrub import MIN_VALUE_CHARS, key_set, normalize_key
 
 AUTH_STATUSES = frozenset({401, 403})
 EXCERPT_CHARS = 2000

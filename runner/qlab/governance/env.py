@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from qlab.collection.model import Collection
+from qlab.contracts.errors import InputError
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
-from qlab.errors import InputError
 from qlab.project import Project, find_config, load_project
 from qlab.project.model import Config
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.atomic import write_atomic
-from qlab.errors import InputError
-from qlab.results import read_rows, to_json
-from qlab.resultschema import artifact_problem
+from qlab.adapters.atomic import write_atomic
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import read_rows, to_json
+from qlab.contracts.resultschema import artifact_problem
 from qlab.run.verify import verified
 
 PENDING = "pending_review"  # a proposal or suggestion nobody reviewed yet
@@ -162,7 +162,7 @@ def write_json(path: str | Path, data: Any) -> None:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` atomically, creating parent folders (``qlab.atomic``)."""
+    """Write ``text`` atomically, creating parent folders (``qlab.adapters.atomic``)."""
     write_atomic(path, text)
 
 

@@ -4,7 +4,7 @@
     project.config.gates                # the ordered gates
     project.cases_for("search_core")    # the cases of one suite
 
-Every problem of every file is reported at once as a :class:`~qlab.errors.ConfigError` whose diagnostics read
+Every problem of every file is reported at once as a :class:`~qlab.contracts.errors.ConfigError` whose diagnostics read
 ``file:line:col: $.json.path: message``. Paths written in qlab.yaml stay as written; :func:`resolve` turns one
 into a path against the config's folder.
 """

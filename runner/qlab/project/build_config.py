@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
+from qlab.adapters.scrub import IDENTITY_FIELDS
 from qlab.project.document import JsonPath
 from qlab.project.model import (
     AuthProfile,
@@ -35,7 +36,6 @@ from qlab.project.model import (
     Suite,
     Threshold,
 )
-from qlab.scrub import IDENTITY_FIELDS
 
 OriginOf = Callable[[JsonPath], Origin]
 THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*([-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))\s*$")

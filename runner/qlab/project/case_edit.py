@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.project.document import Document, JsonPath
 from qlab.project.files import JSON_SUFFIXES, JSONL_SUFFIXES, display_path, read_document
 from qlab.project.model import Case

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project import messages, schemas
 from qlab.project.build_case import build_case
 from qlab.project.document import Document, JsonPath, Position

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qlab.errors import Diagnostic
+from qlab.contracts.errors import Diagnostic
 
 PathKey = str | int
 JsonPath = tuple[PathKey, ...]

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.project.document import Document, JsonPath
 from qlab.project.jsonio import parse_json, parse_jsonl
 from qlab.project.model import Config

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from qlab.errors import Diagnostic
+from qlab.contracts.errors import Diagnostic
 from qlab.project.document import Document, JsonPath
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

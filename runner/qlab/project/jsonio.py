@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, Position, format_path
 from qlab.project.scalars import number_problem
 

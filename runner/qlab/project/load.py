@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project import messages, schemas
 from qlab.project.build_config import build_config
 from qlab.project.cases import CaseFile, CaseSet, attribute, discover, load_file

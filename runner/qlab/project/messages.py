@@ -1,7 +1,7 @@
 """Schema issues -> located, human messages, worded per JSON Schema keyword.
 
 Every message ends up as ``file:line:col: $.json.path: message`` (``Diagnostic.render``). The wording says
-what is wrong *and* what is expected, with "Did you mean ...?" for misspelt keys and enum values (``qlab.fuzzy``).
+what is wrong *and* what is expected, with "Did you mean ...?" for misspelt keys and enum values (``qlab.adapters.fuzzy``).
 ``oneOf`` never becomes a dump of every branch's errors: a discriminated union (assertions, keyed on ``type``)
 reports the chosen branch's errors or one "unknown type" error; branches that only differ by their required
 keys say which keys; otherwise the branch whose type matches the value is explained.
@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from qlab.errors import Diagnostic
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts.errors import Diagnostic
 from qlab.project.document import Document, JsonPath
 from qlab.project.schemas import SchemaIssue
 

@@ -435,7 +435,7 @@ class OutputConfig:
     summary: str = "summary.md"
     history: int = 10  # results of earlier runs kept under dir/history (0: none)
     identity_fields: str = (
-        "sensitive"  # "kept": the identity fields (qlab.scrub.IDENTITY_FIELDS) are not scrubbed
+        "sensitive"  # "kept": the identity fields (qlab.adapters.scrub.IDENTITY_FIELDS) are not scrubbed
     )
 
 

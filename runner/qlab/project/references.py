@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project import messages, schemas
 from qlab.project.document import Document, JsonPath
 from qlab.project.files import display_path, read_document, resolve

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from qlab.errors import InputError
-from qlab.resources import demo_asset, package_files, schema_path
+from qlab.contracts.errors import InputError
+from qlab.contracts.resources import demo_asset, package_files, schema_path
 
 
 def schema_files() -> dict[str, bytes]:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from qlab.contracts.resources import load_schema
 from qlab.project.document import JsonPath
 from qlab.project.quickcheck import Check, compile_schema
-from qlab.resources import load_schema
 
 if TYPE_CHECKING:
     from jsonschema import Draft7Validator  # type: ignore[import-untyped]

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from qlab import jsonpath
-from qlab.errors import Diagnostic, InputError
-from qlab.metrics import MODE_STAGES
+from qlab.adapters import jsonpath
+from qlab.contracts.errors import Diagnostic, InputError
+from qlab.contracts.metrics import MODE_STAGES
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
 from qlab.project.model import Case, Config, Suite, assertion_stage

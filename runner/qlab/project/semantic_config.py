@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from qlab.errors import Diagnostic
-from qlab.metrics import METRICS
+from qlab.contracts.errors import Diagnostic
+from qlab.contracts.metrics import METRICS
 from qlab.project.document import Document, JsonPath
 from qlab.project.messages import suggestion
 from qlab.project.model import STAGE_MODES, STAGES, Config, Gate, host_allowed

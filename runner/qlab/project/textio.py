@@ -1,6 +1,6 @@
 """Read a config or case file as text, refusing what is not a small UTF-8 text file.
 
-Every refusal is a located :class:`~qlab.errors.ConfigError` (``file:line:col: message``) saying what to do,
+Every refusal is a located :class:`~qlab.contracts.errors.ConfigError` (``file:line:col: message``) saying what to do,
 so a file over ``DEFAULT_MAX_BYTES``, a binary file, a Latin-1 file or an empty file never reaches a parser.
 """
 
@@ -11,7 +11,7 @@ import re
 import stat
 from pathlib import Path
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 
 # config and case files are hand-written: this is far above any real one
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from yaml import events as ev
 
-from qlab.errors import ConfigError, Diagnostic
+from qlab.contracts.errors import ConfigError, Diagnostic
 from qlab.project.document import Document, JsonPath, PathKey, Position, format_path
 from qlab.project.scalars import number_problem, plain_scalar
 

@@ -5,7 +5,7 @@ formats plugin packages add.
     text = render(artifact)
 
 A built-in format is ``module:function`` with the signature of :class:`Renderer`; a plugin package adds one
-through the ``qlab.report_formats`` entry point group (``qlab.extensions``; docs/extending.md shows one), and a
+through the ``qlab.report_formats`` entry point group (``qlab.contracts.extensions``; docs/extending.md shows one), and a
 name that is taken is refused. ``qlab report RESULT --format NAME[=FILE]`` renders any of them. The HTML report
 takes several runs and a baseline, so it is called directly (``qlab.report.html.render_html``).
 """
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, Protocol
 
-from qlab import extensions
-from qlab.errors import UsageError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts import extensions
+from qlab.contracts.errors import UsageError
 
 
 class Renderer(Protocol):

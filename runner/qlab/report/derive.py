@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.changes import CHANGE_KINDS, change_kind
-from qlab.metrics import NOT_REACHED as NOT_REACHED  # "n/a (not reached)": a figure its cases never reached
-from qlab.metrics import SCORECARD_DIMENSIONS
-from qlab.metrics import unstable as unstable  # a passed case that did not pass every repeat: flaky
-from qlab.reasons import REASONS
+from qlab.contracts.changes import CHANGE_KINDS, change_kind
+from qlab.contracts.metrics import (
+    NOT_REACHED as NOT_REACHED,
+)  # "n/a (not reached)": a figure its cases never reached
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS
+from qlab.contracts.metrics import unstable as unstable  # a passed case that did not pass every repeat: flaky
+from qlab.contracts.reasons import REASONS
 
 Artifact = Mapping[str, Any]
 
@@ -258,7 +260,7 @@ def failure_classes(cases: Sequence[Mapping[str, Any]], *, examples: int = 5) ->
 
 # --------------------------------------------------------------------------------------------- diff
 
-# the kinds and their meaning are those of ``qlab.changes`` (``qlab promote`` judges them; this only shows)
+# the kinds and their meaning are those of ``qlab.contracts.changes`` (``qlab promote`` judges them; this only shows)
 DIFF_KINDS: tuple[str, ...] = CHANGE_KINDS
 
 
@@ -296,7 +298,7 @@ def _required_suites(*runs: Artifact) -> dict[str, bool]:
 
 
 def case_diff(baseline: Artifact, candidate: Artifact) -> CaseDiff:
-    """Baseline → candidate per case id, classed by ``qlab.changes`` (like with like: a case one run did not
+    """Baseline → candidate per case id, classed by ``qlab.contracts.changes`` (like with like: a case one run did not
     judge is unevaluated). Cases passing in both runs are only counted."""
     before = {str(c.get("case_id")): c for c in cases_of(baseline)}
     after = {str(c.get("case_id")): c for c in cases_of(candidate)}
@@ -411,7 +413,7 @@ def stage_latency(result: Artifact) -> dict[str, tuple[float | None, float | Non
 
 @dataclass(frozen=True, slots=True)
 class SinceLast:
-    """What changed between the previous run and this one (``qlab.changes``' classes, like with like)."""
+    """What changed between the previous run and this one (``qlab.contracts.changes``' classes, like with like)."""
 
     previous_run: str
     previous_verdict: str

@@ -6,7 +6,7 @@
   annotated too (``config_annotations``). At most ``MAX_PER_LEVEL`` per level, as GitHub shows, and one notice
   counts the rest.
 - Raw downstream text is printed between ``stop_commands`` lines with a random token: a second fence, as the
-  console makes every workflow command in outside text inert anyway (``qlab.scrub.neutralize_commands``).
+  console makes every workflow command in outside text inert anyway (``qlab.adapters.scrub.neutralize_commands``).
 - ``$GITHUB_OUTPUT`` gets the decision, the counts and the artifact paths (heredoc form for multi-line values)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from qlab.reasons import hint
+from qlab.contracts.reasons import hint
 from qlab.report import derive
 
 MAX_PER_LEVEL = 10

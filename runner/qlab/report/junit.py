@@ -24,9 +24,9 @@ from functools import partial
 from typing import Any, NamedTuple
 from xml.sax.saxutils import escape
 
-from qlab.reasons import hint
+from qlab.contracts.reasons import hint
+from qlab.contracts.results import json_or_text
 from qlab.report import derive
-from qlab.results import json_or_text
 
 MAX_CASE_TEXT = 64 * 1024
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from qlab.reasons import REASONS, hint
+from qlab.contracts.reasons import REASONS, hint
 from qlab.report import derive
 
 MAX_BYTES = 1_000_000  # under GitHub's step-summary limit, with a margin for the notice

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.scrub import SecretSet
 from qlab.governance.learning import reviews, suggestions
 from qlab.project import Project, load_project
 from qlab.report import derive
@@ -38,7 +39,6 @@ from qlab.run.outputs import (
 from qlab.run.runner import run
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec, load_durations
-from qlab.scrub import SecretSet
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,11 @@ from math import copysign
 from pathlib import Path
 from typing import Any
 
-from qlab import metrics
-from qlab.atomic import write_atomic
-from qlab.errors import InputError
-from qlab.results import read_rows, to_json
-from qlab.resultschema import artifact_problem
+from qlab.adapters.atomic import write_atomic
+from qlab.contracts import metrics
+from qlab.contracts.errors import InputError
+from qlab.contracts.results import read_rows, to_json
+from qlab.contracts.resultschema import artifact_problem
 from qlab.run import gates as gates_mod
 from qlab.run import postrun
 from qlab.run import scorecard as scorecard_mod
@@ -189,7 +189,7 @@ def conclude(
 
 def not_reached(artifact: Mapping[str, Any]) -> dict[str, Any]:
     """The figures of the artifact that are ``null`` because their stage was never reached (a blocked gate kept
-    the cases from it; ``qlab.metrics.not_reached``): the run's ``metrics``, each suite's, the ``scorecard``.
+    the cases from it; ``qlab.contracts.metrics.not_reached``): the run's ``metrics``, each suite's, the ``scorecard``.
     Every output shows them as ``n/a (not reached)``, never as 0."""
     cases = artifact.get("cases") or []
     grouped: dict[str, list[Mapping[str, Any]]] = {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qlab import http
+from qlab.adapters import http
 from qlab.project import load_project
 from qlab.project.starter.model import Measured
 from qlab.run.options import RunOptions

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from qlab import metrics, resultschema
+from qlab.adapters.scrub import Scrubber, SecretSet, scrubber, secret_variants
+from qlab.contracts import metrics, resultschema
+from qlab.contracts.metrics import STAGE_OBJECTS
+from qlab.contracts.results import CaseResult, json_form, to_json
 from qlab.execute.verdict import sensitive_values
-from qlab.metrics import STAGE_OBJECTS
 from qlab.project.model import Budget, Case, Config, Gate
-from qlab.results import CaseResult, json_form, to_json
-from qlab.scrub import Scrubber, SecretSet, scrubber, secret_variants
 from qlab.stages.base import GuardResult
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import metrics
+from qlab.contracts import metrics
 from qlab.run import gates
 from qlab.run.guards import combine
 

@@ -2,7 +2,7 @@
 ``tests/docs/test_decision.py`` renders that page's worked examples with this code).
 
 A gate judges the cases of its suites: **error** when a gating case of a required suite failed with an
-infrastructure reason (``outcome: error`` in ``qlab.reasons``); else **blocked** when a required suite's failing
+infrastructure reason (``outcome: error`` in ``qlab.contracts.reasons``); else **blocked** when a required suite's failing
 cases charged to it (each to the first gate, in run order, at its stage or later) exceed what it tolerates
 (none for ``regression`` / ``must_pass`` suites, else ``max_failures``, else its share-of-cases thresholds,
 else none), or a threshold, a ``stop_if`` or a ``block`` guard fails; else **warned** on non-gating findings;
@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.metrics import (
+from qlab.contracts.metrics import (
     MODE_STAGES,
     STAGE_OBJECTS,
     Case,
@@ -28,8 +28,8 @@ from qlab.metrics import (
     not_reached,
     unstable,
 )
+from qlab.contracts.reasons import REASONS, is_infrastructure
 from qlab.project.model import Gate
-from qlab.reasons import REASONS, is_infrastructure
 from qlab.run.stops import derive_stops
 
 OPS = {

@@ -25,8 +25,8 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from qlab.errors import InputError, QlabError
-from qlab.results import read_rows
+from qlab.contracts.errors import InputError, QlabError
+from qlab.contracts.results import read_rows
 from qlab.run import artifact
 
 FOLDER = "history"

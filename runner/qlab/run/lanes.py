@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Case, Config
-from qlab.results import CaseResult
 from qlab.run.provenance import relative
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext, StageRun

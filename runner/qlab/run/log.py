@@ -7,8 +7,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from qlab import scrub
-from qlab.scrub import SecretSet
+from qlab.adapters import scrub
+from qlab.adapters.scrub import SecretSet
 
 
 class RunLog:

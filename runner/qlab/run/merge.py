@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from qlab import metrics
-from qlab.errors import InputError
-from qlab.metrics import CASE_STAGES, MODE_STAGES
+from qlab.contracts import metrics
+from qlab.contracts.errors import InputError
+from qlab.contracts.metrics import CASE_STAGES, MODE_STAGES
 from qlab.run import artifact, evidence, gates
 from qlab.run.shard import case_manifest, selection_fingerprint
 

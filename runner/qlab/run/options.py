@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from qlab.adapters.scrub import SecretSet
 from qlab.collection.model import Collection
 from qlab.engine.base import Engine
 from qlab.project.model import Case, Config, Gate
 from qlab.run.selection import SelectionSpec
 from qlab.run.shard import ShardSpec
-from qlab.scrub import SecretSet
 from qlab.stages.base import Learner, StageReport
 from qlab.stages.context import StageRun
 
@@ -103,7 +103,7 @@ class RunOutcome:
 
 
 class RunCancelled(KeyboardInterrupt):
-    """A run stopped by SIGINT or SIGTERM (``qlab.errors.Terminated``), after its cleanup ran and its dev servers
+    """A run stopped by SIGINT or SIGTERM (``qlab.contracts.errors.Terminated``), after its cleanup ran and its dev servers
     stopped: ``outcome`` holds the partial result (status ``cancelled``: the cases that finished, the post-run
     checks over them) and its exit code, 130 or 143. A KeyboardInterrupt still, for a caller that does not
     write it."""

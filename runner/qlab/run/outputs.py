@@ -8,7 +8,7 @@ replacing one symbolic link; the visible files are links through it (plain files
 snapshotted into a set). Without symbolic links each file is replaced on its own. What killed runs left is
 removed when the next run starts, unless another run holds the folder's lock.
 
-Every byte goes through the run's scrubber first (``qlab.scrub.SecretSet``): the artifact as an object, JUnit
+Every byte goes through the run's scrubber first (``qlab.adapters.scrub.SecretSet``): the artifact as an object, JUnit
 and the summary rendered from it and scrubbed again as text."""
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.atomic import FILE_MODE, write_atomic
-from qlab.errors import InputError
+from qlab.adapters.atomic import FILE_MODE, write_atomic
+from qlab.adapters.scrub import SecretSet, neutralize_commands
+from qlab.contracts.errors import InputError
 from qlab.project.model import Config
 from qlab.report import junit, markdown
 from qlab.run.artifact import chunks
 from qlab.run.options import RunEvent
 from qlab.run.shard import ShardSpec
-from qlab.scrub import SecretSet, neutralize_commands
 
 SETS = ".qlab-sets"
 ROLES = ("result", "junit", "summary")

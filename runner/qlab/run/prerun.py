@@ -19,9 +19,9 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection import skill_bindings
 from qlab.collection.model import Collection
-from qlab.fuzzy import did_you_mean
 from qlab.project.model import Case, Config, Source
 from qlab.stages.base import GuardResult
 
@@ -34,7 +34,7 @@ Probe = Callable[[str, float], "tuple[bool, str]"]
 def probe(url: str, timeout: float) -> tuple[bool, str]:
     """GET ``url``: answered with any status (a POST-only endpoint still proves it listens; the body is not
     read), or the transport error (DNS failure, connection refused, timeout)."""
-    from qlab import http  # httpx only when there is something to reach
+    from qlab.adapters import http  # httpx only when there is something to reach
 
     try:
         with http.make_client(timeout=timeout) as client:
@@ -77,8 +77,8 @@ def _source_problem(source: Source, base: Path) -> str | None:
 
 def _knowledge_problem(config: Config, base: Path) -> str | None:
     """The project knowledge file reads (a missing one is fine: nothing learned yet)."""
+    from qlab.contracts.errors import QlabError
     from qlab.engine.knowledge import load_knowledge
-    from qlab.errors import QlabError
 
     try:
         load_knowledge(config.learning.knowledge_file, base_dir=base)

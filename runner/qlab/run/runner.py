@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from qlab.adapters.scrub import SecretSet
 from qlab.collection.model import Collection
+from qlab.contracts.errors import DependencyError, InputError, QlabError, Terminated
 from qlab.engine.base import Engine
-from qlab.errors import DependencyError, InputError, QlabError, Terminated
 from qlab.execute.credentials import known_secrets
 from qlab.project.model import Case, Config, Gate
 from qlab.run import boundary, gates, prerun
@@ -35,7 +36,6 @@ from qlab.run.provenance import checkout
 from qlab.run.selection import is_empty_ok, select
 from qlab.run.shard import partition, selection_fingerprint
 from qlab.run.state import RunState
-from qlab.scrub import SecretSet
 from qlab.stages.base import GuardResult, StageReport
 from qlab.stages.context import RunContext, StageRun
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
-from qlab.metrics import failed_at, stage_not_reached
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
+from qlab.contracts.metrics import failed_at, stage_not_reached
 from qlab.project.model import Budget
 from qlab.run.postrun import claims_records
 
@@ -99,7 +99,7 @@ _STAGE_OF = {"tool_selection_accuracy": "select"}
 
 def not_reached(card: Mapping[str, float | None], cases: Iterable[Mapping[str, Any]]) -> list[str]:
     """The dimensions of ``card`` that are None because their stage was never reached by cases that would have
-    gone through it (``qlab.metrics.stage_not_reached``): shown ``n/a (not reached)``, never 0."""
+    gone through it (``qlab.contracts.metrics.stage_not_reached``): shown ``n/a (not reached)``, never 0."""
     listed = list(cases)
     return [
         name

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.errors import InputError, UsageError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts.errors import InputError, UsageError
 from qlab.project.model import CADENCES, STAGE_MODES, STAGES, Case, Config, Gate
 
 CASELESS_STAGES = frozenset({"build", "learn"})

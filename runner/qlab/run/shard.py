@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from qlab.errors import InputError, UsageError
+from qlab.contracts.errors import InputError, UsageError
 
 T = TypeVar("T")
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from qlab.collection.documents import ReadPolicy, is_url
 from qlab.collection.model import Tool
 from qlab.collection.pin import PinnedSpec, pin_spec
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.project import load_project
 from qlab.project.scaffold import schema_files, write_files
 from qlab.project.starter import cases as starter_cases

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from qlab import metrics
-from qlab.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from qlab.contracts import metrics
+from qlab.contracts.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+from qlab.contracts.results import CaseResult
 from qlab.execute.credentials import display_url
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult
 from qlab.run import artifact, boundary, gates, postrun
 from qlab.run.gates import GateSpec, SuiteRule
 from qlab.run.guards import once
@@ -145,7 +145,7 @@ class RunState:
         dicts: Sequence[dict[str, Any]],
         suite_metrics: dict[str, dict[str, float | None]],
     ) -> dict[str, float | None]:
-        """The stage's figures with its own case rates counted as the suites' are (``qlab.metrics``: over every
+        """The stage's figures with its own case rates counted as the suites' are (``qlab.contracts.metrics``: over every
         case of the gate it should have measured, earlier failures included), not only over the cases the stage
         still handled; the artifact's ``stages.<stage>.metrics`` say the same."""
         rates = [name for name, info in metrics.METRICS.items() if info.counts_cases and info.stage == stage]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from qlab.metrics import Case, gating
-from qlab.reasons import AUTH_FAILURES
+from qlab.contracts.metrics import Case, gating
+from qlab.contracts.reasons import AUTH_FAILURES
 
 # stop condition -> the failure reasons (at the gate's stage) that fire it
 STOP_REASONS: dict[str, frozenset[str]] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal
 
-from qlab.metrics import METRICS
+from qlab.contracts.metrics import METRICS
 from qlab.project.starter.model import Threshold
 from qlab.run.gates import OPS, allowed
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import metrics
-from qlab.errors import InputError
+from qlab.contracts import metrics
+from qlab.contracts.errors import InputError
 from qlab.run import artifact, evidence, gates, merge
 from qlab.version import __version__
 

@@ -38,7 +38,7 @@ class GuardResult:
     passed: bool
     mode: str = "block"  # block | warn
     message: str = ""
-    reason: str = ""  # a failed check's reason code (``qlab.reasons``), e.g. engine_unreachable
+    reason: str = ""  # a failed check's reason code (``qlab.contracts.reasons``), e.g. engine_unreachable
     # what the check is about when a gate runs it more than once (an environment; "requests sent"): with the gate,
     # the stage and the guard it identifies the check, which every output writes once (``qlab.run.guards``)
     subject: str = ""

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from qlab.adapters.scrub import SecretSet
 from qlab.collection.model import Collection
+from qlab.contracts.results import CaseResult
 from qlab.engine.base import Engine
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.project.model import Case, Config, Gate
-from qlab.results import CaseResult
-from qlab.scrub import SecretSet
 from qlab.stages.base import Learner, StageReport
 
 if TYPE_CHECKING:  # a run that executes nothing never imports httpx
-    from qlab import http
+    from qlab.adapters import http
     from qlab.execute.auth import AuthResolver
 
 T = TypeVar("T")

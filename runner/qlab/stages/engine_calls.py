@@ -7,7 +7,7 @@ are kept per CaseResult, so each attempt of a repeated case calls the engine on 
 each Plan in ``ctx.answers.plans[case_id]`` for the execute stage.
 
 An engine that raises fails the case with ``engine_error`` (status ``error``) in the stage that called it; the
-other cases go on. A dependency that did not answer (``qlab.errors.DependencyError``) fails it with that error's
+other cases go on. A dependency that did not answer (``qlab.contracts.errors.DependencyError``) fails it with that error's
 reason code (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK."""
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from qlab import fuzzy, metrics
+from qlab.adapters import fuzzy
+from qlab.contracts import metrics
+from qlab.contracts.errors import DependencyError
+from qlab.contracts.results import CaseResult
 from qlab.engine import wire
 from qlab.engine.types import SearchResult, Selection
-from qlab.errors import DependencyError
 from qlab.project.model import Case
-from qlab.results import CaseResult
 from qlab.stages import engine_checks
 from qlab.stages.base import StopHit
 from qlab.stages.context import RunContext

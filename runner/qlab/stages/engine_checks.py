@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.contracts.results import AssertionResult, CaseResult
 from qlab.engine.types import Plan, SearchResult, Selection
 from qlab.project.model import Assertion, Case, assertion_stage
-from qlab.results import AssertionResult, CaseResult
 
 _Check = Callable[[Assertion, Any], tuple[bool, Any, Any, str]]  # (passed, expected, actual, reason)
 

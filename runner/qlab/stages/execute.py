@@ -20,9 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from qlab import http
+from qlab.adapters import http
+from qlab.adapters.scrub import neutralize_commands, scrub_text
+from qlab.contracts.errors import QlabError
+from qlab.contracts.metrics import structured
+from qlab.contracts.reasons import AUTH_FAILURES
+from qlab.contracts.results import CaseResult
 from qlab.engine.types import Plan
-from qlab.errors import QlabError
 from qlab.execute import assertions
 from qlab.execute.auth import AuthResolver
 from qlab.execute.case import CaseRunner
@@ -30,11 +34,7 @@ from qlab.execute.client import make_run_client
 from qlab.execute.credentials import display_url
 from qlab.execute.plans import plan_for
 from qlab.execute.pool import Pool
-from qlab.metrics import structured
 from qlab.project.model import Case, Environment
-from qlab.reasons import AUTH_FAILURES
-from qlab.results import CaseResult
-from qlab.scrub import neutralize_commands, scrub_text
 from qlab.stages.base import GuardResult, StageReport, StopHit
 from qlab.stages.context import RunContext
 from qlab.stages.plan import plan_case

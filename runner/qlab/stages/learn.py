@@ -1,7 +1,7 @@
 """Stage 6, learn: scrubbed result → suggestions and shadow rank; stop if payload scrubbing fails.
 
 The gate part is the scrub check ("Learn: stop if payload scrubbing fails"): every output the run
-wrote — result JSON, JUnit, summary, dev-server logs — is scanned with ``qlab.scrub.find_leaks`` for every
+wrote — result JSON, JUnit, summary, dev-server logs — is scanned with ``qlab.adapters.scrub.find_leaks`` for every
 secret value the run resolved, in every encoded form. A hit is ``scrub_failed``: the message names the file and
 the secret's index, never its value. Suggestions and shadow rank come from the run's learner
 (``qlab run`` gives it ``qlab.governance.learning.suggest.run_learning``); they are ``pending_review`` and
@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.scrub import find_leaks
 from qlab.collection.model import Collection
+from qlab.contracts.results import CaseResult
 from qlab.engine.base import Engine
 from qlab.project.model import Case
-from qlab.results import CaseResult
-from qlab.scrub import find_leaks
 from qlab.stages.base import GuardResult, StageReport, StopHit
 from qlab.stages.context import RunContext
 

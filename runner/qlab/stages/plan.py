@@ -17,11 +17,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import metrics
+from qlab.contracts import metrics
+from qlab.contracts.results import CaseResult
 from qlab.engine import planner, wire
 from qlab.engine.types import Plan
 from qlab.project.model import Case
-from qlab.results import CaseResult
 from qlab.stages import engine_checks
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext

@@ -17,9 +17,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab import metrics
+from qlab.contracts import metrics
+from qlab.contracts.results import CaseResult
 from qlab.project.model import Case
-from qlab.results import CaseResult
 from qlab.stages.base import StageReport
 from qlab.stages.context import RunContext
 from qlab.stages.engine_calls import (

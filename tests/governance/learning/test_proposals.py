@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from governance.builders import artifact, make_project, search_case, write
-from qlab.errors import ConfigError, InputError, UsageError
+from qlab.contracts.errors import ConfigError, InputError, UsageError
 from qlab.governance.learning.accept import accept_case, load_proposal
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import load_artifact, write_json

@@ -188,7 +188,7 @@ def test_compare_flags_a_regressed_case_and_a_worse_decision() -> None:
 
 
 def test_no_history_is_an_input_error(tmp_path: Path) -> None:
-    from qlab.errors import InputError
+    from qlab.contracts.errors import InputError
 
     config = load_project(make_project(tmp_path)).config
     collection, _ = collection_and_engines(config)

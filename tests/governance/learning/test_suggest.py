@@ -11,7 +11,7 @@ import pytest
 
 from governance.builders import artifact, plan_case, search_case
 from governance.collections import IndexEngine, case, demo_collection
-from qlab.errors import InputError, UsageError
+from qlab.contracts.errors import InputError, UsageError
 from qlab.governance.learning import suggestions as store
 from qlab.governance.learning.suggest import run_learning
 from qlab.project.model import CollectionConfig, Config, LearningConfig

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from governance.builders import artifact, plan_case, search_case
-from qlab.errors import UsageError
+from qlab.contracts.errors import UsageError
 from qlab.governance.promotion.compare import compare
 from qlab.governance.promotion.report import markdown
 from qlab.governance.promotion.rules import DEFAULT_RULES, rule_for

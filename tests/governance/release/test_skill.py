@@ -11,7 +11,7 @@ import pytest
 
 from governance.builders import artifact, plan_case, write
 from governance.collections import StubEngine, demo_collection
-from qlab.errors import UsageError
+from qlab.contracts.errors import UsageError
 from qlab.governance.records import load_artifact
 from qlab.governance.release.skill import ReleaseOutcome, approve, evaluate, load_record, record, skill_named
 from qlab.project.model import Case, CollectionConfig, Config, LearningConfig, Origin, ReleaseSkill, Suite

@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 
 import artifact_samples as samples
-from qlab.reasons import REASONS
+from qlab.contracts.reasons import REASONS
+from qlab.contracts.resources import load_schema
 from qlab.report.html.page import render_html
-from qlab.resources import load_schema
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
 SVG_EMPTY_OK = {"rect", "line", "circle", "polyline", "path"}

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import ConfigError, InputError, UsageError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts.errors import ConfigError, InputError, UsageError
 from qlab.governance.records import inside, now_iso, write_json, write_text
 from qlab.project import load_project, messages, resolve, schemas
 from qlab.project.case_edit import set_case_field

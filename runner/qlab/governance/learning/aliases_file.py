@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import ConfigError, InputError
+from qlab.contracts.errors import ConfigError, InputError
 from qlab.governance.records import write_text
 from qlab.project.yamlio import dump_scalar, parse_yaml
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from qlab.collection.model import Collection
+from qlab.contracts.errors import InputError
 from qlab.engine.knowledge import Knowledge
-from qlab.errors import InputError
 from qlab.governance.learning.shadow import apply_aliases
 from qlab.project.model import NO_ORIGIN, Case, Config, Gate, Guard, StopCondition
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from qlab.errors import InputError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts.errors import InputError
+from qlab.contracts.metrics import MODE_STAGES
 from qlab.governance.records import STAGE_KEYS, Artifact, content_id, evidence, now_iso
-from qlab.metrics import MODE_STAGES
 from qlab.project.model import Case
 from qlab.run.boundary import below_minimum
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from qlab.collection.model import Collection, Tool
+from qlab.contracts.results import to_json
 from qlab.engine.text import Analyzer, split_words
 from qlab.governance.learning.apply import KINDS
 from qlab.governance.learning.proposals import propose
 from qlab.governance.records import PENDING, Artifact, content_id, file_digest, sha256_digest
 from qlab.project.model import Case, Config
-from qlab.results import to_json
 from qlab.run import history
 
 STOP_WORDS_MIN = 3  # a rewrite target word has at least this many letters

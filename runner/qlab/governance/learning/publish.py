@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 from qlab.governance.learning.accept import ActivationCheck, accept_case, proposal_problems
 from qlab.governance.learning.aliases_file import add_aliases, load_mapping
 from qlab.governance.learning.apply import policy_edit, type_of

@@ -18,16 +18,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.scrub import secret_variants
 from qlab.collection.model import MutationClass
+from qlab.contracts.errors import ConfigError
+from qlab.contracts.results import json_form, to_json
+from qlab.contracts.resultschema import problem
 from qlab.engine.knowledge import parse_knowledge
-from qlab.errors import ConfigError
 from qlab.governance.learning.apply import Subject, type_of
 from qlab.project import schemas
 from qlab.project.files import display_path, read_document
 from qlab.project.model import Config
-from qlab.results import json_form, to_json
-from qlab.resultschema import problem
-from qlab.scrub import secret_variants
 
 STAGE_KEYS = ("search", "target_selector", "plan", "execute", "auth_readiness", "failure")
 KEPT_GUARDS = frozenset({"scrub", "mutation_safety", "host_allowlist"})

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from qlab import metrics
+from qlab.contracts import metrics
 from qlab.project.model import Config, Gate
 from qlab.run import artifact as artifact_mod
 from qlab.run import gates

@@ -20,19 +20,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from qlab import metrics
 from qlab.collection.model import Collection
+from qlab.contracts import metrics
+from qlab.contracts.errors import InputError
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
+from qlab.contracts.results import CaseResult
 from qlab.engine.base import Engine
 from qlab.engine.knowledge import load_knowledge, with_knowledge
 from qlab.engine.text import Analyzer
-from qlab.errors import InputError
 from qlab.governance.learning import quality, rejudge
 from qlab.governance.learning.apply import Subject, applicable, subject_with, type_of
 from qlab.governance.records import Artifact, now_iso
-from qlab.metrics import SCORECARD_DIMENSIONS as DIMENSIONS
 from qlab.project.build_case import build_case
 from qlab.project.model import NO_ORIGIN, Case, Config, Gate
-from qlab.results import CaseResult
 from qlab.run import artifact as artifact_mod
 from qlab.run import gates, postrun
 from qlab.run.lanes import new_result

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from qlab.reasons import AUTH_FAILURES, is_infrastructure
+from qlab.contracts.reasons import AUTH_FAILURES, is_infrastructure
 
 SIGNALS: tuple[str, ...] = (
     "failed_then_succeeded",
@@ -228,7 +228,7 @@ def budget_breaches(artifact: Mapping[str, Any]) -> list[Signal]:
 
 
 def _usage(artifact: Mapping[str, Any]) -> tuple[int, float]:
-    from qlab.metrics import llm_usage  # the run's own count
+    from qlab.contracts.metrics import llm_usage  # the run's own count
 
     tokens, cost = llm_usage(artifact.get("cases") or ())
     return tokens, round(cost, 8)

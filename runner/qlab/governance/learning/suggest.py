@@ -18,18 +18,18 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.adapters.scrub import secret_variants
 from qlab.collection.model import Collection, Tool
+from qlab.contracts.errors import QlabError
+from qlab.contracts.results import to_json
 from qlab.engine.base import Engine
 from qlab.engine.text import Analyzer
-from qlab.errors import QlabError
 from qlab.governance.learning import proposers, reviews, signals
 from qlab.governance.learning.shadow import ShadowCase, shadow_rank
 from qlab.governance.promotion.rules import selection_correct
 from qlab.governance.records import PENDING, content_id
 from qlab.project import load_project
 from qlab.project.model import Case, Config
-from qlab.results import to_json
-from qlab.scrub import secret_variants
 
 EngineFactory = Callable[[Collection], Engine]
 

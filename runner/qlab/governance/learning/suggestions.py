@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qlab.atomic import write_atomic
-from qlab.errors import InputError, UsageError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.atomic import write_atomic
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts.errors import InputError, UsageError
+from qlab.contracts.results import to_json
 from qlab.governance.records import PENDING, now_iso, read_json, resolve
 from qlab.project.model import Config
-from qlab.results import to_json
 
 if TYPE_CHECKING:
     from qlab.governance.learning.accept import ActivationCheck

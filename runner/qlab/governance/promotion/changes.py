@@ -1,7 +1,7 @@
 """One case across the two runs of a promotion: its change class and both sides' evidence.
 
 The shared type of ``compare`` (which classifies) and ``checks`` (which reads the classes), kept apart so
-neither imports the other. The classes themselves are ``qlab.changes`` (the reports show the same ones).
+neither imports the other. The classes themselves are ``qlab.contracts.changes`` (the reports show the same ones).
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from qlab.changes import CHANGE_KINDS as CHANGE_KINDS  # re-exported: the classes a promotion reports
-from qlab.changes import COMPARED as COMPARED
+from qlab.contracts.changes import (
+    CHANGE_KINDS as CHANGE_KINDS,
+)  # re-exported: the classes a promotion reports
+from qlab.contracts.changes import COMPARED as COMPARED
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qlab.contracts.reasons import AUTH_FAILURES
 from qlab.governance.promotion.changes import CaseChange
 from qlab.governance.promotion.metrics import MetricCheck
 from qlab.governance.promotion.rules import selection_correct
 from qlab.governance.records import Artifact
-from qlab.reasons import AUTH_FAILURES
 
 AUTH_REASONS = AUTH_FAILURES
 READY_STATES = frozenset({"ready", "not_required"})

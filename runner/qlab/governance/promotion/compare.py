@@ -1,6 +1,6 @@
 """Promotion: judge a baseline → candidate change under its qlab.yaml rule (the promotion policy).
 
-``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.changes``: fixed,
+``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.contracts.changes``: fixed,
 regressed, still failing and passing only for cases both runs judged; unevaluated for a case one run blocked,
 skipped or could not judge — never evidence —; new passing / new failing, judged on their own; removed, each
 with both sides' stage objects), checks the rule's metrics noise-aware over the cases both runs judged (a drop
@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qlab.changes import change_kind
-from qlab.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_PASS
+from qlab.contracts.changes import change_kind
+from qlab.contracts.errors import EXIT_BLOCKED, EXIT_INPUT, EXIT_PASS
+from qlab.contracts.metrics import pass_ratio
 from qlab.governance.promotion import checks
 from qlab.governance.promotion.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from qlab.governance.promotion.changes import CHANGE_KINDS, COMPARED, CaseChange
@@ -27,7 +28,6 @@ from qlab.governance.promotion.comparable import compared_cases, refusals
 from qlab.governance.promotion.metrics import MetricCheck, metric_checks
 from qlab.governance.promotion.rules import CHANGE_MODES
 from qlab.governance.records import Artifact, evidence
-from qlab.metrics import pass_ratio
 from qlab.project.model import PromotionRule
 
 _EPS = 1e-9  # float noise in metric means is not a regression

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from qlab import metrics
-from qlab.errors import UsageError
-from qlab.fuzzy import did_you_mean
+from qlab.adapters.fuzzy import did_you_mean
+from qlab.contracts import metrics
+from qlab.contracts.errors import UsageError
 from qlab.project.model import Config, PromotionRule
 
 CHANGE_TYPES: tuple[str, ...] = (
@@ -99,7 +99,7 @@ def rule_for(change_type: str, config: Config | None) -> PromotionRule:
 
 
 def _search(case: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The case's search object when search measured it (``qlab.metrics.measured``), else None."""
+    """The case's search object when search measured it (``qlab.contracts.metrics.measured``), else None."""
     search = case.get("search")
     return search if isinstance(search, Mapping) and metrics.measured(case, "search") else None
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qlab.adapters.fuzzy import did_you_mean
 from qlab.collection.model import Collection
+from qlab.contracts.errors import EXIT_BLOCKED, EXIT_PASS, InputError, UsageError
 from qlab.engine.base import Engine
-from qlab.errors import EXIT_BLOCKED, EXIT_PASS, InputError, UsageError
-from qlab.fuzzy import did_you_mean
 from qlab.governance.records import Artifact, now_iso, read_json, resolve, write_json
 from qlab.governance.release import policy as release_policy
 from qlab.governance.release import stages as release_stages

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qlab.collection.model import Collection, MutationClass
+from qlab.contracts.errors import InputError
 from qlab.engine.base import Engine
 from qlab.engine.text import Analyzer
 from qlab.engine.types import Plan, Selection
-from qlab.errors import InputError
 from qlab.project.model import ReleaseSkill
 
 TRIGGER_K = 3

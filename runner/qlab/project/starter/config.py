@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from qlab.contracts.reasons import AUTH_FAILURES, AUTH_PREFLIGHT
 from qlab.project.annotated import Annotated, commented_out, render
 from qlab.project.interpolate import literal
 from qlab.project.starter.auth import Profile
 from qlab.project.starter.cases import ALIASES_FILE
 from qlab.project.starter.model import Figures, Starter, Threshold
-from qlab.reasons import AUTH_FAILURES, AUTH_PREFLIGHT
 
 SEARCH_SUITE = "search_core"
 READS_SUITE = "execute_read"

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from qlab.contracts.results import json_or_text
 from qlab.report.html.svg import esc, fmt
-from qlab.results import json_or_text
 
 
 class Markup(str):

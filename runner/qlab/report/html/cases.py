@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from qlab.reasons import hint
+from qlab.contracts.reasons import hint
 from qlab.report import derive
 from qlab.report.derive import Artifact, as_mapping
 from qlab.report.html.base import Markup, badge, capped, empty, section, show

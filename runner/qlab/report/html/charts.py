@@ -3,7 +3,7 @@ classes with their hints, and the scorecard. Each takes the artifact dict and re
 
 from __future__ import annotations
 
-from qlab.metrics import SCORECARD_DIMENSIONS
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS
 from qlab.report import derive
 from qlab.report.derive import Artifact, as_mapping, number
 from qlab.report.html.base import Markup, empty, kv, section, table

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qlab.metrics import SCORECARD_DIMENSIONS
+from qlab.contracts.metrics import SCORECARD_DIMENSIONS
 from qlab.report import derive
 from qlab.report.derive import Artifact, as_mapping, number
 from qlab.report.html.base import Markup, badge, capped, empty, section, show, table, tiles

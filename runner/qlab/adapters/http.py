@@ -6,7 +6,7 @@ through ``read_body``. One policy for cases, engines, LLM endpoints, spec fetche
   keeps credentials on the URL's own origin);
 - one total deadline per request, headers and body: its timeout, tightened by ``deadline(instant)``;
 - bodies decoded (gzip, deflate, stacked) in bounded steps up to a cap of decoded bytes (``BodyTooLarge``),
-  JSON from outside is read strictly by ``qlab.strictjson``.
+  JSON from outside is read strictly by ``qlab.adapters.strictjson``.
 
 httpcore (declared) is used through its public connection pool and network backend only.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 
 
 class Path:

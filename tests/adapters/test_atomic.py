@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab import atomic
+from qlab.adapters import atomic
 
 
 def test_atomic_write_replaces_whole(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_the_text_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
     here = atomic.write_atomic(tmp_path / "here.md", ["é 日本\n"])
     target = tmp_path / "summary.md"
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    code = r"import sys; from qlab import atomic; atomic.write_atomic(sys.argv[1], ['\u00e9 \u65e5\u672c\n'])"
+    code = r"import sys; from qlab.adapters import atomic; atomic.write_atomic(sys.argv[1], ['\u00e9 \u65e5\u672c\n'])"
     done = subprocess.run([sys.executable, "-c", code, str(target)], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert target.read_bytes() == here.read_bytes() == "é 日本\n".encode()  # the same bytes as here

@@ -51,7 +51,7 @@ def read_rows(cases: Iterable[Any]) -> None:
 
 @dataclass(slots=True)
 class Failure:
-    """A stable failure reason and the stage it happened in. ``reason`` is a code from ``qlab.reasons``."""
+    """A stable failure reason and the stage it happened in. ``reason`` is a code from ``qlab.contracts.reasons``."""
 
     stage: str
     reason: str

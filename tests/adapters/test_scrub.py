@@ -1,4 +1,4 @@
-"""``qlab.scrub``: workflow commands made inert in what qlab prints and logs. (The scrubber's forms and key rules
+"""``qlab.adapters.scrub``: workflow commands made inert in what qlab prints and logs. (The scrubber's forms and key rules
 are tested in tests/execute/test_scrub.py.)"""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actions_runner import commands
-from qlab.scrub import (
+from qlab.adapters.scrub import (
     REDACTED,
     ScrubbedStream,
     SecretSet,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from qlab.reasons import is_infrastructure
+from qlab.contracts.reasons import is_infrastructure
 
 CHANGE_KINDS: tuple[str, ...] = (
     "regressed",

@@ -1,4 +1,4 @@
-"""How a case changed between two runs (``qlab.changes``): like is compared with like."""
+"""How a case changed between two runs (``qlab.contracts.changes``): like is compared with like."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from qlab.changes import COMPARED, change_kind, evaluated
+from qlab.contracts.changes import COMPARED, change_kind, evaluated
 
 PASSED = {"status": "passed"}
 FAILED = {"status": "failed", "failure": {"reason": "expected_target_absent"}}

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from artifact_samples import full, result
-from qlab import resultschema
-from qlab.resources import load_schema
-from qlab.resultschema import artifact_problem
+from qlab.contracts import resultschema
+from qlab.contracts.resources import load_schema
+from qlab.contracts.resultschema import artifact_problem
 
 SCHEMA = load_schema("result")
 DEFINITIONS = (

@@ -15,10 +15,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from qlab import extensions
-from qlab.errors import QlabError
+from qlab.contracts import extensions
+from qlab.contracts.errors import QlabError
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the qlab package
 # short names used by ``qlab schema`` and the loader -> file names in schemas/
 SCHEMA_FILES: dict[str, str] = {
     "config": "qlab.schema.json",
@@ -73,7 +73,7 @@ def shipped_schema(name: str) -> dict[str, Any]:
 @lru_cache(maxsize=32)
 def load_schema(name: str) -> dict[str, Any]:
     """The schema ``name`` qlab validates with (cached; do not mutate): the shipped file, and for ``case`` the
-    assertion types of the installed plugin packages (``qlab.extensions``)."""
+    assertion types of the installed plugin packages (``qlab.contracts.extensions``)."""
     data = shipped_schema(name)
     if name in ("case", SCHEMA_FILES["case"]):
         builtin = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qlab.memo import ByIdentity, Generations
+from qlab.adapters.memo import ByIdentity, Generations
 
 
 def test_two_generations_keep_what_is_still_used_and_hold_at_most_twice_their_size() -> None:

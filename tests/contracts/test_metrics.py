@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qlab import metrics
+from qlab.contracts import metrics
 
 
 def _c(case_id: str, status: str = "passed", **kw: Any) -> dict[str, Any]:
@@ -221,7 +221,7 @@ def test_pass_ratio_and_flaky_counts() -> None:
 
 
 def test_every_threshold_metric_of_the_config_schema_has_a_definition() -> None:
-    from qlab.resources import load_schema
+    from qlab.contracts.resources import load_schema
 
     enum = load_schema("config")["definitions"]["metric"]["enum"]
     assert list(metrics.METRICS) == enum

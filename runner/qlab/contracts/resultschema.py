@@ -4,7 +4,7 @@ object of every case at every stage boundary, and every reader of a result check
 The result schema uses a small draft-07 subset, compiled once into closures that name the first problem with its
 JSON path: ``type``, ``enum``, ``const``, ``minimum``, ``required``, ``properties``, ``additionalProperties``,
 ``items``, ``anyOf``, ``allOf`` and local ``$ref``; any other keyword is refused at compile time. jsonschema is the
-reference (``tests/test_resultschema.py`` checks the verdicts against its own on generated documents); it is not
+reference (``tests/contracts/test_resultschema.py`` checks the verdicts against its own on generated documents); it is not
 the checker because a run checks each of its cases' objects, which its validator does too slowly.
 """
 
@@ -33,7 +33,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 
 @cache
 def load() -> dict[str, Any]:
-    from qlab.resources import load_schema  # finds schemas/ in a wheel and in a checkout
+    from qlab.contracts.resources import load_schema  # finds schemas/ in a wheel and in a checkout
 
     return load_schema("result")
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from plugin_site import install
-from qlab import extensions
-from qlab.errors import EXIT_INPUT
-from qlab.extensions import PluginError
-from qlab.resources import shipped_schema
+from qlab.contracts import extensions
+from qlab.contracts.errors import EXIT_INPUT
+from qlab.contracts.extensions import PluginError
+from qlab.contracts.resources import shipped_schema
 
 GOOD = """
 class Even:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from qlab.contracts.results import json_form, json_or_text, read_rows, to_json
 from qlab.engine.types import SearchRow
-from qlab.results import json_form, json_or_text, read_rows, to_json
 
 ROW = SearchRow(
     "getThing",
@@ -75,7 +75,7 @@ def test_rows_read_back_are_search_rows_equal_to_what_was_written() -> None:
 
 
 def test_a_record_writes_latencies_to_three_places_and_leaves_the_result_alone() -> None:
-    from qlab.results import CaseResult
+    from qlab.contracts.results import CaseResult
 
     raw = CaseResult("c", "s", "search", latency_ms={"search": 0.12345, "select": 1.5})
     written = raw.to_dict()["latency_ms"]
@@ -85,7 +85,7 @@ def test_a_record_writes_latencies_to_three_places_and_leaves_the_result_alone()
 
 def test_the_stages_record_latencies_as_the_artifact_writes_them() -> None:
     """Rule: an engine call records its latency rounded to 3 places, as the artifact writes it."""
-    from qlab.results import CaseResult
+    from qlab.contracts.results import CaseResult
     from qlab.stages.engine_calls import call
 
     result = CaseResult("c", "s", "search")
@@ -99,7 +99,7 @@ def test_the_stages_record_latencies_as_the_artifact_writes_them() -> None:
 def test_a_result_without_assertions_holds_no_list_of_its_own() -> None:
     """Rule: a case without assertions shares the empty tuple (no list per result); a stage adding its assertion
     results gives the result a new list, never touching another result's."""
-    from qlab.results import AssertionResult, CaseResult
+    from qlab.contracts.results import AssertionResult, CaseResult
 
     first, second = CaseResult("a", "s", "search"), CaseResult("b", "s", "search")
     assert first.assertions == () and first.assertions is second.assertions

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from qlab import resources
-from qlab.errors import QlabError
+from qlab.contracts import resources
+from qlab.contracts.errors import QlabError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_schema_names() -> None:

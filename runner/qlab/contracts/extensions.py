@@ -24,7 +24,7 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-from qlab.errors import InputError
+from qlab.contracts.errors import InputError
 
 ASSERTIONS = "qlab.assertions"
 REPORT_FORMATS = "qlab.report_formats"

@@ -1,4 +1,4 @@
-"""qlab.jsonpath: jsonpath-ng behind one module, each expression compiled once."""
+"""qlab.adapters.jsonpath: jsonpath-ng behind one module, each expression compiled once."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from jsonpath_ng.ext.parser import parse
 
-from qlab import jsonpath
-from qlab.errors import InputError
+from qlab.adapters import jsonpath
+from qlab.contracts.errors import InputError
 
 
 def _library(expression: str, document: Any) -> list[Any]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qlab.reasons import REASONS
+from qlab.contracts.reasons import REASONS
 
 Case = Mapping[str, Any]
 Metrics = dict[str, float | None]

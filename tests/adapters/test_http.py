@@ -4,7 +4,7 @@ import httpx
 import pytest
 
 from fresh import run_fresh
-from qlab import http
+from qlab.adapters import http
 
 
 def _cookie_server() -> tuple[httpx.MockTransport, list[httpx.Request]]:
@@ -65,7 +65,7 @@ def test_clients_share_one_certificate_verifying_tls_context() -> None:
 
     code = f"""
 import ssl
-from qlab import http
+from qlab.adapters import http
 with http.make_client() as a, http.make_client(persist_cookies=False) as b:
     for client in (a, b):
         try:
@@ -83,7 +83,7 @@ def test_a_client_that_only_speaks_plain_http_never_loads_the_ca_bundle(httpbin_
     """A dev server on 127.0.0.1 is plain http: the run's client makes no TLS context for it."""
     assert httpbin_url.startswith("http://")
     code = f"""
-from qlab import http
+from qlab.adapters import http
 with http.make_client(persist_cookies=False) as client:
     print(client.get("{httpbin_url}/get").status_code, http._ssl_context.cache_info().misses)
 """
@@ -97,7 +97,7 @@ def test_importing_the_client_does_not_load_the_httpx_command_line() -> None:
 
     from fresh import modules_after
 
-    loaded = modules_after("import qlab.http")
+    loaded = modules_after("import qlab.adapters.http")
     assert not loaded & {"httpx._main", "rich", "pygments"}
     if all(importlib.util.find_spec(m) for m in ("rich", "pygments", "click")):
-        assert run_fresh("import qlab.http\nimport httpx._main\nprint(httpx._main.main)")
+        assert run_fresh("import qlab.adapters.http\nimport httpx._main\nprint(httpx._main.main)")
