@@ -14,6 +14,7 @@ from actions_runner import commands
 from qlab.adapters.scrub import (
     REDACTED,
     ScrubbedStream,
+    Scrubber,
     SecretSet,
     console,
     log_line,
@@ -112,3 +113,11 @@ def test_log_lines_are_scrubbed_and_inert() -> None:
     line = log_line(f"::add-mask::{secret} ##[error]x", SecretSet([secret]))
     assert line == f":\\:add-mask::{REDACTED} ##\\[error]x" and commands(line) == []
     assert log_line("::error::x") == ":\\:error::x"
+
+
+def test_sensitive_fields_given_as_an_iterator_are_kept_for_the_key_rule_and_for_later_scrubbers() -> None:
+    """Rule: a scrubber reads its sensitive fields once, whatever iterable they come in: the key rule applies them
+    and ``fields`` (what a derived scrubber is built with) still names them."""
+    clean = Scrubber(frozenset(), sensitive_fields=(f for f in ["userId"]))
+    assert clean({"user_id": "u-777", "other": "x"}) == {"user_id": "[REDACTED]", "other": "x"}
+    assert clean.fields == ("userId",)

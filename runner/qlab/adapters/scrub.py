@@ -344,13 +344,13 @@ class Scrubber:
         # Scrubber.stream holds back this many characters: a match starting before them is complete (the
         # longest form, plus the two characters a number's look-ahead reads)
         self._hold = (patterns[ordered[0]] + 2) if ordered else 0
-        fields = key_set(tuple(sensitive_fields))
+        self.fields = tuple(sensitive_fields)
+        fields = key_set(self.fields)
         self._keys = SECRET_KEYS | fields if key_rules else fields
         self._key_cache: dict[
             str, bool
         ] = {}  # key -> is it secret (keys repeat a lot: event, path, status, ...)
         self._max_chars = max_chars
-        self.fields = tuple(sensitive_fields)
         self._key_texts: dict[str, str] = {}  # key -> the key with secrets replaced (a secret can be a key)
 
     @property
