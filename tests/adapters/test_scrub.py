@@ -1,5 +1,5 @@
-"""``qlab.adapters.scrub``: workflow commands made inert in what qlab prints and logs. (The scrubber's forms and key rules
-are tested in tests/execute/test_scrub.py.)"""
+"""``qlab.adapters.scrub``: workflow commands made inert in what qlab prints and logs. (The scrubber's forms and key
+rules are tested in tests/execute/test_scrub.py.)"""
 
 from __future__ import annotations
 

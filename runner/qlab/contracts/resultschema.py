@@ -4,8 +4,8 @@ object of every case at every stage boundary, and every reader of a result check
 The result schema uses a small draft-07 subset, compiled once into closures that name the first problem with its
 JSON path: ``type``, ``enum``, ``const``, ``minimum``, ``required``, ``properties``, ``additionalProperties``,
 ``items``, ``anyOf``, ``allOf`` and local ``$ref``; any other keyword is refused at compile time. jsonschema is the
-reference (``tests/contracts/test_resultschema.py`` checks the verdicts against its own on generated documents); it is not
-the checker because a run checks each of its cases' objects, which its validator does too slowly.
+reference (``tests/contracts/test_resultschema.py`` checks the verdicts against its own on generated documents); it is
+not the checker because a run checks each of its cases' objects, which its validator does too slowly.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The ``assertion`` union and one ``assertion_<type>`` definition per type come from each type's ``schema``: the
 search, select and plan types of ``qlab.stages.engine_checks``, then the execute types of
-``qlab.execute.assertions`` (``qlab.contracts.extensions.assertion_branch``). The rest of the file is written by hand and
-kept as it is. Plugin packages' types are not written here: qlab adds them when it loads the schema.
+``qlab.execute.assertions`` (``qlab.contracts.extensions.assertion_branch``). The rest of the file is written by hand
+and kept as it is. Plugin packages' types are not written here: qlab adds them when it loads the schema.
 """
 
 from __future__ import annotations

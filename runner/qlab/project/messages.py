@@ -1,7 +1,8 @@
 """Schema issues -> located, human messages, worded per JSON Schema keyword.
 
 Every message ends up as ``file:line:col: $.json.path: message`` (``Diagnostic.render``). The wording says
-what is wrong *and* what is expected, with "Did you mean ...?" for misspelt keys and enum values (``qlab.adapters.fuzzy``).
+what is wrong *and* what is expected, with "Did you mean ...?" for misspelt keys and enum values
+(``qlab.adapters.fuzzy``).
 ``oneOf`` never becomes a dump of every branch's errors: a discriminated union (assertions, keyed on ``type``)
 reports the chosen branch's errors or one "unknown type" error; branches that only differ by their required
 keys say which keys; otherwise the branch whose type matches the value is explained.

@@ -5,8 +5,8 @@ formats plugin packages add.
     text = render(artifact)
 
 A built-in format is ``module:function`` with the signature of :class:`Renderer`; a plugin package adds one
-through the ``qlab.report_formats`` entry point group (``qlab.contracts.extensions``; docs/extending.md shows one), and a
-name that is taken is refused. ``qlab report RESULT --format NAME[=FILE]`` renders any of them. The HTML report
+through the ``qlab.report_formats`` entry point group (``qlab.contracts.extensions``; docs/extending.md shows one), and
+a name that is taken is refused. ``qlab report RESULT --format NAME[=FILE]`` renders any of them. The HTML report
 takes several runs and a baseline, so it is called directly (``qlab.report.html.render_html``).
 """
 

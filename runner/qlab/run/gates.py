@@ -2,8 +2,8 @@
 ``tests/docs/test_decision.py`` renders that page's worked examples with this code).
 
 A gate judges the cases of its suites: **error** when a gating case of a required suite failed with an
-infrastructure reason (``outcome: error`` in ``qlab.contracts.reasons``); else **blocked** when a required suite's failing
-cases charged to it (each to the first gate, in run order, at its stage or later) exceed what it tolerates
+infrastructure reason (``outcome: error`` in ``qlab.contracts.reasons``); else **blocked** when a required suite's
+failing cases charged to it (each to the first gate, in run order, at its stage or later) exceed what it tolerates
 (none for ``regression`` / ``must_pass`` suites, else ``max_failures``, else its share-of-cases thresholds,
 else none), or a threshold, a ``stop_if`` or a ``block`` guard fails; else **warned** on non-gating findings;
 else **passed**; **skipped** when it did not run.

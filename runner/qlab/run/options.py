@@ -103,8 +103,8 @@ class RunOutcome:
 
 
 class RunCancelled(KeyboardInterrupt):
-    """A run stopped by SIGINT or SIGTERM (``qlab.contracts.errors.Terminated``), after its cleanup ran and its dev servers
-    stopped: ``outcome`` holds the partial result (status ``cancelled``: the cases that finished, the post-run
+    """A run stopped by SIGINT or SIGTERM (``qlab.contracts.errors.Terminated``), after its cleanup ran and its dev
+    servers stopped: ``outcome`` holds the partial result (status ``cancelled``: the cases that finished, the post-run
     checks over them) and its exit code, 130 or 143. A KeyboardInterrupt still, for a caller that does not
     write it."""
 

@@ -145,8 +145,8 @@ class RunState:
         dicts: Sequence[dict[str, Any]],
         suite_metrics: dict[str, dict[str, float | None]],
     ) -> dict[str, float | None]:
-        """The stage's figures with its own case rates counted as the suites' are (``qlab.contracts.metrics``: over every
-        case of the gate it should have measured, earlier failures included), not only over the cases the stage
+        """The stage's figures with its own case rates counted as the suites' are (``qlab.contracts.metrics``: over
+        every case of the gate it should have measured, earlier failures included), not only over the cases the stage
         still handled; the artifact's ``stages.<stage>.metrics`` say the same."""
         rates = [name for name, info in metrics.METRICS.items() if info.counts_cases and info.stage == stage]
         if not rates or not dicts:

@@ -7,8 +7,8 @@ are kept per CaseResult, so each attempt of a repeated case calls the engine on 
 each Plan in ``ctx.answers.plans[case_id]`` for the execute stage.
 
 An engine that raises fails the case with ``engine_error`` (status ``error``) in the stage that called it; the
-other cases go on. A dependency that did not answer (``qlab.contracts.errors.DependencyError``) fails it with that error's
-reason code (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK."""
+other cases go on. A dependency that did not answer (``qlab.contracts.errors.DependencyError``) fails it with that
+error's reason code (``engine_unreachable``, ``llm_unreachable``), which makes the run ERROR, not BLOCK."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ when its expected target is not a tool of the collection, ``expected_target_abse
 its Top-K (``expected_top_k`` or the suite's ``k``) or a ``top_k_contains``/``top_1_is`` assertion fails, and
 ``engine_error`` when the engine raised.
 
-Metrics per suite and over the gate: hit_at_k, family_hit_at_k, top_1, mrr, ndcg_at_k (``qlab.contracts.metrics``, one relevant target
-per case) and latency_search_p50_ms / _p95_ms. Stop condition seen: expected_target_absent.
+Metrics per suite and over the gate: hit_at_k, family_hit_at_k, top_1, mrr, ndcg_at_k (``qlab.contracts.metrics``, one
+relevant target per case) and latency_search_p50_ms / _p95_ms. Stop condition seen: expected_target_absent.
 """
 
 from __future__ import annotations
