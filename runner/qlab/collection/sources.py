@@ -7,10 +7,10 @@ skip the expensive one:
    digests it. It must be cheap compared with step 2 and must not parse more than it needs to digest.
 2. ``tools`` parses the snapshot into Tools. It runs only when the cache has no collection for the digests.
 
-Both raise ``qlab.contracts.errors.SpecError`` for unusable input, saying where (``file:line:col: $.json.path``) and
-what to do. Adding a kind: implement the Protocol in ``qlab/collection/<kind>.py``, add it to ``SOURCES`` and to the
-config schema's ``source`` definition (a test holds the two together). It is not a plugin point: tools of your
-own come from a ``python:`` source (callables) or an ``mcp:`` one (a server), which need no package.
+Both raise ``qlab.contracts.errors.SpecError`` for unusable input, saying where (``file:line:col``) and what to do.
+Adding a kind: implement the Protocol in ``qlab/collection/<kind>.py``, add it to ``SOURCES`` and to the config
+schema's ``source`` definition (a test holds the two together). It is not a plugin point: tools of your own come
+from a ``python:`` source (callables) or an ``mcp:`` one (a server), which need no package.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Only words whose term is not in the index vocabulary are looked up. The candidates are the vocabulary words
 one insertion, deletion, substitution or adjacent transposition away (``Speller._candidates``), ranked with
-``qlab.adapters.fuzzy``: highest similarity first, then the most frequent word, then alphabetical order.
+``qlab.adapters.fuzzy``: highest similarity first, then the most frequent word, then alphabetically.
 
 Only non-words are corrected, and only with confidence:
 

@@ -1,5 +1,5 @@
 """The decision rule: gate verdicts and the run decision, in one place (``docs/decision.md`` spells it out and
-``tests/docs/test_decision.py`` renders that page's worked examples with this code).
+``tests/docs/test_decision.py`` renders its worked examples with this code).
 
 A gate judges the cases of its suites: **error** when a gating case of a required suite failed with an
 infrastructure reason (``outcome: error`` in ``qlab.contracts.reasons``); else **blocked** when a required suite's

@@ -1,14 +1,13 @@
 """Promotion: judge a baseline → candidate change under its qlab.yaml rule (the promotion policy).
 
-``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.contracts.changes``: fixed,
-regressed, still failing and passing only for cases both runs judged; unevaluated for a case one run blocked,
-skipped or could not judge — never evidence —; new passing / new failing, judged on their own; removed, each
-with both sides' stage objects), checks the rule's metrics noise-aware over the cases both runs judged (a drop
-beyond ``tolerance``; with ``bootstrap: true`` only when the paired-bootstrap interval lies below zero too; a
-repeated case counts with the share of its repeats that passed), checks the rule's evidence requirements, and
-decides: 0 promote, 1 block. A required case that regressed, or a new required case that fails, always blocks,
-whatever the rule says; a ``flaky: true`` case is reported but never blocks, and a draft case (``status: draft``)
-is not required.
+``compare`` refuses runs that cannot be compared (exit 2), then reports case by case (``qlab.contracts.changes``:
+fixed, regressed, still failing and passing only for cases both runs judged; unevaluated for a case one run blocked,
+skipped or could not judge; new passing / new failing, judged on their own; removed, each with both sides' stage
+objects), checks the rule's metrics noise-aware over the cases both runs judged (a drop beyond ``tolerance``; with
+``bootstrap: true`` only when the paired-bootstrap interval lies below zero too; a repeated case counts with the
+share of its repeats that passed), checks the rule's evidence requirements, and decides: 0 promote, 1 block. A
+required case that regressed, or a new required case that fails, always blocks, whatever the rule says; a
+``flaky: true`` case is reported but never blocks, and a draft case (``status: draft``) is not required.
 """
 
 from __future__ import annotations
